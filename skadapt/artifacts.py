@@ -1,0 +1,150 @@
+"""Artifact directories: atomic writes, fingerprints, manifests."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import platform
+import shutil
+import uuid
+from collections.abc import Iterator
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+MANIFEST = "manifest.json"
+TRACKED_LIBRARIES = (
+    "skadapt",
+    "torch",
+    "transformers",
+    "tokenizers",
+    "sentence-transformers",
+    "datasets",
+    "mteb",
+    "huggingface-hub",
+)
+
+
+class OutputExistsError(FileExistsError):
+    """The output directory exists and overwriting was not asked for."""
+
+
+def _sibling(path: Path, tag: str) -> Path:
+    return path.parent / f".{path.name}.{tag}-{uuid.uuid4().hex[:8]}"
+
+
+def clean_stale(parent: Path) -> list[Path]:
+    """Remove leftovers of interrupted atomic writes (``.NAME.tmp-*`` / ``.NAME.old-*``) in ``parent``."""
+    removed = []
+    if parent.is_dir():
+        for child in parent.iterdir():
+            if child.name.startswith(".") and (".tmp-" in child.name or ".old-" in child.name):
+                shutil.rmtree(child, ignore_errors=True)
+                removed.append(child)
+    return removed
+
+
+def replace_dir(source: Path, target: Path) -> None:
+    """Move a finished ``source`` directory to ``target``, replacing any previous ``target``."""
+    old = None
+    if target.exists():
+        old = _sibling(target, "old")
+        target.rename(old)
+    source.rename(target)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def atomic_dir(target: Path, *, overwrite: bool = True) -> Iterator[Path]:
+    """Yield a temporary sibling of ``target``; on success it replaces ``target``, on error it is removed.
+
+    A killed process leaves only a hidden ``.NAME.tmp-*`` directory, never a half-written ``target``.
+
+    Raises:
+        OutputExistsError: ``target`` exists (and is not empty) and ``overwrite`` is False.
+    """
+    target = Path(target)
+    if not overwrite and target.exists() and any(target.iterdir()):
+        raise OutputExistsError(
+            f"{target} already exists and is not empty; choose another --out or pass --overwrite"
+        )
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _sibling(target, "tmp")
+    tmp.mkdir()
+    try:
+        yield tmp
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    replace_dir(tmp, target)
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Write JSON atomically (temp file + rename)."""
+    tmp = path.with_name(f".{path.name}.tmp-{uuid.uuid4().hex[:8]}")
+    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def read_json(path: Path) -> Any | None:
+    """Read a JSON file, or None when it is missing or unreadable."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def hash_json(data: Any) -> str:
+    """Stable sha256 of JSON-serialisable data."""
+    return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def path_fingerprint(path: Path) -> str:
+    """Cheap fingerprint of a file or directory tree: relative names, sizes and mtimes."""
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+    entries = []
+    for file in files:
+        stat = file.stat()
+        entries.append(
+            [str(file.relative_to(path)) if file != path else file.name, stat.st_size, stat.st_mtime_ns]
+        )
+    return hash_json(entries)
+
+
+def local_paths_in(data: Any) -> list[str]:
+    """Strings inside nested config data that name existing local files or directories."""
+    found: list[str] = []
+    if isinstance(data, dict):
+        for value in data.values():
+            found.extend(local_paths_in(value))
+    elif isinstance(data, list | tuple):
+        for value in data:
+            found.extend(local_paths_in(value))
+    elif isinstance(data, str) and data and len(data) < 4096 and "\n" not in data:
+        with contextlib.suppress(OSError):
+            if Path(data).exists():
+                found.append(data)
+    return found
+
+
+def library_versions() -> dict[str, str]:
+    """Versions of Python and the libraries that shape artifacts."""
+    versions = {"python": platform.python_version()}
+    for name in TRACKED_LIBRARIES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return versions
+
+
+def list_outputs(directory: Path) -> list[dict[str, Any]]:
+    """Files of an artifact directory with their sizes."""
+    return [
+        {"path": str(p.relative_to(directory)), "bytes": p.stat().st_size}
+        for p in sorted(directory.rglob("*"))
+        if p.is_file() and p.name != MANIFEST
+    ]

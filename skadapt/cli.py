@@ -1,0 +1,175 @@
+"""The ``skadapt`` command line: thin wrappers that parse, call library functions and print."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from skadapt.artifacts import OutputExistsError
+from skadapt.languages import LANGUAGES, UnknownLanguageError, get_language
+from skadapt.recipe import STAGES, RecipeError, load_recipe, recipe_to_yaml
+from skadapt.templates import render_recipe
+
+console = Console(stderr=True)
+out = Console()
+
+app = typer.Typer(
+    help="Adapt a multilingual text-embedding model to one language: trim, fine-tune, renormalize, evaluate.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+recipe_app = typer.Typer(help="Validate, show and create recipes.", no_args_is_help=True)
+app.add_typer(recipe_app, name="recipe")
+
+EXIT_USER_ERROR = 1
+EXIT_NOT_AVAILABLE = 2
+
+
+class UserError(Exception):
+    """An error the user can fix; printed as one message without a traceback."""
+
+
+def fail(message: str, code: int = EXIT_USER_ERROR) -> NoReturn:
+    """Print an error message and exit with ``code``."""
+    console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    raise typer.Exit(code)
+
+
+def handle_errors(function: Callable[..., Any]) -> Callable[..., Any]:
+    """Turn known user-facing exceptions into one clear message and an exit code."""
+    from skadapt.pipeline import PipelineError, StageNotAvailableError
+
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(*args, **kwargs)
+        except StageNotAvailableError as error:
+            fail(str(error), EXIT_NOT_AVAILABLE)
+        except (RecipeError, PipelineError, UnknownLanguageError, OutputExistsError, UserError) as error:
+            fail(str(error))
+        except FileNotFoundError as error:
+            fail(f"file not found: {error.filename or error}")
+
+    return wrapper
+
+
+RecipeArg = Annotated[Path, typer.Argument(help="Recipe YAML file.")]
+SetOpt = Annotated[
+    list[str] | None,
+    typer.Option("--set", help="Override a recipe field, e.g. --set finetune.epochs=1 (repeatable)."),
+]
+
+
+@app.command()
+@handle_errors
+def train(
+    recipe: RecipeArg,
+    set_: SetOpt = None,
+    from_stage: Annotated[
+        str | None, typer.Option("--from", help="Re-run this stage and all later ones.")
+    ] = None,
+    only: Annotated[
+        str | None, typer.Option("--only", help="Run only this stage (earlier ones must be done).")
+    ] = None,
+) -> None:
+    """Run a recipe stage by stage; finished stages are skipped, an interrupted run resumes."""
+    from skadapt.pipeline import run_recipe
+
+    for name, value in (("--from", from_stage), ("--only", only)):
+        if value is not None and value not in STAGES:
+            fail(f"{name} {value}: unknown stage; stages are {', '.join(STAGES)}")
+    if from_stage and only:
+        fail("--from and --only exclude each other")
+    loaded = load_recipe(recipe, set_)
+    if not loaded.enabled_stages():
+        fail(f"{recipe}: the recipe has no stage sections ({', '.join(STAGES)}); nothing to do")
+
+    def show(stage: str, event: str) -> None:
+        label = {"start": "[cyan]running[/]", "skip": "[dim]up to date, skipped[/]", "done": "[green]done[/]"}
+        console.print(f"stage [bold]{stage}[/]: {label[event]}")
+
+    outcomes = run_recipe(loaded, from_stage=from_stage, only=only, on_stage=show)
+    table = Table(title=f"run {loaded.name} -> {loaded.run_dir}")
+    for column in ("stage", "status", "seconds", "artifact"):
+        table.add_column(column)
+    for outcome in outcomes:
+        table.add_row(outcome.stage, outcome.status, f"{outcome.seconds:.1f}", str(outcome.path))
+    out.print(table)
+
+
+@recipe_app.command("validate")
+@handle_errors
+def recipe_validate(recipe: RecipeArg, set_: SetOpt = None) -> None:
+    """Check a recipe; exit 0 if it is valid and every stage it uses is available."""
+    from skadapt.pipeline import resolve_runner
+
+    loaded = load_recipe(recipe, set_)
+    for stage in loaded.enabled_stages():
+        resolve_runner(stage)
+    stages = ", ".join(loaded.enabled_stages()) or "none"
+    out.print(
+        f"[green]valid[/] {recipe}: {loaded.name} ({loaded.language}, stages: {stages}) -> {loaded.run_dir}"
+    )
+
+
+@recipe_app.command("show")
+@handle_errors
+def recipe_show(recipe: RecipeArg, set_: SetOpt = None) -> None:
+    """Print the resolved recipe with every default filled in."""
+    typer.echo(recipe_to_yaml(load_recipe(recipe, set_)), nl=False)
+
+
+@recipe_app.command("new")
+@handle_errors
+def recipe_new(
+    language: Annotated[str, typer.Option(help="ISO 639-3 code, e.g. ces.")],
+    base_model: Annotated[str, typer.Option(help="Model to adapt.")] = "intfloat/multilingual-e5-small",
+    name: Annotated[str | None, typer.Option(help="Recipe name (default e5_<code>_small).")] = None,
+) -> None:
+    """Print a ready recipe for a language (redirect it into a file)."""
+    typer.echo(render_recipe(get_language(language), base_model, name), nl=False)
+
+
+@app.command()
+def languages() -> None:
+    """List the languages of the registry."""
+    table = Table(title="skadapt languages")
+    for column in ("code", "name", "native", "FineWeb2", "wordfreq", "mteb"):
+        table.add_column(column)
+    for lang in LANGUAGES.values():
+        tasks = ", ".join(lang.eval_tasks)
+        table.add_row(
+            lang.code, lang.name, lang.native_name, lang.fineweb2_config or "-", lang.wordfreq or "-", tasks
+        )
+    out.print(table)
+
+
+def _not_available(stage: str) -> Callable[..., None]:
+    def command(args: Annotated[list[str] | None, typer.Argument(hidden=True)] = None) -> None:
+        fail(f"`skadapt {stage}` is not available yet in this version of skadapt", EXIT_NOT_AVAILABLE)
+
+    command.__doc__ = f"(not available yet) The {stage} stage."
+    return command
+
+
+def _register_stage_commands() -> None:
+    import importlib
+
+    for stage in ("trim", "finetune", "renorm", "evaluate", "robustness", "synth-sts", "publish"):
+        module_name = f"skadapt.commands.{stage.replace('-', '_')}"
+        try:
+            app.command(stage)(importlib.import_module(module_name).command)
+        except ModuleNotFoundError as error:
+            if error.name != module_name:
+                raise
+            settings = {"ignore_unknown_options": True, "allow_extra_args": True}
+            app.command(stage, context_settings=settings)(_not_available(stage))
+
+
+_register_stage_commands()

@@ -1,0 +1,210 @@
+"""Language registry: everything skadapt knows about a language is data here, never an ``if`` in code."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+
+class Language(BaseModel):
+    """One target language.
+
+    Attributes:
+        code: ISO 639-3 code (the registry key, e.g. ``slk``).
+        iso639_1: Two-letter code where one exists (used by wordfreq and many datasets).
+        name: English name, used in LLM prompts.
+        native_name: Name in the language itself, used in LLM prompts.
+        script: ISO 15924 script code.
+        fineweb2_config: FineWeb2 config name (``HuggingFaceFW/fineweb-2``); None where FineWeb2 has none.
+        corpus: Default corpus source spec for trimming and renormalization.
+        wordfreq: wordfreq language code, None where wordfreq lacks the language.
+        mteb_benchmark: Name of a registered mteb benchmark for the language, if any.
+        mteb_tasks: mteb task names to evaluate on when no benchmark exists.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    code: str
+    iso639_1: str | None
+    name: str
+    native_name: str
+    script: str
+    fineweb2_config: str | None
+    corpus: str
+    wordfreq: str | None
+    mteb_benchmark: str | None = None
+    mteb_tasks: tuple[str, ...] = ()
+
+    @property
+    def eval_tasks(self) -> list[str]:
+        """Task specs a new recipe evaluates on: the benchmark, else the task list."""
+        return [self.mteb_benchmark] if self.mteb_benchmark else list(self.mteb_tasks)
+
+
+def _fw2(config: str) -> str:
+    return f"hub:HuggingFaceFW/fineweb-2:{config}:train"
+
+
+_LANGUAGES = [
+    Language(
+        code="slk",
+        iso639_1="sk",
+        name="Slovak",
+        native_name="slovenčina",
+        script="Latn",
+        fineweb2_config="slk_Latn",
+        corpus=_fw2("slk_Latn"),
+        wordfreq="sk",
+        mteb_benchmark="MTEB(slk, v1)",
+    ),
+    Language(
+        code="ces",
+        iso639_1="cs",
+        name="Czech",
+        native_name="čeština",
+        script="Latn",
+        fineweb2_config="ces_Latn",
+        corpus=_fw2("ces_Latn"),
+        wordfreq="cs",
+        mteb_tasks=(
+            "CSFDCZMovieReviewSentimentClassification.v2",
+            "CzechProductReviewSentimentClassification.v2",
+            "SIB200Classification.v3",
+            "MassiveIntentClassification",
+        ),
+    ),
+    Language(
+        code="pol",
+        iso639_1="pl",
+        name="Polish",
+        native_name="polski",
+        script="Latn",
+        fineweb2_config="pol_Latn",
+        corpus=_fw2("pol_Latn"),
+        wordfreq="pl",
+        mteb_benchmark="MTEB(pol, v1)",
+    ),
+    Language(
+        code="slv",
+        iso639_1="sl",
+        name="Slovenian",
+        native_name="slovenščina",
+        script="Latn",
+        fineweb2_config="slv_Latn",
+        corpus=_fw2("slv_Latn"),
+        wordfreq="sl",
+        mteb_tasks=(
+            "SIB200Classification.v3",
+            "MassiveIntentClassification",
+            "MassiveScenarioClassification",
+        ),
+    ),
+    Language(
+        code="hrv",
+        iso639_1="hr",
+        name="Croatian",
+        native_name="hrvatski",
+        script="Latn",
+        fineweb2_config="hrv_Latn",
+        corpus=_fw2("hrv_Latn"),
+        wordfreq="hr",
+        mteb_tasks=("FrenkHrClassification.v2", "SIB200Classification.v3"),
+    ),
+    Language(
+        code="hun",
+        iso639_1="hu",
+        name="Hungarian",
+        native_name="magyar",
+        script="Latn",
+        fineweb2_config="hun_Latn",
+        corpus=_fw2("hun_Latn"),
+        wordfreq="hu",
+        mteb_tasks=("HunSum2AbstractiveRetrieval", "SIB200Classification.v3", "MassiveIntentClassification"),
+    ),
+    Language(
+        code="lit",
+        iso639_1="lt",
+        name="Lithuanian",
+        native_name="lietuvių",
+        script="Latn",
+        fineweb2_config="lit_Latn",
+        corpus=_fw2("lit_Latn"),
+        wordfreq="lt",
+        mteb_tasks=("SIB200Classification.v3", "FloresBitextMining"),
+    ),
+    Language(
+        code="lav",
+        iso639_1="lv",
+        name="Latvian",
+        native_name="latviešu",
+        script="Latn",
+        fineweb2_config="lvs_Latn",
+        corpus=_fw2("lvs_Latn"),
+        wordfreq="lv",
+        mteb_tasks=("MassiveIntentClassification", "MassiveScenarioClassification", "WikiClusteringP2P.v2"),
+    ),
+    Language(
+        code="est",
+        iso639_1="et",
+        name="Estonian",
+        native_name="eesti",
+        script="Latn",
+        fineweb2_config="ekk_Latn",
+        corpus=_fw2("ekk_Latn"),
+        wordfreq=None,
+        mteb_tasks=("EstonianValenceClassification.v2", "SIB200Classification.v3"),
+    ),
+    Language(
+        code="dan",
+        iso639_1="da",
+        name="Danish",
+        native_name="dansk",
+        script="Latn",
+        fineweb2_config="dan_Latn",
+        corpus=_fw2("dan_Latn"),
+        wordfreq="da",
+        mteb_benchmark="MTEB(Scandinavian, v1)",
+    ),
+    Language(
+        code="nld",
+        iso639_1="nl",
+        name="Dutch",
+        native_name="Nederlands",
+        script="Latn",
+        fineweb2_config="nld_Latn",
+        corpus=_fw2("nld_Latn"),
+        wordfreq="nl",
+        mteb_benchmark="MTEB(nld, v1)",
+    ),
+    Language(
+        code="eng",
+        iso639_1="en",
+        name="English",
+        native_name="English",
+        script="Latn",
+        fineweb2_config=None,
+        corpus="hub:HuggingFaceFW/fineweb:sample-10BT:train",
+        wordfreq="en",
+        mteb_benchmark="MTEB(eng, v2)",
+    ),
+]
+
+LANGUAGES: dict[str, Language] = {language.code: language for language in _LANGUAGES}
+
+
+class UnknownLanguageError(ValueError):
+    """Raised for a language code the registry does not know."""
+
+
+def get_language(code: str) -> Language:
+    """Return the registry entry for an ISO 639-3 code.
+
+    Raises:
+        UnknownLanguageError: The code is not registered; the message lists the known codes.
+    """
+    try:
+        return LANGUAGES[code]
+    except KeyError:
+        known = ", ".join(sorted(LANGUAGES))
+        raise UnknownLanguageError(
+            f"unknown language {code!r}; known ISO 639-3 codes: {known} (add one in skadapt/languages.py)"
+        ) from None

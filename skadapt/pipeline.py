@@ -1,0 +1,270 @@
+"""Stage runner: one run directory per recipe, a manifest per stage, skip/resume, atomic stage outputs.
+
+Layout of a run directory::
+
+    <output_dir>/
+      run.log
+      trim/          sentence-transformers model + trim_report.json + manifest.json
+      finetune/      sentence-transformers model + training_report.json + manifest.json
+      renorm/        ...
+      evaluate/      results + report + manifest.json
+      .work/<stage>-<key>/   resumable scratch (training checkpoints), removed when the stage completes
+
+A stage is finished when ``<stage>/manifest.json`` exists with ``status: complete`` and the key of the
+current stage config + inputs. Stages write into a hidden temporary directory that is renamed into place
+only after success, so an interrupted stage never looks finished.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from skadapt import artifacts
+from skadapt.recipe import MODEL_STAGES, STAGES, Recipe
+
+log = logging.getLogger("skadapt")
+
+STAGE_VERSION = 1
+"""Bump a stage's entry in ``STAGE_RUNNERS`` key salt when its output format changes."""
+
+
+@dataclass
+class StageContext:
+    """What a stage gets: its config, the models made so far, and where to write.
+
+    Attributes:
+        recipe: The whole validated recipe.
+        stage: The stage name.
+        config: The recipe section of this stage.
+        models: Model references made so far: ``base`` (the recipe's base model), one entry per finished
+            model stage (its directory), and ``final`` (the newest of them).
+        out_dir: Temporary directory to write the stage's artifact into; it becomes ``<run_dir>/<stage>``.
+        work_dir: Persistent scratch directory that survives an interrupted attempt (e.g. checkpoints).
+    """
+
+    recipe: Recipe
+    stage: str
+    config: BaseModel
+    models: dict[str, str]
+    out_dir: Path
+    work_dir: Path
+
+    @property
+    def input_model(self) -> str:
+        """The model this stage starts from: the newest model made before it, or the base model."""
+        return self.models["final"]
+
+
+StageRunner = Callable[[StageContext], dict[str, Any]]
+
+STAGE_RUNNERS: dict[str, str] = {}
+"""Stage name -> ``module:function`` of its runner; a stage missing here is not available yet."""
+
+
+class StageNotAvailableError(RuntimeError):
+    """The recipe asks for a stage this version of skadapt does not implement."""
+
+
+class PipelineError(RuntimeError):
+    """A run cannot proceed (e.g. ``--only`` a stage whose inputs are not finished)."""
+
+
+@dataclass
+class StageOutcome:
+    """What happened to one stage in a run."""
+
+    stage: str
+    status: str  # "ran" | "skipped"
+    path: Path
+    seconds: float = 0.0
+    result: dict[str, Any] = field(default_factory=dict)
+
+
+def resolve_runner(stage: str, runners: dict[str, StageRunner] | None = None) -> StageRunner:
+    """The runner function of a stage.
+
+    Raises:
+        StageNotAvailableError: The stage is not implemented in this version.
+    """
+    if runners is not None and stage in runners:
+        return runners[stage]
+    target = STAGE_RUNNERS.get(stage)
+    if target is None:
+        raise StageNotAvailableError(
+            f"stage {stage!r} is not available yet in skadapt; remove the '{stage}:' section from the recipe"
+        )
+    module, _, name = target.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def available_stages() -> list[str]:
+    """Stages this version implements, in run order."""
+    return [stage for stage in STAGES if stage in STAGE_RUNNERS]
+
+
+def stage_key(recipe: Recipe, stage: str, upstream: list[str]) -> tuple[str, dict[str, Any]]:
+    """Key deciding whether a finished stage is still valid, and the input fingerprints behind it."""
+    config = getattr(recipe, stage).model_dump(mode="json")
+    base = recipe.base_model
+    inputs: dict[str, Any] = {
+        "base_model": base,
+        "base_model_files": artifacts.path_fingerprint(Path(base)) if Path(base).exists() else None,
+        "upstream": upstream,
+        "data": {p: artifacts.path_fingerprint(Path(p)) for p in artifacts.local_paths_in(config)},
+    }
+    salt = {"stage": stage, "version": STAGE_VERSION, "seed": recipe.seed, "language": recipe.language}
+    return artifacts.hash_json({"salt": salt, "config": config, "inputs": inputs}), inputs
+
+
+def read_manifest(stage_dir: Path) -> dict[str, Any] | None:
+    """The manifest of a finished stage directory, or None."""
+    manifest = artifacts.read_json(stage_dir / artifacts.MANIFEST)
+    if isinstance(manifest, dict) and manifest.get("status") == "complete":
+        return manifest
+    return None
+
+
+def _setup_run_log(run_dir: Path) -> logging.Handler:
+    handler = logging.FileHandler(run_dir / "run.log", encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.getLogger().addHandler(handler)
+    if logging.getLogger().level > logging.INFO or logging.getLogger().level == logging.NOTSET:
+        logging.getLogger().setLevel(logging.INFO)
+    return handler
+
+
+def _run_stage(
+    recipe: Recipe,
+    stage: str,
+    runner: StageRunner,
+    models: dict[str, str],
+    key: str,
+    inputs: dict[str, Any],
+) -> StageOutcome:
+    run_dir = recipe.run_dir
+    work_dir = run_dir / ".work" / f"{stage}-{key[:12]}"
+    work_dir.mkdir(parents=True, exist_ok=True)
+    started = datetime.now(UTC)
+    start = time.perf_counter()
+    log.info("stage %s: running (key %s)", stage, key[:12])
+    with artifacts.atomic_dir(run_dir / stage) as tmp:
+        context = StageContext(recipe, stage, getattr(recipe, stage), dict(models), tmp, work_dir)
+        result = runner(context) or {}
+        seconds = time.perf_counter() - start
+        manifest = {
+            "stage": stage,
+            "status": "complete",
+            "key": key,
+            "config": getattr(recipe, stage).model_dump(mode="json"),
+            "seed": recipe.seed,
+            "inputs": inputs,
+            "models": models,
+            "result": result,
+            "outputs": artifacts.list_outputs(tmp),
+            "started_at": started.isoformat(),
+            "finished_at": datetime.now(UTC).isoformat(),
+            "duration_s": round(seconds, 3),
+            "versions": artifacts.library_versions(),
+        }
+        artifacts.write_json(tmp / artifacts.MANIFEST, manifest)
+    shutil.rmtree(work_dir, ignore_errors=True)
+    log.info("stage %s: done in %.1fs", stage, seconds)
+    return StageOutcome(stage, "ran", run_dir / stage, seconds, result)
+
+
+def run_recipe(
+    recipe: Recipe,
+    *,
+    from_stage: str | None = None,
+    only: str | None = None,
+    runners: dict[str, StageRunner] | None = None,
+    on_stage: Callable[[str, str], None] | None = None,
+) -> list[StageOutcome]:
+    """Run the recipe's stages in order, skipping those already finished with the same key.
+
+    Args:
+        recipe: The validated recipe.
+        from_stage: Re-run this stage and every later one, even if finished.
+        only: Run just this stage (forced); earlier stages must be finished and current.
+        runners: Stage runners overriding the registry (tests, plugins).
+        on_stage: Called with (stage, "start" | "skip" | "done") for progress display.
+
+    Raises:
+        StageNotAvailableError: A stage in the recipe is not implemented.
+        PipelineError: ``--from``/``--only`` name a stage that is not in the recipe, or need earlier
+            stages that are not finished.
+    """
+    stages = recipe.enabled_stages()
+    for name, option in (("--from", from_stage), ("--only", only)):
+        if option is not None and option not in stages:
+            raise PipelineError(
+                f"{name} {option}: not a stage of this recipe (its stages: {', '.join(stages)})"
+            )
+    selected = stages[stages.index(only) : stages.index(only) + 1] if only else stages
+    run_order = {stage: resolve_runner(stage, runners) for stage in selected}
+    forced = set(stages[stages.index(from_stage) :]) if from_stage else set()
+    if only:
+        forced = {only}
+
+    run_dir = recipe.run_dir
+    run_dir.mkdir(parents=True, exist_ok=True)
+    artifacts.clean_stale(run_dir)
+    handler = _setup_run_log(run_dir)
+    try:
+        models: dict[str, str] = {"base": recipe.base_model, "final": recipe.base_model}
+        upstream: list[str] = []
+        outcomes = []
+        for stage in stages:
+            key, inputs = stage_key(recipe, stage, upstream)
+            stage_dir = run_dir / stage
+            manifest = read_manifest(stage_dir)
+            current = manifest is not None and manifest["key"] == key
+            if only and stages.index(stage) > stages.index(only):
+                break
+            if stage not in run_order:  # before --only: must already be finished
+                if current:
+                    _record_model(models, stage, stage_dir)
+                    upstream.append(key)
+                    continue
+                raise PipelineError(
+                    f"--only {only}: earlier stage {stage!r} is not finished or is outdated; "
+                    "run `skadapt train` without --only first"
+                )
+            if current and stage not in forced:
+                log.info("stage %s: up to date, skipped", stage)
+                if on_stage:
+                    on_stage(stage, "skip")
+                outcomes.append(StageOutcome(stage, "skipped", stage_dir, 0.0, manifest.get("result", {})))
+            elif from_stage and stage not in forced and not current:
+                raise PipelineError(
+                    f"--from {from_stage}: earlier stage {stage!r} is not finished or is outdated; "
+                    "run `skadapt train` without --from first"
+                )
+            else:
+                if on_stage:
+                    on_stage(stage, "start")
+                outcomes.append(_run_stage(recipe, stage, run_order[stage], models, key, inputs))
+                if on_stage:
+                    on_stage(stage, "done")
+            _record_model(models, stage, stage_dir)
+            upstream.append(key)
+        return outcomes
+    finally:
+        logging.getLogger().removeHandler(handler)
+        handler.close()
+
+
+def _record_model(models: dict[str, str], stage: str, stage_dir: Path) -> None:
+    if stage in MODEL_STAGES:
+        models[stage] = str(stage_dir)
+        models["final"] = str(stage_dir)

@@ -1,0 +1,384 @@
+"""The YAML recipe: strict pydantic models, loading, ``--set`` overrides and readable errors."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from skadapt.languages import LANGUAGES, UnknownLanguageError, get_language
+
+STAGES: tuple[str, ...] = ("trim", "finetune", "renorm", "evaluate", "robustness", "publish")
+"""Pipeline stages in run order; each is an optional recipe section of the same name."""
+
+MODEL_STAGES: tuple[str, ...] = ("trim", "finetune", "renorm")
+"""Stages whose output is a model directory that the next stage takes as input."""
+
+PositiveInt = Annotated[int, Field(gt=0)]
+PositiveFloat = Annotated[float, Field(gt=0)]
+Fraction = Annotated[float, Field(ge=0, le=1)]
+
+
+class Section(BaseModel):
+    """Base of every recipe model: unknown fields are errors, assignments are validated."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class TrimConfig(Section):
+    """Vocabulary trimming (issue: trim)."""
+
+    corpus: str | None = Field(
+        None, description="Source spec: file/glob, hub:DATASET[:CONFIG[:SPLIT]], wordfreq:LANG"
+    )
+    text_column: str = "text"
+    vocab_size: PositiveInt = 60_000
+    min_frequency: PositiveInt = 1
+    max_documents: PositiveInt | None = None
+    max_bytes: PositiveInt | None = None
+    keep: list[str] = Field(default_factory=list, description="Words or tokens always kept")
+    extra_corpus: str | None = Field(None, description="Second source, e.g. wordfreq:eng")
+    extra_vocab_size: int = Field(0, ge=0)
+    workers: PositiveInt | None = None
+    batch_size: PositiveInt = 1000
+    parity_documents: int = Field(1000, ge=0, description="Held-out corpus texts for the parity check")
+
+
+DatasetKind = Literal["pairs", "nli", "sts", "rte"]
+LossName = Literal["mnrl", "cached_mnrl", "cosine", "cosent"]
+DEFAULT_LOSS: dict[str, str] = {"pairs": "mnrl", "nli": "mnrl", "rte": "mnrl", "sts": "cosine"}
+
+
+class FinetuneDataset(Section):
+    """One training dataset; its kind fixes the columns it needs and the default loss."""
+
+    name: str
+    kind: DatasetKind
+    source: str = Field(description="hub:DATASET[:CONFIG[:SPLIT]] or a local .jsonl/.csv/.parquet file")
+    columns: dict[str, str] = Field(default_factory=dict, description="role -> column name in the source")
+    loss: LossName | None = None
+    label_map: dict[str, str] = Field(
+        default_factory=dict, description="source label -> entailment/neutral/..."
+    )
+    score_range: tuple[float, float] = (0.0, 5.0)
+    prompts: dict[str, str] | None = Field(None, description="role -> prompt; default query:/passage:")
+    max_samples: PositiveInt | None = None
+
+    @model_validator(mode="after")
+    def _default_loss(self) -> FinetuneDataset:
+        if self.loss is None:
+            self.loss = DEFAULT_LOSS[self.kind]  # type: ignore[assignment]
+        if self.score_range[0] >= self.score_range[1]:
+            raise ValueError(f"score_range must be [low, high] with low < high, got {list(self.score_range)}")
+        return self
+
+
+class DevEvaluation(Section):
+    """Dev-set evaluation during training, used for best-checkpoint selection."""
+
+    kind: Literal["sts", "retrieval"]
+    source: str
+    columns: dict[str, str] = Field(default_factory=dict)
+    score_range: tuple[float, float] = (0.0, 5.0)
+    steps: PositiveInt = 500
+
+
+class ContaminationConfig(Section):
+    """Overlap check between training texts and evaluation test texts."""
+
+    threshold: Fraction = 0.01
+    allow: bool = False
+
+
+class FinetuneConfig(Section):
+    """Multi-task contrastive fine-tuning (SkMTEB defaults)."""
+
+    datasets: list[FinetuneDataset] = Field(min_length=1)
+    batch_size: PositiveInt = 32
+    learning_rate: PositiveFloat = 2e-5
+    warmup_ratio: Fraction = 0.1
+    epochs: PositiveFloat = 3
+    max_steps: PositiveInt | None = None
+    weight_decay: Annotated[float, Field(ge=0)] = 0.01
+    max_seq_length: PositiveInt = 256
+    sampling: Literal["proportional", "round_robin"] = "proportional"
+    mini_batch_size: PositiveInt = 32
+    gradient_accumulation_steps: PositiveInt = 1
+    bf16: bool = False
+    save_steps: PositiveInt = 500
+    save_total_limit: PositiveInt = 2
+    dev: DevEvaluation | None = None
+    report_to: Literal["none", "tensorboard", "wandb", "trackio"] = "none"
+    contamination: ContaminationConfig = Field(default_factory=ContaminationConfig)
+
+    @field_validator("datasets")
+    @classmethod
+    def _unique_names(cls, datasets: list[FinetuneDataset]) -> list[FinetuneDataset]:
+        names = [d.name for d in datasets]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"dataset names must be unique, repeated: {', '.join(duplicates)}")
+        return datasets
+
+
+class RenormConfig(Section):
+    """Corpus-mean removal (R1: e - mu, R2: remove the projection on mu-hat), then re-normalization."""
+
+    method: Literal["r1", "r2"] = "r2"
+    corpus: str | None = None
+    text_column: str = "text"
+    samples: PositiveInt = 100_000
+    prompt: Literal["none", "query", "passage"] = "none"
+    min_chars: PositiveInt = 64
+    max_chars: PositiveInt = 512
+
+    @model_validator(mode="after")
+    def _char_window(self) -> RenormConfig:
+        if self.min_chars > self.max_chars:
+            raise ValueError(f"min_chars ({self.min_chars}) must not exceed max_chars ({self.max_chars})")
+        return self
+
+
+ModelRef = Literal["base", "trim", "finetune", "renorm", "final"]
+
+
+class EvaluateConfig(Section):
+    """MTEB-style evaluation of one or more of the run's models."""
+
+    tasks: list[str] = Field(
+        default_factory=list, description="mteb benchmark/task names or suite .yaml files"
+    )
+    models: list[ModelRef] = Field(default_factory=lambda: ["final"])
+    prompt_policy: dict[str, str] = Field(default_factory=dict, description="task type -> prompt")
+    dataset_mirrors: dict[str, str] = Field(
+        default_factory=dict, description="mteb task -> local dataset dir"
+    )
+    batch_size: PositiveInt = 32
+    tost_margin: PositiveFloat = 2.0
+    alpha: Annotated[float, Field(gt=0, lt=0.5)] = 0.05
+
+
+class LLMConfig(Section):
+    """An LLM used to transform or generate text."""
+
+    backend: Literal["vllm", "openai"] = "openai"
+    model: str
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    temperature: Annotated[float, Field(ge=0)] = 0.7
+    max_tokens: PositiveInt = 512
+
+
+class RobustnessConfig(Section):
+    """Evaluation under LLM-made transformations of the test texts."""
+
+    llm: LLMConfig
+    transformations: list[str] = Field(min_length=1)
+    seeds: list[int] = Field(default_factory=lambda: [0, 1, 2])
+    tasks: list[str] = Field(default_factory=list)
+
+
+class PublishConfig(Section):
+    """Upload of the final model to the Hugging Face Hub."""
+
+    repo_id: str
+    private: bool = True
+    token_env: str = "HF_TOKEN"
+
+
+class Recipe(Section):
+    """A whole adaptation run: base model + one optional section per stage."""
+
+    name: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")]
+    language: str
+    base_model: str
+    output_dir: str | None = Field(None, description="Run directory; default runs/<name>")
+    seed: int = 42
+    trim: TrimConfig | None = None
+    finetune: FinetuneConfig | None = None
+    renorm: RenormConfig | None = None
+    evaluate: EvaluateConfig | None = None
+    robustness: RobustnessConfig | None = None
+    publish: PublishConfig | None = None
+
+    @field_validator("language")
+    @classmethod
+    def _known_language(cls, code: str) -> str:
+        try:
+            get_language(code)
+        except UnknownLanguageError as error:
+            raise ValueError(str(error)) from None
+        return code
+
+    @model_validator(mode="after")
+    def _language_defaults(self) -> Recipe:
+        language = get_language(self.language)
+        if self.output_dir is None:
+            self.output_dir = f"runs/{self.name}"
+        if self.trim is not None and self.trim.corpus is None:
+            self.trim.corpus = language.corpus
+        if self.renorm is not None and self.renorm.corpus is None:
+            self.renorm.corpus = language.corpus
+        if self.evaluate is not None and not self.evaluate.tasks:
+            if not language.eval_tasks:
+                raise ValueError(
+                    f"evaluate.tasks is empty and language {self.language!r} has no default tasks"
+                )
+            self.evaluate.tasks = language.eval_tasks
+        return self
+
+    @property
+    def run_dir(self) -> Path:
+        """The run directory (output_dir) as a path."""
+        return Path(self.output_dir or f"runs/{self.name}")
+
+    def enabled_stages(self) -> list[str]:
+        """Stages whose section is present, in run order."""
+        return [stage for stage in STAGES if getattr(self, stage) is not None]
+
+
+class RecipeError(ValueError):
+    """A recipe that cannot be loaded; ``str()`` is the complete user-facing message."""
+
+
+def _allowed_fields(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str] | None:
+    """Field names allowed at ``loc`` (the parent of the offending key), walking nested models."""
+    current: Any = model
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        if (
+            not (isinstance(current, type) and issubclass(current, BaseModel))
+            or part not in current.model_fields
+        ):
+            return None
+        current = _inner_model(current.model_fields[part].annotation)
+    if isinstance(current, type) and issubclass(current, BaseModel):
+        return list(current.model_fields)
+    return None
+
+
+def _inner_model(annotation: Any) -> Any:
+    """The BaseModel inside ``X | None`` or ``list[X]``, else the annotation itself."""
+    for arg in getattr(annotation, "__args__", ()) or ():
+        inner = _inner_model(arg)
+        if isinstance(inner, type) and issubclass(inner, BaseModel):
+            return inner
+    return annotation
+
+
+def format_validation_error(error: ValidationError, source: str) -> str:
+    """Turn a pydantic error into one readable message naming the file and each field path."""
+    lines = [f"{source}: invalid recipe ({error.error_count()} problem{'s' * (error.error_count() > 1)})"]
+    for item in error.errors():
+        loc = tuple(item["loc"])
+        path = ".".join(str(p) for p in loc) or "(top level)"
+        if item["type"] == "extra_forbidden":
+            allowed = _allowed_fields(Recipe, loc[:-1]) or []
+            hint = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
+            suggestion = f"; did you mean {hint[0]!r}?" if hint else ""
+            lines.append(f"  {path}: unknown field{suggestion} Allowed: {', '.join(allowed)}")
+        elif item["type"] == "missing":
+            lines.append(f"  {path}: required field is missing")
+        else:
+            message = re.sub(r"^Value error, ", "", item["msg"])
+            lines.append(f"  {path}: {message} (got {item.get('input')!r})")
+    return "\n".join(lines)
+
+
+def parse_override(text: str) -> tuple[list[str], Any]:
+    """Parse ``a.b.c=value`` into a key path and a YAML-typed value.
+
+    Raises:
+        RecipeError: The text has no ``=`` or an empty key.
+    """
+    key, sep, raw = text.partition("=")
+    if not sep or not key.strip():
+        raise RecipeError(f"--set {text!r}: expected KEY=VALUE, e.g. finetune.epochs=1")
+    try:
+        value = yaml.safe_load(raw) if raw.strip() else None
+    except yaml.YAMLError:
+        value = raw
+    return key.strip().split("."), value
+
+
+def apply_override(data: dict[str, Any], path: list[str], value: Any) -> None:
+    """Set ``value`` at ``path`` in a nested dict/list structure, creating dicts on the way."""
+    node: Any = data
+    for i, part in enumerate(path):
+        last = i == len(path) - 1
+        if isinstance(node, list):
+            if not part.isdigit() or int(part) >= len(node):
+                raise RecipeError(
+                    f"--set {'.'.join(path)}: {part!r} is not an index of a list of {len(node)}"
+                )
+            index = int(part)
+            if last:
+                node[index] = value
+            else:
+                node = node[index]
+        elif isinstance(node, dict):
+            if last:
+                node[part] = value
+            else:
+                if not isinstance(node.get(part), dict | list):
+                    node[part] = {}
+                node = node[part]
+        else:
+            raise RecipeError(f"--set {'.'.join(path)}: {'.'.join(path[:i])} is not a section")
+
+
+def load_recipe_data(path: str | Path) -> dict[str, Any]:
+    """Read a recipe YAML file into a dict, with file-named errors."""
+    path = Path(path)
+    if not path.is_file():
+        raise RecipeError(f"{path}: recipe file not found")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as error:
+        raise RecipeError(f"{path}: not valid YAML: {error}") from None
+    if data is None:
+        raise RecipeError(f"{path}: the recipe is empty")
+    if not isinstance(data, dict):
+        raise RecipeError(f"{path}: a recipe must be a mapping of fields, got {type(data).__name__}")
+    return data
+
+
+def validate_recipe(data: dict[str, Any], source: str = "<recipe>") -> Recipe:
+    """Validate recipe data.
+
+    Raises:
+        RecipeError: With every problem, each naming its field path.
+    """
+    try:
+        return Recipe.model_validate(data)
+    except ValidationError as error:
+        raise RecipeError(format_validation_error(error, source)) from None
+
+
+def load_recipe(path: str | Path, overrides: list[str] | None = None) -> Recipe:
+    """Load, override and validate a recipe file.
+
+    Args:
+        path: The YAML recipe.
+        overrides: ``KEY=VALUE`` strings applied before validation (``finetune.epochs=1``).
+    """
+    data = load_recipe_data(path)
+    for text in overrides or []:
+        key_path, value = parse_override(text)
+        apply_override(data, key_path, value)
+    return validate_recipe(data, str(path))
+
+
+def recipe_to_yaml(recipe: Recipe) -> str:
+    """The resolved recipe (defaults filled in) as YAML."""
+    return yaml.safe_dump(recipe.model_dump(mode="json"), sort_keys=False, allow_unicode=True)
+
+
+def known_languages() -> list[str]:
+    """Registered ISO 639-3 codes."""
+    return sorted(LANGUAGES)
