@@ -14,6 +14,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from skadapt.errors import SkadaptError
+
 MANIFEST = "manifest.json"
 TRACKED_LIBRARIES = (
     "skadapt",
@@ -27,7 +29,7 @@ TRACKED_LIBRARIES = (
 )
 
 
-class OutputExistsError(FileExistsError):
+class OutputExistsError(SkadaptError, FileExistsError):
     """The output directory exists and overwriting was not asked for."""
 
 

@@ -2,22 +2,17 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
-from skadapt.artifacts import OutputExistsError
-from skadapt.languages import LANGUAGES, UnknownLanguageError, get_language
-from skadapt.recipe import STAGES, RecipeError, load_recipe, recipe_to_yaml
+from skadapt.console import EXIT_NOT_AVAILABLE, fail, handle_errors, out
+from skadapt.languages import LANGUAGES, get_language
+from skadapt.recipe import STAGES, load_recipe, recipe_to_yaml
 from skadapt.templates import render_recipe
-
-console = Console(stderr=True)
-out = Console()
 
 app = typer.Typer(
     help="Adapt a multilingual text-embedding model to one language: trim, fine-tune, renormalize, evaluate.",
@@ -26,37 +21,6 @@ app = typer.Typer(
 )
 recipe_app = typer.Typer(help="Validate, show and create recipes.", no_args_is_help=True)
 app.add_typer(recipe_app, name="recipe")
-
-EXIT_USER_ERROR = 1
-EXIT_NOT_AVAILABLE = 2
-
-
-class UserError(Exception):
-    """An error the user can fix; printed as one message without a traceback."""
-
-
-def fail(message: str, code: int = EXIT_USER_ERROR) -> NoReturn:
-    """Print an error message and exit with ``code``."""
-    console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
-    raise typer.Exit(code)
-
-
-def handle_errors(function: Callable[..., Any]) -> Callable[..., Any]:
-    """Turn known user-facing exceptions into one clear message and an exit code."""
-    from skadapt.pipeline import PipelineError, StageNotAvailableError
-
-    @functools.wraps(function)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return function(*args, **kwargs)
-        except StageNotAvailableError as error:
-            fail(str(error), EXIT_NOT_AVAILABLE)
-        except (RecipeError, PipelineError, UnknownLanguageError, OutputExistsError, UserError) as error:
-            fail(str(error))
-        except FileNotFoundError as error:
-            fail(f"file not found: {error.filename or error}")
-
-    return wrapper
 
 
 RecipeArg = Annotated[Path, typer.Argument(help="Recipe YAML file.")]
@@ -89,6 +53,8 @@ def train(
     loaded = load_recipe(recipe, set_)
     if not loaded.enabled_stages():
         fail(f"{recipe}: the recipe has no stage sections ({', '.join(STAGES)}); nothing to do")
+
+    from skadapt.console import console
 
     def show(stage: str, event: str) -> None:
         label = {"start": "[cyan]running[/]", "skip": "[dim]up to date, skipped[/]", "done": "[green]done[/]"}

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
+from skadapt.errors import SkadaptError
+
 
 class Language(BaseModel):
     """One target language.
@@ -191,7 +193,7 @@ _LANGUAGES = [
 LANGUAGES: dict[str, Language] = {language.code: language for language in _LANGUAGES}
 
 
-class UnknownLanguageError(ValueError):
+class UnknownLanguageError(SkadaptError, ValueError):
     """Raised for a language code the registry does not know."""
 
 

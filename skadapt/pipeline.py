@@ -30,6 +30,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from skadapt import artifacts
+from skadapt.errors import SkadaptError, StageNotAvailableError
 from skadapt.recipe import MODEL_STAGES, STAGES, Recipe
 
 log = logging.getLogger("skadapt")
@@ -67,15 +68,16 @@ class StageContext:
 
 StageRunner = Callable[[StageContext], dict[str, Any]]
 
-STAGE_RUNNERS: dict[str, str] = {}
-"""Stage name -> ``module:function`` of its runner; a stage missing here is not available yet."""
+STAGE_RUNNERS: dict[str, str] = {
+    "trim": "skadapt.trim.stage:run_stage",
+    "finetune": "skadapt.train.stage:run_stage",
+    "renorm": "skadapt.renorm:run_stage",
+    "evaluate": "skadapt.evaluate.stage:run_stage",
+}
+"""Stage name -> ``module:function`` of its runner; a stage whose module is missing is not available yet."""
 
 
-class StageNotAvailableError(RuntimeError):
-    """The recipe asks for a stage this version of skadapt does not implement."""
-
-
-class PipelineError(RuntimeError):
+class PipelineError(SkadaptError):
     """A run cannot proceed (e.g. ``--only`` a stage whose inputs are not finished)."""
 
 
@@ -99,17 +101,30 @@ def resolve_runner(stage: str, runners: dict[str, StageRunner] | None = None) ->
     if runners is not None and stage in runners:
         return runners[stage]
     target = STAGE_RUNNERS.get(stage)
-    if target is None:
+    module_name, _, function = (target or "").partition(":")
+    try:
+        module = importlib.import_module(module_name) if target else None
+    except ModuleNotFoundError as error:
+        if error.name is None or not module_name.startswith(error.name):
+            raise
+        module = None
+    if module is None:
         raise StageNotAvailableError(
             f"stage {stage!r} is not available yet in skadapt; remove the '{stage}:' section from the recipe"
         )
-    module, _, name = target.partition(":")
-    return getattr(importlib.import_module(module), name)
+    return getattr(module, function)
 
 
 def available_stages() -> list[str]:
     """Stages this version implements, in run order."""
-    return [stage for stage in STAGES if stage in STAGE_RUNNERS]
+    available = []
+    for stage in STAGES:
+        try:
+            resolve_runner(stage)
+        except StageNotAvailableError:
+            continue
+        available.append(stage)
+    return available
 
 
 def stage_key(recipe: Recipe, stage: str, upstream: list[str]) -> tuple[str, dict[str, Any]]:

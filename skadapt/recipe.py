@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from skadapt.errors import SkadaptError
 from skadapt.languages import LANGUAGES, UnknownLanguageError, get_language
 
 STAGES: tuple[str, ...] = ("trim", "finetune", "renorm", "evaluate", "robustness", "publish")
@@ -241,7 +242,7 @@ class Recipe(Section):
         return [stage for stage in STAGES if getattr(self, stage) is not None]
 
 
-class RecipeError(ValueError):
+class RecipeError(SkadaptError, ValueError):
     """A recipe that cannot be loaded; ``str()`` is the complete user-facing message."""
 
 

@@ -17,10 +17,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from skadapt.errors import SkadaptError
+
 TEXT_SUFFIXES = (".txt", ".jsonl", ".json", ".csv", ".parquet")
 
 
-class SourceError(ValueError):
+class SourceError(SkadaptError, ValueError):
     """A source that cannot be read: missing, empty, malformed or without the asked column."""
 
 

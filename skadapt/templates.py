@@ -53,7 +53,7 @@ renorm:
 evaluate:
   tasks:
 {tasks}
-  models: [base, final]             # which of the run's models to evaluate: base, trim, finetune, renorm, final
+  models: [base, final]             # models to evaluate: base, trim, finetune, renorm, final
 """
 
 
