@@ -18,7 +18,7 @@ class Language(BaseModel):
         script: ISO 15924 script code.
         fineweb2_config: FineWeb2 config name (``HuggingFaceFW/fineweb-2``); None where FineWeb2 has none.
         corpus: Default corpus source spec for trimming and renormalization.
-        wordfreq: wordfreq language code, None where wordfreq lacks the language.
+        wordfreq: wordfreq language code (Croatian uses wordfreq's "sh"), None where wordfreq lacks it.
         mteb_benchmark: Name of a registered mteb benchmark for the language, if any.
         mteb_tasks: mteb task names to evaluate on when no benchmark exists.
     """
@@ -108,7 +108,7 @@ _LANGUAGES = [
         script="Latn",
         fineweb2_config="hrv_Latn",
         corpus=_fw2("hrv_Latn"),
-        wordfreq="hr",
+        wordfreq="sh",
         mteb_tasks=("FrenkHrClassification.v2", "SIB200Classification.v3"),
     ),
     Language(

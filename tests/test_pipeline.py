@@ -1,0 +1,214 @@
+"""Stage runner: manifests, skip/resume, config changes, interrupted stages, --from/--only."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from skadapt.errors import StageNotAvailableError
+from skadapt.pipeline import PipelineError, StageContext, read_manifest, run_recipe
+from skadapt.recipe import validate_recipe
+
+
+class Recorder:
+    """Dummy stages: each writes a file naming its input model and counts its calls."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def runner(self, stage: str):
+        def run(ctx: StageContext) -> dict:
+            self.calls.append(stage)
+            (ctx.out_dir / "artifact.txt").write_text(f"{stage} from {ctx.input_model}")
+            return {"stage": stage, "input": ctx.input_model}
+
+        return run
+
+    def runners(self) -> dict:
+        return {s: self.runner(s) for s in ("trim", "finetune", "renorm", "evaluate")}
+
+
+def make_recipe(tmp_path: Path, **overrides: object):
+    data = {
+        "name": "demo",
+        "language": "slk",
+        "base_model": "base-model-id",
+        "output_dir": str(tmp_path / "run"),
+        "trim": {"corpus": "corpus.txt", "vocab_size": 100},
+        "finetune": {"datasets": [{"name": "qa", "kind": "pairs", "source": "qa.jsonl"}]},
+        "renorm": {"corpus": "corpus.txt"},
+        "evaluate": {"tasks": ["suite.yaml"]},
+    }
+    for key, value in overrides.items():
+        section, _, field = key.partition("__")
+        if field:
+            data[section][field] = value
+        else:
+            data[section] = value
+    return validate_recipe(data)
+
+
+def test_stages_chain_models_and_write_manifests(tmp_path: Path) -> None:
+    recorder = Recorder()
+    recipe = make_recipe(tmp_path)
+    outcomes = run_recipe(recipe, runners=recorder.runners())
+    assert [o.status for o in outcomes] == ["ran"] * 4
+    run = tmp_path / "run"
+    assert (run / "finetune" / "artifact.txt").read_text() == f"finetune from {run / 'trim'}"
+    assert (run / "trim" / "artifact.txt").read_text() == "trim from base-model-id"
+    manifest = read_manifest(run / "renorm")
+    assert manifest["status"] == "complete" and manifest["config"]["method"] == "r2"
+    assert manifest["outputs"] == [{"path": "artifact.txt", "bytes": len(f"renorm from {run / 'finetune'}")}]
+    assert {"torch", "sentence-transformers", "python"} <= set(manifest["versions"])
+    assert manifest["result"] == {"stage": "renorm", "input": str(run / "finetune")}
+    assert manifest["started_at"] <= manifest["finished_at"]
+    assert "stage evaluate: done" in (run / "run.log").read_text()
+
+
+def test_rerun_skips_finished_stages(tmp_path: Path) -> None:
+    recorder = Recorder()
+    run_recipe(make_recipe(tmp_path), runners=recorder.runners())
+    outcomes = run_recipe(make_recipe(tmp_path), runners=recorder.runners())
+    assert [o.status for o in outcomes] == ["skipped"] * 4
+    assert recorder.calls == ["trim", "finetune", "renorm", "evaluate"]
+
+
+def test_changed_config_reruns_that_stage_and_later_ones(tmp_path: Path) -> None:
+    recorder = Recorder()
+    run_recipe(make_recipe(tmp_path), runners=recorder.runners())
+    recorder.calls.clear()
+    outcomes = run_recipe(make_recipe(tmp_path, renorm__method="r1"), runners=recorder.runners())
+    assert [o.status for o in outcomes] == ["skipped", "skipped", "ran", "ran"]
+    recorder.calls.clear()
+    run_recipe(make_recipe(tmp_path, renorm__method="r1", finetune__epochs=1), runners=recorder.runners())
+    assert recorder.calls == ["finetune", "renorm", "evaluate"]
+
+
+def test_changed_local_input_file_reruns_stage(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "corpus.txt").write_text("jeden\n")
+    recorder = Recorder()
+    run_recipe(make_recipe(tmp_path), runners=recorder.runners())
+    recorder.calls.clear()
+    (tmp_path / "corpus.txt").write_text("jeden\ndva\n")
+    run_recipe(make_recipe(tmp_path), runners=recorder.runners())
+    assert recorder.calls == ["trim", "finetune", "renorm", "evaluate"]
+
+
+def test_failing_stage_leaves_no_artifact_and_resumes(tmp_path: Path) -> None:
+    recorder = Recorder()
+    runners = recorder.runners()
+
+    def broken(ctx: StageContext) -> dict:
+        (ctx.out_dir / "half-written.bin").write_bytes(b"x" * 10)
+        (ctx.work_dir / "checkpoint").write_text("step 5")
+        raise RuntimeError("killed")
+
+    with pytest.raises(RuntimeError, match="killed"):
+        run_recipe(make_recipe(tmp_path), runners={**runners, "finetune": broken})
+    run = tmp_path / "run"
+    assert not (run / "finetune").exists()
+    assert not [p for p in run.iterdir() if ".tmp-" in p.name]
+    checkpoints = list((run / ".work").glob("finetune-*/checkpoint"))
+    assert len(checkpoints) == 1  # resumable scratch survives the failure
+
+    seen: list[str] = []
+
+    def resuming(ctx: StageContext) -> dict:
+        seen.append((ctx.work_dir / "checkpoint").read_text())
+        (ctx.out_dir / "model.bin").write_text("ok")
+        return {}
+
+    recorder.calls.clear()
+    outcomes = run_recipe(make_recipe(tmp_path), runners={**runners, "finetune": resuming})
+    assert [o.status for o in outcomes] == ["skipped", "ran", "ran", "ran"]
+    assert seen == ["step 5"]
+    assert not list((run / ".work").glob("finetune-*"))
+
+
+def test_stage_killed_by_signal_is_not_taken_for_finished(tmp_path: Path) -> None:
+    """A real process killed mid-stage (SIGKILL) leaves only a hidden temp dir; the re-run redoes the stage."""
+    run = tmp_path / "run"
+    script = textwrap.dedent(
+        f"""
+        import os, signal, time
+        from pathlib import Path
+        from skadapt.pipeline import run_recipe
+        from skadapt.recipe import validate_recipe
+
+        def trim(ctx):
+            (ctx.out_dir / "config.json").write_text("{{}}")
+            (ctx.out_dir / "model.safetensors").write_bytes(b"partial")
+            os.kill(os.getpid(), signal.SIGKILL)
+
+        recipe = validate_recipe({{"name": "k", "language": "slk", "base_model": "m",
+                                  "output_dir": {str(run)!r}, "trim": {{"corpus": "c.txt"}}}})
+        run_recipe(recipe, runners={{"trim": trim}})
+        """
+    )
+    process = subprocess.run([sys.executable, "-c", script], env={**os.environ}, capture_output=True)
+    assert process.returncode == -signal.SIGKILL, process.stderr.decode()
+    assert not (run / "trim").exists()
+    leftovers = [p.name for p in run.iterdir() if p.name.startswith(".trim.tmp-")]
+    assert len(leftovers) == 1
+
+    recorder = Recorder()
+    recipe = validate_recipe(
+        {"name": "k", "language": "slk", "base_model": "m", "output_dir": str(run), "trim": {"corpus": "c.txt"}}
+    )
+    outcomes = run_recipe(recipe, runners={"trim": recorder.runner("trim")})
+    assert [o.status for o in outcomes] == ["ran"]
+    assert not [p for p in run.iterdir() if ".tmp-" in p.name]
+    assert json.loads((run / "trim" / "manifest.json").read_text())["status"] == "complete"
+
+
+def test_directory_without_manifest_is_not_finished(tmp_path: Path) -> None:
+    recorder = Recorder()
+    (tmp_path / "run" / "trim").mkdir(parents=True)
+    (tmp_path / "run" / "trim" / "model.safetensors").write_text("copied by hand")
+    run_recipe(make_recipe(tmp_path, finetune=None, renorm=None, evaluate=None), runners=recorder.runners())
+    assert recorder.calls == ["trim"]
+
+
+def test_from_reruns_stage_and_later(tmp_path: Path) -> None:
+    recorder = Recorder()
+    run_recipe(make_recipe(tmp_path), runners=recorder.runners())
+    recorder.calls.clear()
+    run_recipe(make_recipe(tmp_path), from_stage="renorm", runners=recorder.runners())
+    assert recorder.calls == ["renorm", "evaluate"]
+
+
+def test_only_runs_one_stage_and_needs_earlier_ones(tmp_path: Path) -> None:
+    recorder = Recorder()
+    with pytest.raises(PipelineError, match="earlier stage 'trim' is not finished"):
+        run_recipe(make_recipe(tmp_path), only="finetune", runners=recorder.runners())
+    run_recipe(make_recipe(tmp_path), runners=recorder.runners())
+    recorder.calls.clear()
+    run_recipe(make_recipe(tmp_path), only="finetune", runners=recorder.runners())
+    assert recorder.calls == ["finetune"]
+    with pytest.raises(PipelineError, match="not a stage of this recipe"):
+        run_recipe(make_recipe(tmp_path, renorm=None), only="renorm", runners=recorder.runners())
+
+
+def test_unavailable_stage_fails_before_running_anything(tmp_path: Path) -> None:
+    recorder = Recorder()
+    recipe = validate_recipe(
+        {
+            "name": "demo",
+            "language": "slk",
+            "base_model": "m",
+            "output_dir": str(tmp_path / "run"),
+            "trim": {"corpus": "c.txt"},
+            "publish": {"repo_id": "org/model"},
+        }
+    )
+    with pytest.raises(StageNotAvailableError, match="stage 'publish' is not available yet"):
+        run_recipe(recipe, runners={"trim": recorder.runner("trim")})
+    assert recorder.calls == []
