@@ -1,0 +1,63 @@
+"""``skadapt renorm``: append corpus-mean removal (R1/R2) + re-normalization to a model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+import typer
+
+from skadapt.console import console, handle_errors, out
+
+
+@handle_errors
+def command(
+    model: Annotated[str, typer.Argument(help="sentence-transformers model directory or Hub id.")],
+    corpus: Annotated[str, typer.Option(help="Source: file/glob, hub:DATASET[:CONFIG[:SPLIT]].")],
+    out_dir: Annotated[Path, typer.Option("--out", help="Directory of the renormalized model.")],
+    method: Annotated[
+        Literal["r1", "r2"], typer.Option(help="r1: e - mu; r2: remove the mu-hat projection.")
+    ] = "r2",
+    samples: Annotated[int, typer.Option(min=1, help="Sentences in the mean estimate.")] = 100_000,
+    prompt: Annotated[
+        Literal["none", "query", "passage"], typer.Option(help="Prompt the mean is estimated with.")
+    ] = "none",
+    text_column: Annotated[str, typer.Option(help="Column of the corpus texts.")] = "text",
+    min_chars: Annotated[int, typer.Option(min=1)] = 64,
+    max_chars: Annotated[int, typer.Option(min=1)] = 512,
+    seed: int = 42,
+    exclude_tasks: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--exclude-tasks", help="Suite .yaml whose texts are dropped from the sample (repeatable)."
+        ),
+    ] = None,
+    overwrite: Annotated[bool, typer.Option(help="Replace an existing --out directory.")] = False,
+) -> None:
+    """Estimate the mean embedding on a corpus sample and save MODEL + Dense + Normalize to --out."""
+    from skadapt.artifacts import atomic_dir
+    from skadapt.renorm import RenormError, evaluation_texts, renormalize
+
+    if min_chars > max_chars:
+        raise RenormError(f"--min-chars ({min_chars}) must not exceed --max-chars ({max_chars})")
+    exclude = evaluation_texts(exclude_tasks or [])
+    console.print(f"renorm {method}: estimating the mean of {model} on {corpus} ({samples} sentences)")
+    with atomic_dir(out_dir, overwrite=overwrite) as tmp:
+        result = renormalize(
+            model,
+            tmp,
+            corpus=corpus,
+            method=method,
+            samples=samples,
+            prompt=prompt,
+            text_column=text_column,
+            min_chars=min_chars,
+            max_chars=max_chars,
+            seed=seed,
+            exclude=exclude,
+        )
+    out.print(
+        f"[green]saved[/] {out_dir}: {result.method}, ||mu|| = {result.mu_norm:.4f} from {result.samples} "
+        f"sentences (pool {result.pool}, {result.dropped_eval_overlap} evaluation sentences dropped), "
+        f"mean cos(e, mu-hat) {result.mean_cos_to_mu_before:.4f} -> {result.mean_cos_to_mu_after:.4f}"
+    )

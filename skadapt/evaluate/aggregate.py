@@ -1,0 +1,80 @@
+"""SkMTEB Table-1 aggregation: main score per task, mean per task type, "All" and "Type" averages."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from statistics import fmean
+from typing import Any
+
+from skadapt.evaluate.runner import TaskScore
+
+
+@dataclass
+class ModelRow:
+    """One model's row of the table (scores in points)."""
+
+    model: str
+    tasks: dict[str, float] = field(default_factory=dict)
+    types: dict[str, float] = field(default_factory=dict)
+    all: float = float("nan")
+    type_mean: float = float("nan")
+
+
+@dataclass
+class Table:
+    """Models side by side: task -> type, and one row per model."""
+
+    task_types: dict[str, str]
+    rows: list[ModelRow]
+
+    @property
+    def types(self) -> list[str]:
+        """Task types in first-seen order."""
+        return list(dict.fromkeys(self.task_types.values()))
+
+    def row(self, model: str) -> ModelRow:
+        """The row of one model."""
+        return next(r for r in self.rows if r.model == model)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "task_types": self.task_types,
+            "types": self.types,
+            "models": [
+                {"model": r.model, "tasks": r.tasks, "types": r.types, "All": r.all, "Type": r.type_mean}
+                for r in self.rows
+            ],
+        }
+
+
+def aggregate(scores: list[TaskScore]) -> Table:
+    """Build the table: "All" is the mean over tasks, "Type" the mean of the per-type means.
+
+    Raises:
+        ValueError: Models were evaluated on different task sets.
+    """
+    task_types: dict[str, str] = {}
+    by_model: dict[str, dict[str, float]] = {}
+    for score in scores:
+        task_types.setdefault(score.task, score.type)
+        by_model.setdefault(score.model, {})[score.task] = score.score
+    rows = []
+    for model, tasks in by_model.items():
+        if set(tasks) != set(task_types):
+            missing = sorted(set(task_types) - set(tasks))
+            raise ValueError(f"model {model} has no score for task(s): {', '.join(missing)}")
+        types: dict[str, list[float]] = {}
+        for task, task_type in task_types.items():
+            types.setdefault(task_type, []).append(tasks[task])
+        type_means = {t: fmean(values) for t, values in types.items()}
+        rows.append(
+            ModelRow(
+                model=model,
+                tasks={t: tasks[t] for t in task_types},
+                types=type_means,
+                all=fmean(tasks.values()),
+                type_mean=fmean(type_means.values()),
+            )
+        )
+    return Table(task_types, rows)

@@ -1,0 +1,122 @@
+"""Evaluation reports: markdown tables, JSON, and a per-type bar plot."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from skadapt import artifacts
+from skadapt.evaluate.aggregate import Table, aggregate
+from skadapt.evaluate.runner import TaskScore
+from skadapt.evaluate.stats import Comparison, compare
+
+
+def comparisons(table: Table, *, margin: float, alpha: float) -> list[Comparison]:
+    """Each model against the first one (the reference), paired over tasks."""
+    if len(table.rows) < 2:
+        return []
+    tasks = list(table.task_types)
+    ref = table.rows[0]
+    return [
+        compare(
+            ref.model,
+            [ref.tasks[t] for t in tasks],
+            row.model,
+            [row.tasks[t] for t in tasks],
+            margin=margin,
+            alpha=alpha,
+        )
+        for row in table.rows[1:]
+    ]
+
+
+def summary_markdown(table: Table) -> str:
+    """Table 1: one row per model, a column per task type, then All (mean over tasks) and Type."""
+    header = ["Model", *table.types, "All", "Type"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for row in table.rows:
+        cells = [
+            row.model,
+            *(f"{row.types[t]:.2f}" for t in table.types),
+            f"{row.all:.2f}",
+            f"{row.type_mean:.2f}",
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def tasks_markdown(table: Table) -> str:
+    """Per-task main scores, models side by side."""
+    header = ["Task", "Type", *(r.model for r in table.rows)]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for task, task_type in table.task_types.items():
+        lines.append(
+            "| " + " | ".join([task, task_type, *(f"{r.tasks[task]:.2f}" for r in table.rows)]) + " |"
+        )
+    return "\n".join(lines)
+
+
+def comparisons_markdown(items: list[Comparison]) -> str:
+    """Wilcoxon and TOST results, one line per compared pair."""
+    if not items:
+        return ""
+    lines = [
+        "| A | B | n | mean B-A | Wilcoxon W | p | CI (1-2α) | TOST p | equivalent (±margin) |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for c in items:
+        lines.append(
+            f"| {c.a} | {c.b} | {c.n} | {c.mean_diff:+.2f} | {c.wilcoxon_statistic:.1f} | "
+            f"{c.wilcoxon_p:.3f} | "
+            f"[{c.ci_low:+.2f}, {c.ci_high:+.2f}] | {c.tost_p:.3f} | {'yes' if c.equivalent else 'no'} "
+            f"(±{c.margin:g}) |"
+        )
+    return "\n".join(lines)
+
+
+def report_markdown(table: Table, items: list[Comparison]) -> str:
+    """The whole report as markdown."""
+    parts = ["# Evaluation", "", "## Averages (main scores ×100)", "", summary_markdown(table), ""]
+    parts += ["## Tasks", "", tasks_markdown(table), ""]
+    if items:
+        parts += ["## Comparisons (paired over tasks)", "", comparisons_markdown(items), ""]
+    return "\n".join(parts)
+
+
+def plot(table: Table, path: Path) -> None:
+    """Grouped bars: per task type (plus All/Type), one bar per model."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    groups = [*table.types, "All", "Type"]
+    width = 0.8 / max(1, len(table.rows))
+    figure, axis = plt.subplots(figsize=(max(6, 1.3 * len(groups)), 4))
+    for index, row in enumerate(table.rows):
+        values = [*(row.types[t] for t in table.types), row.all, row.type_mean]
+        axis.bar([g + index * width for g in range(len(groups))], values, width, label=row.model)
+    axis.set_xticks([g + width * (len(table.rows) - 1) / 2 for g in range(len(groups))], groups, rotation=30)
+    axis.set_ylabel("main score")
+    axis.legend()
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
+def write_report(
+    scores: list[TaskScore], out_dir: Path, *, margin: float = 2.0, alpha: float = 0.05, extra: Any = None
+) -> tuple[Table, list[Comparison]]:
+    """Write ``report.md``, ``report.json`` and ``report.png`` into ``out_dir``."""
+    table = aggregate(scores)
+    items = comparisons(table, margin=margin, alpha=alpha)
+    (out_dir / "report.md").write_text(report_markdown(table, items), encoding="utf-8")
+    data = {
+        **table.to_dict(),
+        "scores": [vars(s) for s in scores],
+        "comparisons": [c.to_dict() for c in items],
+        "settings": {"tost_margin": margin, "alpha": alpha, **(extra or {})},
+    }
+    artifacts.write_json(out_dir / "report.json", data)
+    plot(table, out_dir / "report.png")
+    return table, items

@@ -1,0 +1,220 @@
+"""Running models on tasks through ``mteb.evaluate`` with a prompt policy and a resumable result cache."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, get_args
+
+from skadapt import artifacts
+from skadapt.errors import SkadaptError
+
+if TYPE_CHECKING:
+    from mteb.abstasks.abstask import AbsTask
+    from mteb.models.sentence_transformer_wrapper import SentenceTransformerEncoderWrapper
+
+log = logging.getLogger("skadapt.evaluate")
+
+
+class EvaluationError(SkadaptError):
+    """A model cannot be loaded or a prompt policy is invalid."""
+
+
+@dataclass
+class TaskScore:
+    """The main score of one model on one task (in points, 0-100)."""
+
+    model: str
+    task: str
+    type: str
+    metric: str
+    score: float
+
+
+def validate_prompt_policy(policy: dict[str, str]) -> dict[str, str]:
+    """Check that prompt-policy keys are mteb task types, optionally with ``-query``/``-document``.
+
+    Raises:
+        EvaluationError: A key that is not a task type.
+    """
+    from mteb.abstasks.task_metadata import TaskType
+    from mteb.types import PromptType
+
+    types = set(get_args(TaskType))
+    endings = tuple(f"-{p.value}" for p in PromptType)
+    for key in policy:
+        base = key.rsplit("-", 1)[0] if key.endswith(endings) else key
+        if base not in types:
+            raise EvaluationError(
+                f"prompt_policy: {key!r} is not an mteb task type (use e.g. STS, Clustering, "
+                "PairClassification, Classification, BitextMining, optionally with -query/-document)"
+            )
+    return policy
+
+
+def model_label(path: str, taken: set[str]) -> str:
+    """A short unique label for a model path (its directory name)."""
+    label = Path(path.rstrip("/")).name or path
+    candidate, index = label, 2
+    while candidate in taken:
+        candidate, index = f"{label}-{index}", index + 1
+    taken.add(candidate)
+    return candidate
+
+
+def model_fingerprint(path: str) -> str:
+    """Identity of a model's files (local dir) or its Hub id."""
+    local = Path(path)
+    return artifacts.path_fingerprint(local) if local.exists() else path
+
+
+def load_encoder(
+    path: str, label: str, prompt_policy: dict[str, str] | None = None
+) -> SentenceTransformerEncoderWrapper:
+    """Load a sentence-transformers model wrapped for mteb, with the policy added to its own prompts.
+
+    mteb resolves prompts per task: task name, then ``<TaskType>-<query|document>``, then task type, then
+    prompt type. The model's own ``query``/``passage`` prompts stay in place; the policy adds task-type
+    keys (``{"STS": "query: "}``), so mteb passes ``query: `` on STS while retrieval keeps query/passage.
+
+    The mteb model name/revision are set from the label and a fingerprint of the files and prompts, so the
+    result cache never mixes two models or two prompt policies.
+
+    Raises:
+        EvaluationError: The model cannot be loaded or the policy has invalid keys.
+    """
+    from mteb.models.sentence_transformer_wrapper import SentenceTransformerEncoderWrapper
+    from sentence_transformers import SentenceTransformer
+
+    policy = validate_prompt_policy(dict(prompt_policy or {}))
+    try:
+        model = SentenceTransformer(path, device="cpu" if not _has_accelerator() else None)
+    except (OSError, ValueError) as error:
+        raise EvaluationError(f"{path}: cannot load as a sentence-transformers model ({error})") from None
+    own = role_prompts(model.prompts or {})
+    prompts = {**own, **policy}
+    wrapper_log = logging.getLogger("mteb.models.sentence_transformer_wrapper")
+    level = wrapper_log.level
+    wrapper_log.setLevel(logging.ERROR)  # "prompts will overwrite the model's": intended here
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            wrapper = SentenceTransformerEncoderWrapper(model, model_prompts=prompts or None)
+    finally:
+        wrapper_log.setLevel(level)
+    revision = artifacts.hash_json(
+        {"files": model_fingerprint(path), "prompts": own, "policy": policy, "model": path}
+    )[:16]
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", label)
+    wrapper.mteb_model_meta = wrapper.mteb_model_meta.model_copy(
+        update={"name": f"skadapt/{safe}", "revision": revision}
+    )
+    return wrapper
+
+
+def role_prompts(prompts: dict[str, str | None]) -> dict[str, str]:
+    """The model's query/document prompts under mteb's keys.
+
+    sentence-transformers 6 adds an empty ``document`` prompt to every model, which shadows an E5-style
+    ``passage`` prompt in ``encode_document``; the first non-empty of document/passage/corpus is used.
+    """
+    result = {}
+    query = prompts.get("query")
+    if query:
+        result["query"] = query
+    document = next((prompts[k] for k in ("document", "passage", "corpus") if prompts.get(k)), None)
+    if document:
+        result["document"] = document
+    return result
+
+
+def _has_accelerator() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+def _drop_stale(cache: Any, task: AbsTask, meta: Any) -> None:
+    """Remove a cached result computed on different task data (local tasks carry a data hash)."""
+    path = cache.get_task_result_path(task.metadata.name, meta)
+    data = artifacts.read_json(path)
+    if isinstance(data, dict) and data.get("dataset_revision") != task.metadata.revision:
+        path.unlink(missing_ok=True)
+
+
+def task_score(result: Any, task: AbsTask, label: str) -> TaskScore:
+    """The main score of a task result over the task's eval splits, in points."""
+    splits = [s for s in task.eval_splits if s in result.scores] or None
+    value = float(result.get_score(splits=splits))
+    meta = task.metadata
+    return TaskScore(label, meta.name, str(meta.type), meta.main_score, round(100 * value, 4))
+
+
+def evaluate_model(
+    path: str,
+    label: str,
+    tasks: list[AbsTask],
+    *,
+    cache_dir: Path | None,
+    results_dir: Path | None = None,
+    prompt_policy: dict[str, str] | None = None,
+    batch_size: int = 32,
+    show_progress: bool = False,
+) -> list[TaskScore]:
+    """Evaluate one model on tasks with ``mteb.evaluate``; finished tasks come from the cache.
+
+    Args:
+        path: Model directory or Hub id.
+        label: Name of the model in tables.
+        tasks: mteb task objects.
+        cache_dir: mteb ``ResultCache`` directory (None: no cache).
+        results_dir: Where to write mteb's per-task result JSON files.
+        prompt_policy: Task type -> prompt, added to the model's prompts.
+        batch_size: Encoding batch size.
+        show_progress: Show mteb's progress bars.
+    """
+    import mteb
+
+    encoder = load_encoder(path, label, prompt_policy)
+    cache = mteb.ResultCache(cache_path=str(cache_dir)) if cache_dir is not None else None
+    if cache is not None:
+        for task in tasks:
+            _drop_stale(cache, task, encoder.mteb_model_meta)
+    result = mteb.evaluate(
+        encoder,
+        tasks,
+        cache=cache,
+        encode_kwargs={"batch_size": batch_size, "show_progress_bar": show_progress},
+        show_progress_bar=show_progress,
+        overwrite_strategy="only-missing",
+        co2_tracker=False,
+    )
+    by_name = {r.task_name: r for r in result.task_results}
+    scores = []
+    for task in tasks:
+        task_result = by_name.get(task.metadata.name)
+        if task_result is None:
+            raise EvaluationError(f"mteb returned no result for task {task.metadata.name} ({label})")
+        if results_dir is not None:
+            target = results_dir / label / f"{task.metadata.name}.json"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(json.dumps(task_result.to_dict(), indent=2, default=str) + "\n")
+        scores.append(task_score(task_result, task, label))
+    return scores
+
+
+def evaluate_models(
+    models: dict[str, str],
+    tasks: list[AbsTask],
+    **kwargs: Any,
+) -> list[TaskScore]:
+    """Evaluate several labelled models (label -> path) on the same tasks; see ``evaluate_model``."""
+    scores: list[TaskScore] = []
+    for label, path in models.items():
+        log.info("evaluating %s (%s) on %d tasks", label, path, len(tasks))
+        scores.extend(evaluate_model(path, label, tasks, **kwargs))
+    return scores

@@ -1,0 +1,117 @@
+"""Task selection: mteb benchmark names, mteb task names and local suite files -> mteb task objects."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from skadapt.errors import SkadaptError
+from skadapt.evaluate.local_tasks import build_task
+from skadapt.evaluate.suite import Suite, is_suite_spec, load_suite
+
+if TYPE_CHECKING:
+    from mteb.abstasks.abstask import AbsTask
+
+
+class TaskSelectionError(SkadaptError, ValueError):
+    """A task spec that names no mteb benchmark, mteb task or suite file, or a bad dataset mirror."""
+
+
+def _builtin_tasks(spec: str) -> list[AbsTask]:
+    import mteb
+
+    try:
+        return list(mteb.get_benchmark(spec).tasks)
+    except (KeyError, ValueError):
+        pass
+    try:
+        return [mteb.get_task(spec)]
+    except (KeyError, ValueError) as error:
+        hint = str(error).strip("'\"")
+        raise TaskSelectionError(
+            f"--tasks {spec!r}: not an mteb benchmark, an mteb task or a suite .yaml file ({hint})"
+        ) from None
+
+
+def apply_mirror(task: AbsTask, mirror: str | Path) -> AbsTask:
+    """Point a built-in task at a local copy of its dataset repository (air-gapped evaluation).
+
+    The directory must hold the files of the task's Hugging Face dataset repository (e.g. made with
+    ``hf download DATASET --repo-type dataset --local-dir DIR``); mteb then loads it with
+    ``datasets.load_dataset(DIR, ...)`` exactly as it would load the Hub copy.
+
+    Raises:
+        TaskSelectionError: The mirror directory does not exist.
+    """
+    path = Path(mirror).expanduser()
+    if not path.is_dir():
+        raise TaskSelectionError(
+            f"dataset_mirrors.{task.metadata.name}: {path} is not a directory (a local copy of "
+            f"{task.metadata.dataset.get('path')})"
+        )
+    dataset = {**task.metadata.dataset, "path": str(path.resolve())}
+    task.metadata = task.metadata.model_copy(update={"dataset": dataset})
+    return task
+
+
+def select_tasks(
+    specs: list[str],
+    *,
+    language: str,
+    mirrors: dict[str, str] | None = None,
+    seed: int = 42,
+) -> list[AbsTask]:
+    """Resolve task specs, in order, without duplicates.
+
+    Args:
+        specs: mteb benchmark names (``MTEB(slk, v1)``), mteb task names, or suite ``.yaml`` files.
+        language: Default language of local tasks that do not declare one (ISO 639-3).
+        mirrors: mteb task name -> local dataset directory.
+        seed: Seed of local tasks.
+
+    Raises:
+        TaskSelectionError: Unknown names, a mirror for a task that is not selected, duplicate names.
+        SuiteError: A malformed suite.
+    """
+    if not specs:
+        raise TaskSelectionError("no tasks given; pass --tasks (an mteb benchmark, task name or suite.yaml)")
+    tasks: list[AbsTask] = []
+    seen: dict[str, str] = {}
+    for spec in specs:
+        if is_suite_spec(spec):
+            suite = load_suite(spec)
+            found = [build_task(entry, suite, language, seed) for entry in suite.tasks]
+        else:
+            found = _builtin_tasks(spec)
+        for task in found:
+            name = task.metadata.name
+            if name in seen:
+                if seen[name] != spec:
+                    raise TaskSelectionError(f"task {name} is selected twice ({seen[name]!r} and {spec!r})")
+                continue
+            seen[name] = spec
+            tasks.append(task)
+    for name, mirror in (mirrors or {}).items():
+        matches = [t for t in tasks if t.metadata.name == name]
+        if not matches:
+            raise TaskSelectionError(f"dataset_mirrors: {name!r} is not among the selected tasks")
+        apply_mirror(matches[0], mirror)
+    return tasks
+
+
+def suites_in(specs: list[str]) -> list[Suite]:
+    """The local suites among task specs (unreadable ones are skipped)."""
+    suites = []
+    for spec in specs:
+        if is_suite_spec(spec) and Path(spec).is_file():
+            try:
+                suites.append(load_suite(spec))
+            except SkadaptError:
+                continue
+    return suites
+
+
+def task_info(task: AbsTask) -> dict[str, Any]:
+    """Name, type and main score of a task."""
+    meta = task.metadata
+    return {"task": meta.name, "type": meta.type, "main_score": meta.main_score}

@@ -1,0 +1,115 @@
+"""The ``evaluate`` stage and the shared entry point of ``skadapt evaluate``."""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from skadapt.errors import SkadaptError
+from skadapt.evaluate.aggregate import Table
+from skadapt.evaluate.report import write_report
+from skadapt.evaluate.runner import evaluate_models
+from skadapt.evaluate.selection import select_tasks
+from skadapt.evaluate.stats import Comparison
+from skadapt.recipe import EvaluateConfig
+
+log = logging.getLogger("skadapt.evaluate")
+
+
+class EvaluateStageError(SkadaptError):
+    """The evaluate section asks for a model the run does not have."""
+
+
+def default_cache_dir() -> Path:
+    """Global mteb result cache for standalone runs (``$SKADAPT_MTEB_CACHE`` or ``~/.cache/skadapt/mteb``)."""
+    return Path(os.environ.get("SKADAPT_MTEB_CACHE", Path.home() / ".cache" / "skadapt" / "mteb"))
+
+
+def run_evaluation(
+    models: dict[str, str],
+    task_specs: list[str],
+    out_dir: Path | None,
+    *,
+    language: str,
+    cache_dir: Path | None,
+    prompt_policy: dict[str, str] | None = None,
+    dataset_mirrors: dict[str, str] | None = None,
+    batch_size: int = 32,
+    margin: float = 2.0,
+    alpha: float = 0.05,
+    seed: int = 42,
+    show_progress: bool = False,
+) -> tuple[Table, list[Comparison]]:
+    """Evaluate labelled models on the selected tasks; write results and the report into ``out_dir``.
+
+    ``out_dir`` gets ``results/<model>/<task>.json`` (mteb's result files), ``report.md``, ``report.json``
+    and ``report.png``. Without ``out_dir`` the report is built in memory only.
+    """
+    tasks = select_tasks(task_specs, language=language, mirrors=dataset_mirrors, seed=seed)
+    scores = evaluate_models(
+        models,
+        tasks,
+        cache_dir=cache_dir,
+        results_dir=out_dir / "results" if out_dir is not None else None,
+        prompt_policy=prompt_policy,
+        batch_size=batch_size,
+        show_progress=show_progress,
+    )
+    settings = {
+        "models": models,
+        "tasks": task_specs,
+        "prompt_policy": prompt_policy or {},
+        "language": language,
+    }
+    if out_dir is None:
+        scratch = Path(os.environ.get("TMPDIR", "/tmp")) / f"skadapt-eval-{os.getpid()}"
+        scratch.mkdir(parents=True, exist_ok=True)
+        try:
+            return write_report(scores, scratch, margin=margin, alpha=alpha, extra=settings)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+    return write_report(scores, out_dir, margin=margin, alpha=alpha, extra=settings)
+
+
+def _selected_models(config: EvaluateConfig, available: dict[str, str]) -> dict[str, str]:
+    selected: dict[str, str] = {}
+    for ref in config.models:
+        if ref not in available:
+            have = ", ".join(k for k in available if k != "final")
+            raise EvaluateStageError(
+                f"evaluate.models: {ref!r} is not a model of this run (it has: {have}); "
+                "add the stage to the recipe or remove it from evaluate.models"
+            )
+        if available[ref] in selected.values():
+            continue  # "final" is the same directory as the newest stage
+        selected[ref] = available[ref]
+    return selected
+
+
+def run_stage(ctx: Any) -> dict[str, Any]:
+    """Pipeline entry: evaluate ``evaluate.models`` of the run; the mteb cache lives in the run directory."""
+    config: EvaluateConfig = ctx.config
+    models = _selected_models(config, ctx.models)
+    table, items = run_evaluation(
+        models,
+        list(config.tasks),
+        ctx.out_dir,
+        language=ctx.recipe.language,
+        cache_dir=ctx.recipe.run_dir / ".cache" / "mteb",
+        prompt_policy=config.prompt_policy,
+        dataset_mirrors=config.dataset_mirrors,
+        batch_size=config.batch_size,
+        margin=config.tost_margin,
+        alpha=config.alpha,
+        seed=ctx.recipe.seed,
+    )
+    return {
+        "models": models,
+        "tasks": len(table.task_types),
+        "All": {r.model: round(r.all, 4) for r in table.rows},
+        "Type": {r.model: round(r.type_mean, 4) for r in table.rows},
+        "comparisons": [c.to_dict() for c in items],
+    }

@@ -1,0 +1,281 @@
+"""Renormalization: remove the corpus-mean embedding direction, saved as plain sentence-transformers modules.
+
+With ``e`` the model's (normalized) output and ``mu`` the mean of ``e`` over a corpus sample:
+
+- R1: ``normalize(e - mu)`` -> ``Dense(W=I, b=-mu)``, identity activation, then ``Normalize``;
+- R2: ``normalize(e - (e.mu_hat) mu_hat)`` -> ``Dense(W=I - mu_hat mu_hat^T, b=0)``, then ``Normalize``.
+
+The result loads in vanilla ``SentenceTransformer(path)`` and mteb, without skadapt or remote code.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from skadapt import artifacts
+from skadapt.errors import SkadaptError
+from skadapt.sources import iter_texts
+
+log = logging.getLogger("skadapt.renorm")
+
+Method = Literal["r1", "r2"]
+PromptChoice = Literal["none", "query", "passage"]
+POOL_FACTOR = 3
+"""Sentences read from the corpus per requested sample (the seeded sample is drawn from this pool)."""
+REPORT = "renorm_report.json"
+
+_SENTENCE_END = re.compile(r"(?<=[.!?…])[\"'”»)\]]*\s+(?=[\"'„“«(\[]?[A-ZÁ-Ž0-9])")
+
+
+class RenormError(SkadaptError, ValueError):
+    """Renormalization cannot run: too few usable sentences, a model without the asked prompt, ..."""
+
+
+@dataclass
+class RenormResult:
+    """What a renormalization did (also written as ``renorm_report.json``)."""
+
+    method: str
+    corpus: str
+    prompt: str
+    prompt_text: str
+    samples: int
+    pool: int
+    dropped_eval_overlap: int
+    mu_norm: float
+    mean_cos_to_mu_before: float
+    mean_cos_to_mu_after: float
+    dimension: int
+    seed: int
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split a text into sentences at ., !, ?, … followed by space and an upper-case letter or digit."""
+    return [s.strip() for line in text.splitlines() for s in _SENTENCE_END.split(line) if s.strip()]
+
+
+def normalize_text(text: str) -> str:
+    """Key for overlap checks: whitespace-collapsed, case-folded."""
+    return " ".join(text.split()).casefold()
+
+
+def sample_sentences(
+    texts: Iterable[str],
+    samples: int,
+    *,
+    min_chars: int,
+    max_chars: int,
+    seed: int,
+    exclude: set[str] | None = None,
+) -> tuple[list[str], int, int]:
+    """Seeded sample of unique sentences with ``min_chars <= len <= max_chars``, not in ``exclude``.
+
+    Reads sentences until a pool of ``POOL_FACTOR * samples`` is filled (or the texts end), then draws
+    ``samples`` of them with ``random.Random(seed)``.
+
+    Returns:
+        (sample, pool size, sentences dropped because they occur in the evaluation data).
+    """
+    exclude = exclude or set()
+    pool: list[str] = []
+    seen: set[str] = set()
+    dropped = 0
+    target = POOL_FACTOR * samples
+    for sentence in _sentences(texts):
+        if not min_chars <= len(sentence) <= max_chars:
+            continue
+        key = normalize_text(sentence)
+        if key in seen:
+            continue
+        seen.add(key)
+        if key in exclude:
+            dropped += 1
+            continue
+        pool.append(sentence)
+        if len(pool) >= target:
+            break
+    chosen = random.Random(seed).sample(pool, min(samples, len(pool)))
+    return chosen, len(pool), dropped
+
+
+def _sentences(texts: Iterable[str]) -> Iterator[str]:
+    for text in texts:
+        yield from split_sentences(text)
+
+
+def prompt_text(model: Any, prompt: PromptChoice) -> str:
+    """The prompt string μ is estimated with: '' for none, else the model's query/document prompt.
+
+    Raises:
+        RenormError: The model has no such prompt.
+    """
+    if prompt == "none":
+        return ""
+    prompts = model.prompts or {}
+    keys = ("query",) if prompt == "query" else ("document", "passage", "corpus")
+    text = next((prompts[k] for k in keys if prompts.get(k)), None)
+    if text is None:
+        raise RenormError(
+            f"renorm.prompt {prompt!r}: the model has no {prompt} prompt (its prompts: {prompts}); "
+            "use prompt: none"
+        )
+    return text
+
+
+def encode(model: Any, texts: list[str], prompt: str, batch_size: int = 64) -> np.ndarray:
+    """Embeddings exactly as the model outputs them (after its own Normalize), float32."""
+    return np.asarray(
+        model.encode(
+            texts, prompt=prompt, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False
+        ),
+        dtype=np.float32,
+    )
+
+
+def renorm_weights(mu: np.ndarray, method: Method) -> tuple[np.ndarray, np.ndarray]:
+    """Weight and bias of the Dense layer (float32): R1 ``(I, -mu)``, R2 ``(I - mu_hat mu_hat^T, 0)``."""
+    mu64 = mu.astype(np.float64)
+    dim = mu64.shape[0]
+    if method == "r1":
+        return np.eye(dim, dtype=np.float32), (-mu64).astype(np.float32)
+    unit = mu64 / np.linalg.norm(mu64)
+    return (np.eye(dim) - np.outer(unit, unit)).astype(np.float32), np.zeros(dim, dtype=np.float32)
+
+
+def renorm_formula(embeddings: np.ndarray, mu: np.ndarray, method: Method) -> np.ndarray:
+    """Reference computation (float64) of R1/R2 on embeddings, for checks."""
+    e = embeddings.astype(np.float64)
+    mu64 = mu.astype(np.float64)
+    if method == "r1":
+        out = e - mu64
+    else:
+        unit = mu64 / np.linalg.norm(mu64)
+        out = e - np.outer(e @ unit, unit)
+    return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+def append_renorm(model: Any, mu: np.ndarray, method: Method) -> Any:
+    """Append ``Dense`` (identity activation) + ``Normalize`` implementing R1/R2 to a SentenceTransformer."""
+    import torch
+    from sentence_transformers.sentence_transformer.modules import Dense, Normalize
+
+    weight, bias = renorm_weights(mu, method)
+    dim = weight.shape[0]
+    dense = Dense(
+        in_features=dim,
+        out_features=dim,
+        bias=True,
+        activation_function=torch.nn.Identity(),
+        init_weight=torch.from_numpy(weight),
+        init_bias=torch.from_numpy(bias),
+    )
+    model.append(dense)
+    model.append(Normalize())
+    return model
+
+
+def renormalize(
+    model_path: str,
+    out_dir: Path,
+    *,
+    corpus: str,
+    method: Method = "r2",
+    samples: int = 100_000,
+    prompt: PromptChoice = "none",
+    text_column: str = "text",
+    min_chars: int = 64,
+    max_chars: int = 512,
+    seed: int = 42,
+    exclude: set[str] | None = None,
+    batch_size: int = 64,
+) -> RenormResult:
+    """Estimate μ on a corpus sample and save the model with R1/R2 appended into ``out_dir``.
+
+    Raises:
+        RenormError: No usable sentence in the corpus, or a prompt the model lacks.
+        SourceError: Unreadable corpus.
+    """
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(model_path, device="cpu")
+    text = prompt_text(model, prompt)
+    sentences, pool, dropped = sample_sentences(
+        iter_texts(corpus, text_column),
+        samples,
+        min_chars=min_chars,
+        max_chars=max_chars,
+        seed=seed,
+        exclude=exclude,
+    )
+    if not sentences:
+        raise RenormError(
+            f"{corpus}: no sentence of {min_chars}-{max_chars} characters (after dropping evaluation texts); "
+            "use another corpus or widen renorm.min_chars/max_chars"
+        )
+    if len(sentences) < samples:
+        log.warning("renorm: only %d sentences available (asked for %d)", len(sentences), samples)
+    embeddings = encode(model, sentences, text, batch_size)
+    mu = embeddings.astype(np.float64).mean(axis=0)
+    unit = mu / np.linalg.norm(mu)
+    after = renorm_formula(embeddings, mu, method)
+    append_renorm(model, mu.astype(np.float32), method)
+    model.save(str(out_dir))
+    np.save(out_dir / "renorm_mu.npy", mu.astype(np.float32))
+    result = RenormResult(
+        method=method,
+        corpus=corpus,
+        prompt=prompt,
+        prompt_text=text,
+        samples=len(sentences),
+        pool=pool,
+        dropped_eval_overlap=dropped,
+        mu_norm=float(np.linalg.norm(mu)),
+        mean_cos_to_mu_before=float((embeddings.astype(np.float64) @ unit).mean()),
+        mean_cos_to_mu_after=float((after @ unit).mean()),
+        dimension=int(mu.shape[0]),
+        seed=seed,
+    )
+    artifacts.write_json(out_dir / REPORT, asdict(result))
+    return result
+
+
+def evaluation_texts(task_specs: list[str]) -> set[str]:
+    """Normalized texts (and their sentences) of the local suites among evaluation task specs."""
+    from skadapt.evaluate.selection import suites_in
+    from skadapt.evaluate.suite import suite_texts
+
+    keys: set[str] = set()
+    for suite in suites_in(task_specs):
+        for text in suite_texts(suite):
+            keys.add(normalize_text(text))
+            keys.update(normalize_text(s) for s in split_sentences(text))
+    return keys
+
+
+def run_stage(ctx: Any) -> dict[str, Any]:
+    """Pipeline entry: renormalize the newest model; evaluation suites of the recipe are kept disjoint."""
+    config = ctx.config
+    evaluate = ctx.recipe.evaluate
+    exclude = evaluation_texts(list(evaluate.tasks)) if evaluate is not None else set()
+    result = renormalize(
+        ctx.input_model,
+        ctx.out_dir,
+        corpus=config.corpus,
+        method=config.method,
+        samples=config.samples,
+        prompt=config.prompt,
+        text_column=config.text_column,
+        min_chars=config.min_chars,
+        max_chars=config.max_chars,
+        seed=ctx.recipe.seed,
+        exclude=exclude,
+    )
+    return asdict(result)

@@ -1,0 +1,259 @@
+"""Evaluate: local suites through mteb, prompt policy, cache, aggregation, statistics, CLI, stage."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from skadapt.cli import app
+from skadapt.evaluate.aggregate import aggregate
+from skadapt.evaluate.runner import EvaluationError, TaskScore, evaluate_model, validate_prompt_policy
+from skadapt.evaluate.selection import TaskSelectionError, select_tasks
+from skadapt.evaluate.stats import compare
+from skadapt.evaluate.suite import load_suite
+from tests.test_evaluate_fixtures import SENTENCES, write_tiny_suite
+
+TYPES = {
+    "STS",
+    "Retrieval",
+    "PairClassification",
+    "Classification",
+    "Clustering",
+    "Reranking",
+    "BitextMining",
+}
+
+
+@pytest.fixture(scope="module")
+def tiny_suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_tiny_suite(tmp_path_factory.mktemp("suite"))
+
+
+def _direct_sts(model_path: Path, prompt: str | None) -> float:
+    """Spearman of cosine similarities, computed without mteb, in points."""
+    from scipy.stats import spearmanr
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(str(model_path), device="cpu")
+    a = model.encode([s[0] for s in SENTENCES], prompt=prompt or "")
+    b = model.encode([s[1] for s in SENTENCES], prompt=prompt or "")
+    cos = (a * b).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
+    return 100 * spearmanr(cos, [s[2] for s in SENTENCES]).statistic
+
+
+def test_local_suite_every_type_through_mteb(tiny_models: dict[str, Path], tiny_suite: Path, tmp_path: Path):
+    tasks = select_tasks([str(tiny_suite)], language="slk")
+    assert {t.metadata.type for t in tasks} == TYPES
+    scores = evaluate_model(
+        str(tiny_models["unigram"]), "tiny", tasks, cache_dir=tmp_path / "cache", results_dir=tmp_path / "res"
+    )
+    assert {s.type for s in scores} == TYPES
+    for score in scores:
+        assert 0 <= score.score <= 100 or score.type == "STS", score
+        result = json.loads((tmp_path / "res" / "tiny" / f"{score.task}.json").read_text())
+        assert result["task_name"] == score.task  # mteb's own result file
+    sts = next(s for s in scores if s.type == "STS")
+    assert sts.metric == "cosine_spearman"
+    assert sts.score == pytest.approx(_direct_sts(tiny_models["unigram"], None), abs=1e-3)
+
+
+def test_prompt_policy_reaches_the_model_through_mteb(tiny_models: dict[str, Path], tiny_suite: Path):
+    tasks = [t for t in select_tasks([str(tiny_suite)], language="slk") if t.metadata.type == "STS"]
+    model = tiny_models["wordpiece"]
+    plain = evaluate_model(str(model), "m", tasks, cache_dir=None)[0].score
+    policed = evaluate_model(str(model), "m", tasks, cache_dir=None, prompt_policy={"STS": "query: "})[
+        0
+    ].score
+    assert plain == pytest.approx(_direct_sts(model, None), abs=1e-3)
+    assert policed == pytest.approx(_direct_sts(model, "query: "), abs=1e-3)
+    assert plain != policed
+
+
+def test_prompt_policy_keys_are_task_types():
+    assert validate_prompt_policy({"STS": "query: ", "Retrieval-document": "passage: "})
+    with pytest.raises(EvaluationError, match="not an mteb task type"):
+        validate_prompt_policy({"MySTS": "query: "})
+
+
+def test_finished_tasks_come_from_the_cache(
+    tiny_models: dict[str, Path], tiny_suite: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    from mteb.abstasks.sts import AbsTaskSTS
+
+    def tasks() -> list:
+        return [t for t in select_tasks([str(tiny_suite)], language="slk") if t.metadata.type == "STS"]
+
+    first = evaluate_model(str(tiny_models["bpe"]), "m", tasks(), cache_dir=tmp_path)
+
+    def boom(*args: object, **kwargs: object) -> None:
+        raise AssertionError("recomputed a cached task")
+
+    monkeypatch.setattr(AbsTaskSTS, "_evaluate_subset", boom)
+    second = evaluate_model(str(tiny_models["bpe"]), "m", tasks(), cache_dir=tmp_path)
+    assert second[0].score == first[0].score
+
+
+def test_table1_averages_match_hand_computed_values():
+    scores = [
+        TaskScore("a", "t1", "STS", "m", 80.0),
+        TaskScore("a", "t2", "STS", "m", 60.0),
+        TaskScore("a", "t3", "Retrieval", "m", 40.0),
+        TaskScore("b", "t1", "STS", "m", 70.0),
+        TaskScore("b", "t2", "STS", "m", 70.0),
+        TaskScore("b", "t3", "Retrieval", "m", 50.0),
+    ]
+    table = aggregate(scores)
+    a, b = table.row("a"), table.row("b")
+    assert a.types == {"STS": 70.0, "Retrieval": 40.0}
+    assert a.all == pytest.approx(60.0)  # (80 + 60 + 40) / 3
+    assert a.type_mean == pytest.approx(55.0)  # (70 + 40) / 2
+    assert b.all == pytest.approx(190 / 3)
+    assert b.type_mean == pytest.approx(60.0)
+    with pytest.raises(ValueError, match="no score"):
+        aggregate([*scores, TaskScore("a", "t4", "STS", "m", 1.0)])
+
+
+def test_wilcoxon_and_tost_match_hand_computed_values():
+    a = [50.0, 60.0, 70.0, 80.0, 90.0]
+    # all five differences positive with distinct ranks: W = 0, exact two-sided p = 2 / 2**5
+    w = compare("a", a, "b", [51.0, 62.0, 73.0, 84.0, 95.0])
+    assert w.wilcoxon_statistic == 0.0
+    assert w.wilcoxon_p == pytest.approx(0.0625)
+
+    diffs = [0.5, -0.5, 1.0, 0.0, 0.5]  # mean 0.3, sd sqrt(1.3 / 4)
+    c = compare("a", a, "b", [x + d for x, d in zip(a, diffs, strict=True)], margin=2.0, alpha=0.05)
+    se = math.sqrt(1.3 / 4) / math.sqrt(5)
+    from scipy.stats import t
+
+    assert c.mean_diff == pytest.approx(0.3)
+    assert c.ci_low == pytest.approx(0.3 - t.ppf(0.95, 4) * se)
+    assert c.ci_high == pytest.approx(0.3 + t.ppf(0.95, 4) * se)
+    # TOST p = max of the one-sided p-values: P(T > (0.3 + 2)/se), P(T < (0.3 - 2)/se)
+    assert c.tost_p == pytest.approx(max(t.sf((0.3 + 2) / se, 4), t.cdf((0.3 - 2) / se, 4)))
+    assert c.equivalent
+    far = compare("a", a, "b", [x + 5 + d for x, d in zip(a, diffs, strict=True)], margin=2.0)
+    assert not far.equivalent and far.ci_low > 2
+
+
+@pytest.mark.parametrize(
+    ("suite_text", "files", "message"),
+    [
+        (
+            "tasks:\n  - {name: A, type: Nope, data: a.jsonl}\n",
+            {},
+            "suite.yaml:2: .*unknown task type 'Nope'",
+        ),
+        (
+            "tasks:\n  - {name: A, type: STS, data: a.jsonl}\n  - {name: B, type: STS, dat: a.jsonl}\n",
+            {"a.jsonl": ""},
+            r"suite.yaml:3: tasks\[1\] \(B\).*(dat: unknown field|data: Field required)",
+        ),
+        ("tasks:\n  - {name: A, type: STS, data: missing.jsonl}\n", {}, "suite.yaml:2: task A: data file"),
+        ("tasks: [\n", {}, "not valid YAML"),
+        ("tasks: []\n", {}, "at least 1 item"),
+        (
+            "tasks:\n  - {name: A, type: STS, data: a.jsonl}\n  - {name: A, type: STS, data: a.jsonl}\n",
+            {"a.jsonl": ""},
+            "unique, repeated: A",
+        ),
+        (
+            "tasks:\n  - {name: A, type: STS, data: a.jsonl, score_range: [5, 0]}\n",
+            {"a.jsonl": ""},
+            "low < high",
+        ),
+    ],
+)
+def test_bad_suite_files_fail_with_file_and_line(tmp_path: Path, suite_text: str, files: dict, message: str):
+    from skadapt.evaluate.suite import SuiteError
+
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    (tmp_path / "suite.yaml").write_text(suite_text)
+    with pytest.raises(SuiteError, match=message):
+        load_suite(tmp_path / "suite.yaml")
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("{not json", r"sts.jsonl:2: malformed JSON line"),
+        ('{"sentence1": "a", "sentence2": "b"}', r"sts.jsonl:2: score: Field required"),
+        (
+            '{"sentence1": "a", "sentence2": 3, "score": 1}',
+            r"sts.jsonl:2: sentence2: Input should be a valid string",
+        ),
+    ],
+)
+def test_malformed_data_lines_name_file_and_line(tmp_path: Path, line: str, message: str):
+    from skadapt.evaluate.suite import SuiteError
+
+    (tmp_path / "sts.jsonl").write_text('{"sentence1": "a", "sentence2": "b", "score": 1}\n' + line + "\n")
+    (tmp_path / "suite.yaml").write_text("tasks:\n  - {name: A, type: STS, data: sts.jsonl}\n")
+    task = select_tasks([str(tmp_path / "suite.yaml")], language="slk")[0]
+    with pytest.raises(SuiteError, match=message):
+        task.load_data()
+
+
+def test_qrels_must_reference_known_ids(tmp_path: Path, tiny_suite: Path):
+    from skadapt.evaluate.suite import SuiteError
+
+    for name in ("corpus.jsonl", "queries.jsonl"):
+        (tmp_path / name).write_text((tiny_suite.parent / name).read_text())
+    (tmp_path / "qrels.jsonl").write_text('{"query-id": "q0", "corpus-id": "nope", "score": 1}\n')
+    (tmp_path / "s.yaml").write_text(
+        "tasks:\n  - {name: R, type: Retrieval, corpus: corpus.jsonl, queries: queries.jsonl,"
+        " qrels: qrels.jsonl}\n"
+    )
+    with pytest.raises(SuiteError, match=r"qrels\.jsonl: row 1: unknown corpus-id 'nope'"):
+        select_tasks([str(tmp_path / "s.yaml")], language="slk")[0].load_data()
+
+
+def test_builtin_benchmark_tasks_and_mirrors(tmp_path: Path):
+    tasks = select_tasks(["MTEB(slk, v1)"], language="slk")
+    assert len(tasks) == 31
+    assert len({t.metadata.type for t in tasks}) == 7
+    mirrored = select_tasks(
+        ["SlovakSumRetrieval"], language="slk", mirrors={"SlovakSumRetrieval": str(tmp_path)}
+    )
+    assert mirrored[0].metadata.dataset["path"] == str(tmp_path.resolve())
+    with pytest.raises(TaskSelectionError, match="not among the selected tasks"):
+        select_tasks(["SlovakSumRetrieval"], language="slk", mirrors={"SlovakSTS": str(tmp_path)})
+    with pytest.raises(TaskSelectionError, match="not an mteb benchmark, an mteb task or a suite"):
+        select_tasks(["NoSuchTaskAnywhere"], language="slk")
+
+
+def test_cli_prints_models_side_by_side(tiny_models: dict[str, Path], tiny_suite: Path, tmp_path: Path):
+    out = tmp_path / "report"
+    args = [
+        "evaluate",
+        f"A={tiny_models['unigram']}",
+        f"B={tiny_models['wordpiece']}",
+        "--tasks",
+        str(tiny_suite),
+    ]
+    result = CliRunner().invoke(app, [*args, "--cache", str(tmp_path / "cache"), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "All" in result.stdout and "Type" in result.stdout
+    assert "│ A " in result.stdout and "│ B " in result.stdout
+    assert "TOST" in result.stdout
+    report = json.loads((out / "report.json").read_text())
+    assert [m["model"] for m in report["models"]] == ["A", "B"]
+    assert len(report["comparisons"]) == 1
+    assert (out / "report.png").stat().st_size > 0
+    assert len(list((out / "results" / "A").glob("*.json"))) == 7
+    assert "| Model |" in (out / "report.md").read_text()
+
+
+def test_cli_bad_suite_is_one_clear_error(tiny_models: dict[str, Path], tmp_path: Path):
+    (tmp_path / "s.yaml").write_text("tasks:\n  - {name: A, type: STS}\n")
+    result = CliRunner().invoke(
+        app, ["evaluate", str(tiny_models["unigram"]), "--tasks", str(tmp_path / "s.yaml")]
+    )
+    assert result.exit_code == 1
+    assert "s.yaml:2" in result.output and "data" in result.output
+    assert "Traceback" not in result.output

@@ -1,0 +1,193 @@
+"""Renorm: sentence sampling, R1/R2 as vanilla sentence-transformers modules, formula equality, CLI, stage."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from skadapt.cli import app
+from skadapt.renorm import renorm_formula, renormalize, sample_sentences, split_sentences
+
+DATA = Path(__file__).parent / "data"
+CORPUS = DATA / "sk_corpus.txt"
+SUITE_SK = DATA / "suite_sk" / "suite.yaml"
+TEXTS = ["Prvá veta je tu. Druhá veta ide hneď za ňou! A tretia? Áno, aj tá.", "Krátka."]
+
+
+def test_split_sentences():
+    assert split_sentences(TEXTS[0]) == [
+        "Prvá veta je tu.",
+        "Druhá veta ide hneď za ňou!",
+        "A tretia?",
+        "Áno, aj tá.",
+    ]
+    assert split_sentences("Cena je 12,50 €. To je veľa.") == ["Cena je 12,50 €.", "To je veľa."]
+
+
+def test_sample_is_seeded_windowed_unique_and_disjoint():
+    texts = [f"Veta číslo {i} má presne toľko znakov, koľko treba." for i in range(50)] * 2 + ["Krátka veta."]
+    exclude = {"veta číslo 3 má presne toľko znakov, koľko treba."}
+    a, pool, dropped = sample_sentences(texts, 10, min_chars=20, max_chars=80, seed=1, exclude=exclude)
+    b, _, _ = sample_sentences(texts, 10, min_chars=20, max_chars=80, seed=1, exclude=exclude)
+    c, _, _ = sample_sentences(texts, 10, min_chars=20, max_chars=80, seed=2, exclude=exclude)
+    assert a == b and a != c
+    assert len(a) == len(set(a)) == 10
+    assert pool == 30 and dropped == 1  # pool = 3 x samples; one excluded sentence
+    assert all(20 <= len(s) <= 80 for s in a)
+    assert not any("číslo 3 " in s for s in a)
+
+
+def _check_renormalized(base: Path, renormed: Path, method: str, texts: list[str]) -> None:
+    """Vanilla sentence-transformers reload equals the formula; R2 is orthogonal to mu-hat."""
+    from sentence_transformers import SentenceTransformer
+
+    modules = json.loads((renormed / "modules.json").read_text())
+    assert [m["type"].rsplit(".", 1)[-1] for m in modules[-2:]] == ["Dense", "Normalize"]
+    assert all(m["type"].startswith("sentence_transformers.") for m in modules)
+    config = json.loads((renormed / modules[-2]["path"] / "config.json").read_text())
+    assert config["activation_function"] == "torch.nn.modules.linear.Identity"
+
+    mu = np.load(renormed / "renorm_mu.npy")
+    e = SentenceTransformer(str(base), device="cpu").encode(texts, prompt="")
+    r = SentenceTransformer(str(renormed), device="cpu", trust_remote_code=False).encode(texts, prompt="")
+    assert np.abs(r - renorm_formula(e, mu, method)).max() <= 1e-6
+    assert np.allclose(np.linalg.norm(r, axis=1), 1, atol=1e-6)
+    if method == "r2":
+        assert np.abs(r @ (mu / np.linalg.norm(mu))).max() <= 1e-6
+
+
+@pytest.mark.parametrize("method", ["r1", "r2"])
+def test_tiny_model_renorm_loads_vanilla_and_equals_formula(
+    tiny_models: dict[str, Path], tmp_path: Path, method
+):
+    out = tmp_path / method
+    result = renormalize(
+        str(tiny_models["unigram"]), out, corpus=str(CORPUS), method=method, samples=50, seed=3
+    )
+    assert result.samples == 50 and result.mu_norm == pytest.approx(
+        float(np.linalg.norm(np.load(out / "renorm_mu.npy")))
+    )
+    assert json.loads((out / "renorm_report.json").read_text())["method"] == method
+    _check_renormalized(tiny_models["unigram"], out, method, split_sentences(CORPUS.read_text())[:20])
+    if method == "r2":
+        assert abs(result.mean_cos_to_mu_after) < 1e-6
+
+    from mteb.models.sentence_transformer_wrapper import SentenceTransformerEncoderWrapper
+
+    assert SentenceTransformerEncoderWrapper(str(out)).model[-2].linear.weight.shape[0] == 32  # mteb loads it
+
+
+def test_renorm_is_deterministic(tiny_models: dict[str, Path], tmp_path: Path):
+    a = renormalize(str(tiny_models["bpe"]), tmp_path / "a", corpus=str(CORPUS), samples=40, seed=5)
+    b = renormalize(str(tiny_models["bpe"]), tmp_path / "b", corpus=str(CORPUS), samples=40, seed=5)
+    assert a.mu_norm == b.mu_norm
+    assert np.array_equal(
+        np.load(tmp_path / "a" / "renorm_mu.npy"), np.load(tmp_path / "b" / "renorm_mu.npy")
+    )
+
+
+def test_cli_renorm_and_its_errors(tiny_models: dict[str, Path], tmp_path: Path):
+    runner = CliRunner()
+    base = ["renorm", str(tiny_models["wordpiece"]), "--out", str(tmp_path / "m")]
+    ok = runner.invoke(app, [*base, "--corpus", str(CORPUS), "--method", "r1", "--samples", "30"])
+    assert ok.exit_code == 0, ok.output
+    assert "||mu||" in ok.stdout and (tmp_path / "m" / "3_Dense").is_dir()
+    missing = runner.invoke(app, [*base, "--corpus", str(tmp_path / "nope.txt"), "--overwrite"])
+    assert missing.exit_code == 1 and "nope.txt: no such file" in missing.output
+    exists = runner.invoke(app, [*base, "--corpus", str(CORPUS)])
+    assert exists.exit_code == 1 and "already exists" in exists.output
+    window = runner.invoke(app, [*base, "--corpus", str(CORPUS), "--min-chars", "600", "--overwrite"])
+    assert window.exit_code == 1 and "must not exceed" in window.output
+    (tmp_path / "short.txt").write_text("Krátka veta.\n")
+    short = runner.invoke(app, [*base, "--corpus", str(tmp_path / "short.txt"), "--overwrite"])
+    assert short.exit_code == 1 and "no sentence of 64-512 characters" in short.output
+
+
+def test_suite_sentences_are_dropped_from_the_sample(tiny_models: dict[str, Path], tmp_path: Path):
+    from skadapt.renorm import evaluation_texts
+
+    corpus = tmp_path / "c.txt"
+    leaked = "Slovenskí hokejisti porazili Fínov po predĺžení a postúpili do semifinále turnaja."
+    corpus.write_text(CORPUS.read_text() + leaked + "\n")
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "d.jsonl").write_text(
+        json.dumps({"sentence1": leaked, "sentence2": "x"}, ensure_ascii=False) + "\n"
+    )
+    (suite / "s.yaml").write_text("tasks:\n  - {name: B, type: BitextMining, data: d.jsonl}\n")
+    result = renormalize(
+        str(tiny_models["unigram"]), tmp_path / "m", corpus=str(corpus), samples=1000,
+        exclude=evaluation_texts([str(suite / "s.yaml")]),
+    )  # fmt: skip
+    assert result.dropped_eval_overlap == 1
+
+
+def test_pipeline_renorm_then_evaluate(tiny_models: dict[str, Path], tmp_path: Path, monkeypatch):
+    from skadapt.pipeline import run_recipe
+    from skadapt.recipe import validate_recipe
+    from tests.test_evaluate_fixtures import write_tiny_suite
+
+    monkeypatch.chdir(tmp_path)
+    suite = write_tiny_suite(tmp_path / "suite")
+    recipe = validate_recipe(
+        {
+            "name": "demo",
+            "language": "slk",
+            "base_model": str(tiny_models["unigram"]),
+            "output_dir": str(tmp_path / "run"),
+            "renorm": {"corpus": str(CORPUS), "samples": 60, "method": "r2"},
+            "evaluate": {
+                "tasks": [str(suite)],
+                "models": ["base", "renorm"],
+                "prompt_policy": {"STS": "query: "},
+            },
+        }
+    )
+    outcomes = run_recipe(recipe)
+    assert [o.status for o in outcomes] == ["ran", "ran"]
+    run = tmp_path / "run"
+    _check_renormalized(
+        tiny_models["unigram"], run / "renorm", "r2", split_sentences(CORPUS.read_text())[:10]
+    )
+    report = json.loads((run / "evaluate" / "report.json").read_text())
+    assert [m["model"] for m in report["models"]] == ["base", "renorm"]
+    assert (run / "evaluate" / "report.md").is_file() and (run / ".cache" / "mteb").is_dir()
+    assert outcomes[1].result["comparisons"][0]["b"] == "renorm"
+    assert [o.status for o in run_recipe(recipe)] == ["skipped", "skipped"]
+
+
+@pytest.mark.slow
+@pytest.mark.real_model
+def test_real_e5_small_base_r1_r2_on_slovak_suite(e5_small: Path, tmp_path: Path):
+    from skadapt.evaluate.stage import run_evaluation
+    from skadapt.renorm import evaluation_texts
+
+    exclude = evaluation_texts([str(SUITE_SK)])
+    texts = split_sentences(CORPUS.read_text())[:16]
+    models = {"base": str(e5_small)}
+    for method in ("r1", "r2"):
+        out = tmp_path / method
+        result = renormalize(str(e5_small), out, corpus=str(CORPUS), method=method, exclude=exclude)
+        assert result.samples > 150 and 0.5 < result.mu_norm < 1.0
+        _check_renormalized(e5_small, out, method, texts)
+        models[method] = str(out)
+    policy = {
+        t: "query: " for t in ("STS", "PairClassification", "Classification", "Clustering", "BitextMining")
+    }
+    table, items = run_evaluation(
+        models,
+        [str(SUITE_SK)],
+        tmp_path / "eval",
+        language="slk",
+        cache_dir=tmp_path / "cache",
+        prompt_policy=policy,
+    )
+    assert [r.model for r in table.rows] == ["base", "r1", "r2"]
+    assert len(table.task_types) == 7 and len(items) == 2
+    base = table.row("base")
+    assert base.types["BitextMining"] > 80 and base.types["Retrieval"] > 60  # a real model on real Slovak
+    print((tmp_path / "eval" / "report.md").read_text())
