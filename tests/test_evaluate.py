@@ -16,7 +16,7 @@ from skadapt.evaluate.runner import EvaluationError, TaskScore, evaluate_model, 
 from skadapt.evaluate.selection import TaskSelectionError, select_tasks
 from skadapt.evaluate.stats import compare
 from skadapt.evaluate.suite import load_suite
-from tests.test_evaluate_fixtures import SENTENCES, write_tiny_suite
+from tests.suite_fixtures import SENTENCES, write_tiny_suite
 
 TYPES = {
     "STS",

@@ -129,7 +129,7 @@ def test_suite_sentences_are_dropped_from_the_sample(tiny_models: dict[str, Path
 def test_pipeline_renorm_then_evaluate(tiny_models: dict[str, Path], tmp_path: Path, monkeypatch):
     from skadapt.pipeline import run_recipe
     from skadapt.recipe import validate_recipe
-    from tests.test_evaluate_fixtures import write_tiny_suite
+    from tests.suite_fixtures import write_tiny_suite
 
     monkeypatch.chdir(tmp_path)
     suite = write_tiny_suite(tmp_path / "suite")
