@@ -1,0 +1,308 @@
+"""Task builders: recipe dataset entries -> training datasets with fixed columns, prompts and stats.
+
+- ``pairs``: roles anchor, positive[, negative] -> columns anchor, positive[, negative]; prompts
+  ``query: `` on the anchor, ``passage: `` on the others.
+- ``nli``: roles premise, hypothesis, label -> columns anchor, positive, negative (triplets); ``query: ``.
+- ``rte``: roles premise, hypothesis, label (skLEP's text1/text2 are found too) -> columns anchor,
+  positive (entailment pairs only); ``query: ``.
+- ``sts``: roles sentence1, sentence2, score -> columns sentence1, sentence2, score (scaled from
+  ``score_range`` to [0, 1]); ``query: `` on both.
+
+A dataset's ``columns`` maps a role to its source column when the names differ.
+
+Prompts follow the E5 convention: asymmetric retrieval pairs get ``query: `` / ``passage: ``; symmetric
+sentence tasks (NLI, RTE, STS) get ``query: `` on both sides, which is also what the evaluation's prompt
+policy uses for STS and pair classification. A dataset's ``prompts`` (training column -> prompt, ``""`` for
+none) replaces the defaults column by column.
+
+NLI rows become (premise, entailed hypothesis, contradicted hypothesis) triplets: each entailed hypothesis
+of a premise is paired with one of that premise's contradicted hypotheses (in turn); premises without both
+are dropped (counted in the stats). RTE keeps the entailment pairs as positives. Labels are read through the
+dataset's ``label_map`` (source label -> name), then the source's ClassLabel names, then as written.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from skadapt.train.rows import RowSource, TrainingDataError, open_rows
+
+if TYPE_CHECKING:
+    from datasets import Dataset
+
+    from skadapt.recipe import FinetuneDataset
+
+QUERY, PASSAGE = "query: ", "passage: "
+SOURCE_ROLES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    # kind -> (required roles, optional roles)
+    "pairs": (("anchor", "positive"), ("negative",)),
+    "nli": (("premise", "hypothesis", "label"), ()),
+    "rte": (("premise", "hypothesis", "label"), ()),
+    "sts": (("sentence1", "sentence2", "score"), ()),
+}
+ROLE_ALIASES: dict[str, dict[str, str]] = {"rte": {"premise": "text1", "hypothesis": "text2"}}
+"""Column names tried when a role is not mapped and no column has the role's own name (skLEP RTE)."""
+NLI_LABELS = ("entailment", "neutral", "contradiction")
+RTE_LABELS = ("entailment", "not_entailment", "neutral", "contradiction")
+
+
+@dataclass
+class TaskDataset:
+    """One built training dataset.
+
+    Attributes:
+        name: The recipe name of the dataset.
+        kind: pairs, nli, rte or sts.
+        loss: The loss name from the recipe.
+        columns: Training column names in order (text columns, then ``score`` for sts).
+        data: Column -> values.
+        prompts: Training column -> prompt (text columns only).
+        stats: Rows read, rows kept, rows dropped and why.
+    """
+
+    name: str
+    kind: str
+    loss: str
+    columns: list[str]
+    data: dict[str, list[Any]]
+    prompts: dict[str, str]
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.data[self.columns[0]]) if self.columns else 0
+
+    @property
+    def text_columns(self) -> list[str]:
+        """Columns holding texts (everything but the score)."""
+        return [c for c in self.columns if c != "score"]
+
+    def texts(self) -> list[str]:
+        """All training texts of the dataset (with repeats)."""
+        return [text for column in self.text_columns for text in self.data[column]]
+
+    def to_hf(self) -> Dataset:
+        """The dataset as a ``datasets.Dataset`` with columns in training order."""
+        from datasets import Dataset
+
+        return Dataset.from_dict({column: self.data[column] for column in self.columns})
+
+
+def default_prompts(kind: str, columns: list[str]) -> dict[str, str]:
+    """Default prompt per training text column of a dataset kind (see the module docstring)."""
+    if kind == "pairs":
+        return {column: QUERY if column == "anchor" else PASSAGE for column in columns}
+    return {column: QUERY for column in columns if column != "score"}
+
+
+def _resolve_columns(config: FinetuneDataset, first_row: dict[str, Any], where: str) -> dict[str, str]:
+    """Role -> source column for the dataset, checked against the first row."""
+    required, optional = SOURCE_ROLES[config.kind]
+    unknown = sorted(set(config.columns) - set(required) - set(optional))
+    if unknown:
+        raise TrainingDataError(
+            f"dataset {config.name!r}: columns has unknown role(s) {', '.join(unknown)} for kind "
+            f"{config.kind!r}; roles are {', '.join(required + optional)}"
+        )
+    aliases = ROLE_ALIASES.get(config.kind, {})
+    resolved: dict[str, str] = {}
+    for role in required + optional:
+        if role in config.columns:
+            resolved[role] = config.columns[role]
+        elif role in first_row:
+            resolved[role] = role
+        elif aliases.get(role) in first_row:
+            resolved[role] = aliases[role]
+        elif role in required:
+            raise TrainingDataError(
+                f"dataset {config.name!r}: {where}: no column for {role!r} (columns: "
+                f"{', '.join(map(str, first_row))}); map it with columns: {{{role}: COLUMN}}"
+            )
+    return resolved
+
+
+def _text(row: dict[str, Any], column: str, role: str, dataset: str, where: str) -> str:
+    if column not in row:
+        raise TrainingDataError(
+            f"dataset {dataset!r}: {where}: missing column {column!r} ({role}); "
+            f"the row has {', '.join(map(str, row))}"
+        )
+    value = row[column]
+    if not isinstance(value, str) or not value.strip():
+        raise TrainingDataError(
+            f"dataset {dataset!r}: {where}: field {column!r} ({role}) must be a non-empty text, got {value!r}"
+        )
+    return value
+
+
+def _label(
+    row: dict[str, Any],
+    column: str,
+    config: FinetuneDataset,
+    names: list[str] | None,
+    allowed: tuple[str, ...],
+    where: str,
+) -> str:
+    if column not in row:
+        raise TrainingDataError(
+            f"dataset {config.name!r}: {where}: missing column {column!r} (label); "
+            f"the row has {', '.join(map(str, row))}"
+        )
+    raw = row[column]
+    key = str(raw)
+    if key in config.label_map:
+        label = config.label_map[key]
+    elif names is not None and isinstance(raw, int) and 0 <= raw < len(names):
+        label = names[raw]
+    else:
+        label = key
+    label = label.strip().lower().replace(" ", "_").replace("-", "_")
+    if label not in allowed:
+        hint = f"label_map {config.label_map}" if config.label_map else "no label_map"
+        raise TrainingDataError(
+            f"dataset {config.name!r}: {where}: unknown label {raw!r} in column {column!r} ({hint}); "
+            f"map every source label to one of {', '.join(allowed)} with label_map"
+        )
+    return label
+
+
+def _score(row: dict[str, Any], column: str, config: FinetuneDataset, where: str) -> float:
+    if column not in row:
+        raise TrainingDataError(
+            f"dataset {config.name!r}: {where}: missing column {column!r} (score); "
+            f"the row has {', '.join(map(str, row))}"
+        )
+    raw = row[column]
+    try:
+        value = float(raw)
+    except (TypeError, ValueError):
+        raise TrainingDataError(
+            f"dataset {config.name!r}: {where}: score {raw!r} in column {column!r} is not a number"
+        ) from None
+    low, high = config.score_range
+    if math.isnan(value) or not low <= value <= high:
+        raise TrainingDataError(
+            f"dataset {config.name!r}: {where}: score {raw!r} in column {column!r} is outside "
+            f"score_range [{low:g}, {high:g}]; fix the row or set score_range"
+        )
+    return (value - low) / (high - low)
+
+
+def _rows(source: RowSource, config: FinetuneDataset) -> list[tuple[str, dict[str, Any]]]:
+    rows = []
+    for item in source.rows:
+        if (
+            config.max_samples is not None
+            and config.kind in ("pairs", "sts")
+            and len(rows) >= config.max_samples
+        ):
+            break
+        rows.append(item)
+    if not rows:
+        raise TrainingDataError(f"dataset {config.name!r}: {config.source} is empty (no rows)")
+    return rows
+
+
+def build_task_dataset(config: FinetuneDataset, source: RowSource | None = None) -> TaskDataset:
+    """Read and convert one recipe dataset.
+
+    Args:
+        config: The recipe entry.
+        source: Rows to use instead of opening ``config.source`` (tests, already opened sources).
+
+    Raises:
+        TrainingDataError: Missing column, empty text, unknown label, score outside ``score_range``, or an
+            empty result; the message names the dataset, the row and the field.
+    """
+    source = source or open_rows(config.source, config.name)
+    rows = _rows(source, config)
+    columns = _resolve_columns(config, rows[0][1], rows[0][0])
+    builder = {"pairs": _build_pairs, "nli": _build_nli, "rte": _build_rte, "sts": _build_sts}[config.kind]
+    data, stats = builder(rows, columns, config, source)
+    if config.max_samples is not None:
+        data = {column: values[: config.max_samples] for column, values in data.items()}
+    out_columns = list(data)
+    size = len(data[out_columns[0]]) if out_columns else 0
+    if size == 0:
+        raise TrainingDataError(
+            f"dataset {config.name!r}: no training examples left from {config.source} "
+            f"({stats.get('dropped', {}) or 'all rows dropped'})"
+        )
+    prompts = default_prompts(config.kind, out_columns)
+    for column, prompt in (config.prompts or {}).items():
+        if column not in prompts:
+            raise TrainingDataError(
+                f"dataset {config.name!r}: prompts has {column!r}, not a text column of kind "
+                f"{config.kind!r} (columns: {', '.join(prompts)})"
+            )
+        prompts[column] = prompt
+    stats.update(rows_read=len(rows), examples=size, source_columns=columns)
+    return TaskDataset(config.name, config.kind, str(config.loss), out_columns, data, prompts, stats)
+
+
+Rows = list[tuple[str, dict[str, Any]]]
+Built = tuple[dict[str, list[Any]], dict[str, Any]]
+
+
+def _build_pairs(rows: Rows, columns: dict[str, str], config: FinetuneDataset, source: RowSource) -> Built:
+    roles = [role for role in ("anchor", "positive", "negative") if role in columns]
+    data: dict[str, list[Any]] = {role: [] for role in roles}
+    for where, row in rows:
+        for role in roles:
+            data[role].append(_text(row, columns[role], role, config.name, where))
+    return data, {}
+
+
+def _build_sts(rows: Rows, columns: dict[str, str], config: FinetuneDataset, source: RowSource) -> Built:
+    data: dict[str, list[Any]] = {"sentence1": [], "sentence2": [], "score": []}
+    for where, row in rows:
+        data["sentence1"].append(_text(row, columns["sentence1"], "sentence1", config.name, where))
+        data["sentence2"].append(_text(row, columns["sentence2"], "sentence2", config.name, where))
+        data["score"].append(_score(row, columns["score"], config, where))
+    return data, {}
+
+
+def _labelled(
+    rows: Rows, columns: dict[str, str], config: FinetuneDataset, source: RowSource, allowed: tuple[str, ...]
+) -> Iterator[tuple[str, str, str]]:
+    """(premise, hypothesis, label name) per row."""
+    names = source.label_names.get(columns["label"])
+    for where, row in rows:
+        premise = _text(row, columns["premise"], "premise", config.name, where)
+        hypothesis = _text(row, columns["hypothesis"], "hypothesis", config.name, where)
+        yield premise, hypothesis, _label(row, columns["label"], config, names, allowed, where)
+
+
+def _build_rte(rows: Rows, columns: dict[str, str], config: FinetuneDataset, source: RowSource) -> Built:
+    data: dict[str, list[Any]] = {"anchor": [], "positive": []}
+    dropped = 0
+    for premise, hypothesis, label in _labelled(rows, columns, config, source, RTE_LABELS):
+        if label == "entailment":
+            data["anchor"].append(premise)
+            data["positive"].append(hypothesis)
+        else:
+            dropped += 1
+    return data, {"dropped": {"not_entailment": dropped} if dropped else {}}
+
+
+def _build_nli(rows: Rows, columns: dict[str, str], config: FinetuneDataset, source: RowSource) -> Built:
+    groups: dict[str, dict[str, list[str]]] = defaultdict(lambda: {label: [] for label in NLI_LABELS})
+    for premise, hypothesis, label in _labelled(rows, columns, config, source, NLI_LABELS):
+        groups[premise][label].append(hypothesis)
+    data: dict[str, list[Any]] = {"anchor": [], "positive": [], "negative": []}
+    without_pair = neutral = 0
+    for premise, hypotheses in groups.items():
+        neutral += len(hypotheses["neutral"])
+        entailed, contradicted = hypotheses["entailment"], hypotheses["contradiction"]
+        if not entailed or not contradicted:
+            without_pair += len(entailed) + len(contradicted)
+            continue
+        for index, positive in enumerate(entailed):
+            data["anchor"].append(premise)
+            data["positive"].append(positive)
+            data["negative"].append(contradicted[index % len(contradicted)])
+    dropped = {"neutral": neutral, "premise_without_entailed_and_contradicted": without_pair}
+    return data, {"dropped": {k: v for k, v in dropped.items() if v}, "premises": len(groups)}

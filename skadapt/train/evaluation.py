@@ -1,0 +1,110 @@
+"""The optional dev evaluation used during training for best-checkpoint selection.
+
+- ``kind: sts`` - rows with sentence1, sentence2, score (on ``score_range``) -> EmbeddingSimilarityEvaluator,
+  selected on Spearman of cosine similarities; both sentences get the ``query: `` prompt.
+- ``kind: retrieval`` - rows with query, positive -> InformationRetrievalEvaluator over the corpus of all
+  positives, selected on nDCG@10; queries get ``query: ``, passages ``passage: ``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from skadapt.train.datasets import PASSAGE, QUERY
+from skadapt.train.rows import TrainingDataError, open_rows
+
+if TYPE_CHECKING:
+    from skadapt.recipe import DevEvaluation
+
+DEV_NAME = "dev"
+
+
+@dataclass
+class DevSet:
+    """A built dev evaluator and the metric the trainer selects the best checkpoint on.
+
+    Attributes:
+        evaluator: The sentence-transformers evaluator (named ``dev``).
+        metric: Key of the main score in the evaluator's results, e.g. ``dev_spearman_cosine``.
+        size: Pairs (sts) or queries (retrieval).
+    """
+
+    evaluator: Any
+    metric: str
+    size: int
+
+
+def _column(config: DevEvaluation, role: str) -> str:
+    return config.columns.get(role, role)
+
+
+def _value(row: dict[str, Any], column: str, role: str, where: str) -> Any:
+    if column not in row:
+        raise TrainingDataError(
+            f"dev set: {where}: missing column {column!r} ({role}); the row has {', '.join(map(str, row))}"
+        )
+    value = row[column]
+    if role != "score" and (not isinstance(value, str) or not value.strip()):
+        raise TrainingDataError(f"dev set: {where}: field {column!r} ({role}) must be a non-empty text")
+    return value
+
+
+def build_dev_set(config: DevEvaluation, batch_size: int = 32) -> DevSet:
+    """Read the dev source and build its evaluator.
+
+    Raises:
+        TrainingDataError: Missing/empty column, bad score, or an empty dev set.
+    """
+    from sentence_transformers.sentence_transformer.evaluation import (
+        EmbeddingSimilarityEvaluator,
+        InformationRetrievalEvaluator,
+    )
+
+    rows = list(open_rows(config.source, "dev").rows)
+    if not rows:
+        raise TrainingDataError(f"dev set: {config.source} is empty (no rows)")
+    if config.kind == "sts":
+        low, high = config.score_range
+        first, second, scores = [], [], []
+        for where, row in rows:
+            first.append(QUERY + _value(row, _column(config, "sentence1"), "sentence1", where))
+            second.append(QUERY + _value(row, _column(config, "sentence2"), "sentence2", where))
+            raw = _value(row, _column(config, "score"), "score", where)
+            try:
+                score = float(raw)
+            except (TypeError, ValueError):
+                raise TrainingDataError(f"dev set: {where}: score {raw!r} is not a number") from None
+            if not low <= score <= high:
+                raise TrainingDataError(
+                    f"dev set: {where}: score {raw!r} is outside score_range [{low:g}, {high:g}]"
+                )
+            scores.append((score - low) / (high - low))
+        evaluator = EmbeddingSimilarityEvaluator(
+            first, second, scores, batch_size=batch_size, name=DEV_NAME, similarity_fn_names=["cosine"]
+        )
+        return DevSet(evaluator, f"{DEV_NAME}_spearman_cosine", len(scores))
+    queries: dict[str, str] = {}
+    corpus: dict[str, str] = {}
+    passage_ids: dict[str, str] = {}
+    relevant: dict[str, set[str]] = {}
+    for where, row in rows:
+        query = _value(row, _column(config, "query"), "query", where)
+        positive = _value(row, _column(config, "positive"), "positive", where)
+        doc_id = passage_ids.setdefault(positive, f"d{len(passage_ids)}")
+        corpus[doc_id] = positive
+        query_id = f"q{len(queries)}"
+        queries[query_id] = query
+        relevant[query_id] = {doc_id}
+    evaluator = InformationRetrievalEvaluator(
+        queries,
+        corpus,
+        relevant,
+        batch_size=batch_size,
+        name=DEV_NAME,
+        query_prompt=QUERY,
+        corpus_prompt=PASSAGE,
+        score_functions=None,
+        write_csv=False,
+    )
+    return DevSet(evaluator, f"{DEV_NAME}_cosine_ndcg@10", len(queries))

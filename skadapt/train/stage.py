@@ -1,0 +1,164 @@
+"""The ``finetune`` stage: build datasets, check contamination, train, save model + training_report.json.
+
+``run_stage`` is the pipeline entry (``skadapt train``); ``finetune`` is the same work with explicit
+arguments, used by ``skadapt finetune`` and by tests (which pass trainer callbacks).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from skadapt import artifacts
+from skadapt.train.contamination import contamination_report
+from skadapt.train.datasets import TaskDataset, build_task_dataset
+from skadapt.train.losses import check_loss
+from skadapt.train.trainer import copy_logs, load_model, save_model, train
+
+if TYPE_CHECKING:
+    from transformers import TrainerCallback
+
+    from skadapt.pipeline import StageContext
+    from skadapt.recipe import FinetuneConfig, Recipe
+
+log = logging.getLogger(__name__)
+
+REPORT = "training_report.json"
+
+
+def build_datasets(config: FinetuneConfig) -> list[TaskDataset]:
+    """Build every recipe dataset and check its loss (before any model is loaded).
+
+    Raises:
+        TrainingDataError: Bad data, naming the dataset, row and field.
+    """
+    datasets = []
+    for entry in config.datasets:
+        dataset = build_task_dataset(entry)
+        check_loss(dataset)
+        log.info(
+            "finetune: dataset %s (%s, %s): %d examples",
+            dataset.name,
+            dataset.kind,
+            dataset.loss,
+            len(dataset),
+        )
+        datasets.append(dataset)
+    return datasets
+
+
+def _is_main_process() -> bool:
+    return int(os.environ.get("RANK", "0")) == 0
+
+
+def finetune(
+    model: str,
+    recipe: Recipe,
+    out_dir: Path,
+    work_dir: Path,
+    callbacks: list[TrainerCallback] | None = None,
+) -> dict[str, Any]:
+    """Fine-tune ``model`` with the recipe's finetune section and write the model to ``out_dir``.
+
+    Args:
+        model: Starting model: a sentence-transformers directory or a Hub id.
+        recipe: The recipe (its ``finetune`` section, ``seed`` and ``evaluate.tasks`` are used).
+        out_dir: Directory to write the trained model and ``training_report.json`` into.
+        work_dir: Persistent scratch for checkpoints; a later call with the same work_dir resumes.
+        callbacks: Extra trainer callbacks.
+
+    Returns:
+        A summary for the stage manifest (dataset sizes, steps, dev scores, contamination status).
+
+    Raises:
+        TrainingDataError: Bad training or dev data.
+        ContaminationError: Training data overlaps the evaluation test data above the threshold.
+        FinetuneSetupError: Inconsistent training settings.
+    """
+    from skadapt.train.evaluation import build_dev_set
+
+    config = recipe.finetune
+    if config is None:
+        raise ValueError("the recipe has no finetune section")
+    started = time.perf_counter()
+    datasets = build_datasets(config)
+    eval_tasks = list(recipe.evaluate.tasks) if recipe.evaluate is not None else []
+    contamination = contamination_report(
+        (text for dataset in datasets for text in dataset.texts()),
+        eval_tasks,
+        config.contamination.threshold,
+        config.contamination.allow,
+    )
+    dev = build_dev_set(config.dev, config.batch_size) if config.dev is not None else None
+    loaded = load_model(model, config)
+    dev_before = dev.evaluator(loaded) if dev is not None else {}
+    result = train(loaded, datasets, config, recipe.seed, work_dir, dev, callbacks)
+    dev_after = dev.evaluator(result.model) if dev is not None else {}
+    report: dict[str, Any] = {
+        "model": model,
+        "seed": recipe.seed,
+        "datasets": [
+            {
+                "name": d.name,
+                "kind": d.kind,
+                "source": next(e.source for e in config.datasets if e.name == d.name),
+                "examples": len(d),
+                "columns": d.columns,
+                "loss": d.loss,
+                "prompts": d.prompts,
+                "stats": d.stats,
+            }
+            for d in datasets
+        ],
+        "losses": {d.name: d.loss for d in datasets},
+        "sampling": config.sampling,
+        "steps": {"done": result.global_step, "planned": result.planned_steps},
+        "resumed_from": result.resumed_from,
+        "time_s": {"train": round(result.seconds, 3), "total": round(time.perf_counter() - started, 3)},
+        "train_metrics": result.metrics,
+        "loss_curve": result.loss_curve,
+        "dev": None
+        if dev is None
+        else {
+            "metric": dev.metric,
+            "size": dev.size,
+            "before": _floats(dev_before),
+            "final": _floats(dev_after),
+            "history": result.dev_history,
+            "best_checkpoint": result.best_checkpoint,
+        },
+        "contamination": contamination,
+        "versions": artifacts.library_versions(),
+    }
+    if _is_main_process():
+        report["model_prompts"] = save_model(result.model, datasets, out_dir)
+        if config.report_to == "tensorboard":
+            copy_logs(work_dir, out_dir)
+        artifacts.write_json(out_dir / REPORT, report)
+    return {
+        "datasets": {d.name: len(d) for d in datasets},
+        "losses": report["losses"],
+        "steps": report["steps"],
+        "resumed_from": result.resumed_from,
+        "final_loss": result.loss_curve[-1]["loss"] if result.loss_curve else None,
+        "dev": None
+        if dev is None
+        else {"metric": dev.metric, "before": dev_before.get(dev.metric), "final": dev_after.get(dev.metric)},
+        "contamination": {
+            "status": contamination["status"],
+            "max_rate": contamination["max_rate"],
+            "unreachable": sorted(contamination["unreachable"]),
+        },
+    }
+
+
+def _floats(scores: dict[str, Any]) -> dict[str, float]:
+    return {k: round(float(v), 6) for k, v in scores.items() if isinstance(v, int | float)}
+
+
+def run_stage(ctx: StageContext) -> dict[str, Any]:
+    """Pipeline entry of the ``finetune`` stage: train ``ctx.input_model`` into ``ctx.out_dir``."""
+    return finetune(ctx.input_model, ctx.recipe, ctx.out_dir, ctx.work_dir)

@@ -1,0 +1,268 @@
+"""Training through ``SentenceTransformerTrainer``: arguments, checkpoint resume, prompts, the report.
+
+Checkpoints go to ``<work_dir>/checkpoints`` every ``save_steps``; when that directory already holds a
+checkpoint (a killed earlier attempt of the same stage), training resumes from the newest one and ends
+with the same number of optimizer steps as an uninterrupted run.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from skadapt.errors import SkadaptError
+from skadapt.train.losses import check_loss, make_loss, needs_no_duplicates
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+    from transformers import TrainerCallback
+
+    from skadapt.recipe import FinetuneConfig
+    from skadapt.train.datasets import TaskDataset
+    from skadapt.train.evaluation import DevSet
+
+log = logging.getLogger(__name__)
+
+CHECKPOINTS = "checkpoints"
+LOSS_CURVE_POINTS = 50
+
+
+class FinetuneSetupError(SkadaptError):
+    """Training settings that cannot work together (e.g. save_steps not a multiple of dev.steps)."""
+
+
+@dataclass
+class TrainingResult:
+    """What a finished training run reports.
+
+    Attributes:
+        model: The trained model (best checkpoint when a dev set selects it).
+        global_step: Optimizer steps done in total (across resumed attempts).
+        planned_steps: Steps the run was planned for.
+        resumed_from: The checkpoint directory name training resumed from, if any.
+        loss_curve: ``[{step, loss, epoch}]`` logged training losses.
+        dev_history: ``[{step, score}]`` dev scores during training.
+        best_checkpoint: Name of the checkpoint selected by the dev metric, if any.
+        metrics: Trainer metrics of this attempt (runtime, samples/s, ...).
+        seconds: Wall time of this attempt's ``train()`` call.
+    """
+
+    model: SentenceTransformer
+    global_step: int
+    planned_steps: int
+    resumed_from: str | None
+    loss_curve: list[dict[str, float]] = field(default_factory=list)
+    dev_history: list[dict[str, float]] = field(default_factory=list)
+    best_checkpoint: str | None = None
+    metrics: dict[str, float] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+def estimate_steps(datasets: list[TaskDataset], config: FinetuneConfig, world_size: int = 1) -> int:
+    """Optimizer steps the run is planned for (``max_steps`` or epochs over all batches)."""
+    if config.max_steps:
+        return config.max_steps
+    per_device = config.batch_size
+    batches = sum(math.ceil(len(d) / (per_device * world_size)) for d in datasets)
+    if config.sampling == "round_robin":
+        batches = len(datasets) * min(math.ceil(len(d) / (per_device * world_size)) for d in datasets)
+    return max(1, math.ceil(config.epochs * batches / config.gradient_accumulation_steps))
+
+
+def prompt_name(prompt: str) -> str:
+    """A model prompt name for a prompt text: ``"query: "`` -> ``query``."""
+    name = re.sub(r"[^0-9a-z]+", "_", prompt.strip().casefold()).strip("_")
+    return name or "prompt"
+
+
+def model_prompts(existing: dict[str, str], datasets: list[TaskDataset]) -> dict[str, str]:
+    """The model's prompts after training: its own, plus every non-empty prompt used in training."""
+    prompts = dict(existing)
+    known = {text: name for name, text in prompts.items()}
+    for dataset in datasets:
+        for text in dataset.prompts.values():
+            if text and text not in known:
+                name = prompt_name(text)
+                while name in prompts:
+                    name += "_"
+                prompts[name] = known[text] = text
+    return prompts
+
+
+def last_checkpoint(directory: Path) -> Path | None:
+    """Newest ``checkpoint-N`` directory in ``directory`` that holds a trainer state."""
+    candidates = []
+    for path in directory.glob("checkpoint-*"):
+        suffix = path.name.rpartition("-")[2]
+        if suffix.isdigit() and (path / "trainer_state.json").is_file():
+            candidates.append((int(suffix), path))
+    return max(candidates)[1] if candidates else None
+
+
+def training_arguments(
+    config: FinetuneConfig,
+    seed: int,
+    work_dir: Path,
+    datasets: list[TaskDataset],
+    dev: DevSet | None,
+    planned_steps: int,
+) -> Any:
+    """``SentenceTransformerTrainingArguments`` for the recipe's finetune section.
+
+    Raises:
+        FinetuneSetupError: ``save_steps`` is not a multiple of ``dev.steps`` (best-checkpoint selection
+            needs a checkpoint at every evaluation).
+    """
+    from sentence_transformers.sentence_transformer.training_args import (
+        BatchSamplers,
+        MultiDatasetBatchSamplers,
+        SentenceTransformerTrainingArguments,
+    )
+
+    dev_args: dict[str, Any] = {"eval_strategy": "no"}
+    if dev is not None and config.dev is not None:
+        if config.save_steps % config.dev.steps:
+            raise FinetuneSetupError(
+                f"finetune.save_steps ({config.save_steps}) must be a multiple of finetune.dev.steps "
+                f"({config.dev.steps}) so that every evaluated step has a checkpoint to select"
+            )
+        dev_args = {
+            "eval_strategy": "steps",
+            "eval_steps": config.dev.steps,
+            "load_best_model_at_end": True,
+            "metric_for_best_model": f"eval_{dev.metric}",
+            "greater_is_better": True,
+        }
+    return SentenceTransformerTrainingArguments(
+        output_dir=str(work_dir / CHECKPOINTS),
+        per_device_train_batch_size=config.batch_size,
+        per_device_eval_batch_size=config.batch_size,
+        gradient_accumulation_steps=config.gradient_accumulation_steps,
+        learning_rate=config.learning_rate,
+        warmup_steps=config.warmup_ratio,  # a float < 1 is a ratio in transformers 5
+        lr_scheduler_type="linear",
+        weight_decay=config.weight_decay,
+        num_train_epochs=config.epochs,
+        max_steps=config.max_steps or -1,
+        bf16=config.bf16,
+        seed=seed,
+        data_seed=seed,
+        batch_sampler=BatchSamplers.NO_DUPLICATES
+        if needs_no_duplicates(datasets)
+        else BatchSamplers.BATCH_SAMPLER,
+        multi_dataset_batch_sampler=MultiDatasetBatchSamplers(config.sampling),
+        prompts={d.name: {c: p for c, p in d.prompts.items() if p} for d in datasets},
+        save_strategy="steps",
+        save_steps=config.save_steps,
+        save_total_limit=config.save_total_limit,
+        logging_steps=max(1, planned_steps // LOSS_CURVE_POINTS),
+        logging_first_step=True,
+        report_to=[] if config.report_to == "none" else [config.report_to],
+        **dev_args,
+    )
+
+
+def load_model(model: str, config: FinetuneConfig) -> SentenceTransformer:
+    """Load the starting model (local directory or Hub id) with the recipe's max_seq_length.
+
+    Raises:
+        SkadaptError: The model cannot be loaded.
+    """
+    from sentence_transformers import SentenceTransformer
+
+    try:
+        loaded = SentenceTransformer(model)
+    except Exception as error:  # missing dir, no network, not a model: one clear message
+        raise SkadaptError(
+            f"cannot load model {model!r} ({type(error).__name__}: {str(error)[:300]}); give a "
+            "sentence-transformers directory or a reachable Hub id"
+        ) from None
+    loaded.max_seq_length = config.max_seq_length
+    return loaded
+
+
+def train(
+    model: SentenceTransformer,
+    datasets: list[TaskDataset],
+    config: FinetuneConfig,
+    seed: int,
+    work_dir: Path,
+    dev: DevSet | None = None,
+    callbacks: list[TrainerCallback] | None = None,
+) -> TrainingResult:
+    """Fine-tune ``model`` on the task datasets with their losses; resume from a checkpoint if one exists.
+
+    Args:
+        model: The model to train (modified in place).
+        datasets: Built task datasets, one loss each.
+        config: The recipe's finetune section.
+        seed: The recipe seed (weights init of new heads, shuffling, sampling).
+        work_dir: Persistent scratch; checkpoints live in ``work_dir/checkpoints``.
+        dev: Optional dev evaluator for best-checkpoint selection.
+        callbacks: Extra ``transformers`` trainer callbacks.
+    """
+    from datasets import DatasetDict
+    from sentence_transformers import SentenceTransformerTrainer
+
+    for dataset in datasets:
+        check_loss(dataset)
+    planned = estimate_steps(datasets, config)
+    args = training_arguments(config, seed, work_dir, datasets, dev, planned)
+    losses = {d.name: make_loss(d.loss, model, config.mini_batch_size) for d in datasets}
+    trainer = SentenceTransformerTrainer(
+        model=model,
+        args=args,
+        train_dataset=DatasetDict({d.name: d.to_hf() for d in datasets}),
+        loss=losses,
+        evaluator=dev.evaluator if dev is not None else None,
+        callbacks=callbacks,
+    )
+    checkpoint = last_checkpoint(work_dir / CHECKPOINTS)
+    if checkpoint is not None:
+        log.info("finetune: resuming from %s", checkpoint)
+    start = time.perf_counter()
+    output = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+    seconds = time.perf_counter() - start
+    state = trainer.state
+    history = state.log_history
+    loss_curve = [
+        {"step": e["step"], "loss": round(float(e["loss"]), 6), "epoch": round(float(e.get("epoch", 0)), 4)}
+        for e in history
+        if "loss" in e
+    ]
+    dev_history = []
+    if dev is not None:
+        key = f"eval_{dev.metric}"
+        dev_history = [{"step": e["step"], "score": float(e[key])} for e in history if key in e]
+    best = Path(state.best_model_checkpoint).name if state.best_model_checkpoint else None
+    return TrainingResult(
+        model=trainer.model,
+        global_step=state.global_step,
+        planned_steps=state.max_steps,
+        resumed_from=checkpoint.name if checkpoint else None,
+        loss_curve=loss_curve,
+        dev_history=dev_history,
+        best_checkpoint=best,
+        metrics={k: float(v) for k, v in output.metrics.items() if isinstance(v, int | float)},
+        seconds=seconds,
+    )
+
+
+def save_model(model: SentenceTransformer, datasets: list[TaskDataset], out_dir: Path) -> dict[str, str]:
+    """Save the trained model with the training prompts as its prompts; return those prompts."""
+    model.prompts = model_prompts(dict(model.prompts or {}), datasets)
+    model.save(str(out_dir))
+    return dict(model.prompts)
+
+
+def copy_logs(work_dir: Path, out_dir: Path) -> None:
+    """Keep the tensorboard logs of the run in the model directory (``logs/``)."""
+    logs = work_dir / CHECKPOINTS / "runs"  # transformers' default tensorboard directory
+    if logs.is_dir() and any(logs.iterdir()):
+        shutil.copytree(logs, out_dir / "logs", dirs_exist_ok=True)

@@ -1,0 +1,188 @@
+"""Task builders: columns, prompts, label mapping, score scaling, and row-naming errors on bad data."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from skadapt.recipe import FinetuneDataset
+from skadapt.train.datasets import build_task_dataset
+from skadapt.train.losses import check_loss
+from skadapt.train.rows import RowSource, TrainingDataError
+
+DATA = Path(__file__).parent / "data" / "finetune"
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def entry(**fields) -> FinetuneDataset:
+    return FinetuneDataset.model_validate({"name": "d"} | fields)
+
+
+def test_pairs_columns_and_prompts(tmp_path: Path) -> None:
+    source = write_jsonl(
+        tmp_path / "p.jsonl", [{"q": "Kde je Bratislava?", "p": "Bratislava leží na Dunaji."}]
+    )
+    built = build_task_dataset(
+        entry(kind="pairs", source=str(source), columns={"anchor": "q", "positive": "p"})
+    )
+    assert built.columns == ["anchor", "positive"]
+    assert built.prompts == {"anchor": "query: ", "positive": "passage: "}
+    assert built.loss == "mnrl"
+    assert built.to_hf()[0] == {"anchor": "Kde je Bratislava?", "positive": "Bratislava leží na Dunaji."}
+
+
+def test_nli_triplets_from_fixture() -> None:
+    built = build_task_dataset(entry(kind="nli", source=str(DATA / "sk_train_nli.jsonl")))
+    assert built.columns == ["anchor", "positive", "negative"]
+    assert len(built) == 144  # one triplet per premise (entailed + contradicted), neutral rows dropped
+    assert built.stats["dropped"] == {"neutral": 144}
+    assert set(built.prompts.values()) == {"query: "}
+    row = built.to_hf()[0]
+    assert row["anchor"].startswith("Peter") and row["positive"] != row["negative"]
+
+
+def test_nli_label_map_and_classlabel_names() -> None:
+    rows = [
+        ("row 1", {"premise": "Prší.", "hypothesis": "Je mokro.", "label": 0}),
+        ("row 2", {"premise": "Prší.", "hypothesis": "Je sucho.", "label": 2}),
+    ]
+    by_names = build_task_dataset(
+        entry(kind="nli", source="hub:x"),
+        RowSource("hub:x", iter(rows), {"label": ["entailment", "neutral", "contradiction"]}),
+    )
+    assert by_names.to_hf()[0] == {"anchor": "Prší.", "positive": "Je mokro.", "negative": "Je sucho."}
+    mapped = build_task_dataset(
+        entry(kind="nli", source="hub:x", label_map={"0": "entailment", "2": "contradiction"}),
+        RowSource("hub:x", iter(rows)),
+    )
+    assert len(mapped) == 1
+
+
+def test_rte_keeps_entailment_pairs_and_finds_text1_text2(tmp_path: Path) -> None:
+    source = write_jsonl(
+        tmp_path / "rte.jsonl",
+        [
+            {"text1": "Mesto má nový most.", "text2": "V meste je most.", "label": "entailment"},
+            {"text1": "Mesto má nový most.", "text2": "Mesto nemá most.", "label": "not_entailment"},
+        ],
+    )
+    built = build_task_dataset(entry(kind="rte", source=str(source)))
+    assert built.to_hf()[:] == {"anchor": ["Mesto má nový most."], "positive": ["V meste je most."]}
+
+
+def test_sts_scores_scaled_to_unit_interval() -> None:
+    built = build_task_dataset(entry(kind="sts", source=str(DATA / "sk_train_sts.jsonl"), max_samples=50))
+    assert len(built) == 50 and built.loss == "cosine"
+    assert built.columns == ["sentence1", "sentence2", "score"]
+    assert all(0.0 <= s <= 1.0 for s in built.data["score"])
+    assert built.prompts == {"sentence1": "query: ", "sentence2": "query: "}
+
+
+def test_custom_prompts_override_defaults(tmp_path: Path) -> None:
+    source = write_jsonl(tmp_path / "p.jsonl", [{"anchor": "a text", "positive": "b text"}])
+    built = build_task_dataset(entry(kind="pairs", source=str(source), prompts={"positive": ""}))
+    assert built.prompts == {"anchor": "query: ", "positive": ""}
+    with pytest.raises(TrainingDataError, match="prompts has 'premise'"):
+        build_task_dataset(entry(kind="pairs", source=str(source), prompts={"premise": "x"}))
+
+
+@pytest.mark.parametrize(
+    ("kind", "rows", "extra", "message"),
+    [
+        (
+            "pairs",
+            [{"anchor": "a", "positive": "b"}, {"anchor": "a"}],
+            {},
+            r"line 2: missing column 'positive'",
+        ),
+        (
+            "pairs",
+            [{"anchor": "a", "positive": ""}],
+            {},
+            r"line 1: field 'positive' \(positive\) must be a non-empty",
+        ),
+        (
+            "pairs",
+            [{"question": "a", "context": "b"}],
+            {},
+            r"no column for 'anchor'.*columns: \{anchor: COLUMN\}",
+        ),
+        (
+            "nli",
+            [{"premise": "a", "hypothesis": "b", "label": "maybe"}],
+            {},
+            r"line 1: unknown label 'maybe'",
+        ),
+        (
+            "nli",
+            [{"premise": "a", "hypothesis": "b", "label": 1}],
+            {"label_map": {"0": "entailment"}},
+            "unknown label 1",
+        ),
+        (
+            "sts",
+            [{"sentence1": "a", "sentence2": "b", "score": 7}],
+            {},
+            r"line 1: score 7 .* outside score_range \[0, 5\]",
+        ),
+        (
+            "sts",
+            [{"sentence1": "a", "sentence2": "b", "score": "high"}],
+            {},
+            r"score 'high' .* is not a number",
+        ),
+        ("nli", [{"premise": "a", "hypothesis": "b", "label": "neutral"}], {}, r"no training examples left"),
+    ],
+)
+def test_bad_rows_name_dataset_row_and_field(
+    tmp_path: Path, kind: str, rows: list, extra: dict, message: str
+) -> None:
+    source = write_jsonl(tmp_path / "bad.jsonl", rows)
+    with pytest.raises(TrainingDataError, match=message) as error:
+        build_task_dataset(entry(kind=kind, source=str(source), **extra))
+    assert "dataset 'd'" in str(error.value)
+
+
+def test_empty_missing_and_malformed_sources(tmp_path: Path) -> None:
+    (tmp_path / "empty.jsonl").write_text("\n", encoding="utf-8")
+    with pytest.raises(TrainingDataError, match=r"dataset 'd': .*empty\.jsonl is empty"):
+        build_task_dataset(entry(kind="pairs", source=str(tmp_path / "empty.jsonl")))
+    with pytest.raises(TrainingDataError, match=r"dataset 'd': .*no such file"):
+        build_task_dataset(entry(kind="pairs", source=str(tmp_path / "nope.jsonl")))
+    (tmp_path / "bad.jsonl").write_text('{"anchor": "a", "positive": "b"}\n{oops\n', encoding="utf-8")
+    with pytest.raises(TrainingDataError, match=r"bad\.jsonl line 2: malformed JSON"):
+        build_task_dataset(entry(kind="pairs", source=str(tmp_path / "bad.jsonl")))
+
+
+def test_csv_and_parquet_sources(tmp_path: Path) -> None:
+    import pandas as pd
+
+    frame = pd.DataFrame(
+        {"sentence1": ["Ide vlak.", "Svieti slnko."], "sentence2": ["Vlak ide.", "Prší."], "s": [5, 0]}
+    )
+    frame.to_csv(tmp_path / "sts.csv", index=False)
+    frame.to_parquet(tmp_path / "sts.parquet")
+    for name in ("sts.csv", "sts.parquet"):
+        built = build_task_dataset(entry(kind="sts", source=str(tmp_path / name), columns={"score": "s"}))
+        assert built.data["score"] == [1.0, 0.0]
+
+
+def test_loss_must_fit_the_kind(tmp_path: Path) -> None:
+    source = write_jsonl(tmp_path / "sts.jsonl", [{"sentence1": "a", "sentence2": "b", "score": 1}])
+    with pytest.raises(TrainingDataError, match=r"loss 'mnrl' needs .* use loss cosine or cosent"):
+        check_loss(build_task_dataset(entry(kind="sts", source=str(source), loss="mnrl")))
+    pairs = write_jsonl(tmp_path / "p.jsonl", [{"anchor": "a", "positive": "b"}])
+    with pytest.raises(TrainingDataError, match="loss 'cosent' needs scored pairs"):
+        check_loss(build_task_dataset(entry(kind="pairs", source=str(pairs), loss="cosent")))
+
+
+def test_unreachable_hub_dataset_is_one_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    with pytest.raises(TrainingDataError, match=r"dataset 'sts': cannot open hub:slovak-nlp/sklep:sts:train"):
+        build_task_dataset(entry(name="sts", kind="sts", source="hub:slovak-nlp/sklep:sts:train"))

@@ -1,0 +1,165 @@
+"""Fine-tuning a tiny model on CPU: two datasets/two losses, prompts saved, resume after a crash, the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from transformers import TrainerCallback
+from typer.testing import CliRunner
+
+from skadapt.cli import app
+from skadapt.pipeline import run_recipe
+from skadapt.recipe import validate_recipe
+from skadapt.train.stage import REPORT, finetune
+
+DATA = Path(__file__).parent / "data" / "finetune"
+
+
+def recipe_data(model: Path, run_dir: Path, **finetune: Any) -> dict[str, Any]:
+    section = {
+        "datasets": [
+            {"name": "nli", "kind": "nli", "source": str(DATA / "sk_train_nli.jsonl"), "max_samples": 48},
+            {"name": "sts", "kind": "sts", "source": str(DATA / "sk_train_sts.jsonl"), "max_samples": 48},
+        ],
+        "batch_size": 8,
+        "learning_rate": 1e-3,
+        "epochs": 2,
+        "max_seq_length": 32,
+        "save_steps": 4,
+    }
+    section.update(finetune)
+    return {
+        "name": "tiny",
+        "language": "slk",
+        "base_model": str(model),
+        "output_dir": str(run_dir),
+        "finetune": section,
+    }
+
+
+class CrashAt(TrainerCallback):
+    """Raise after ``step`` optimizer steps, like a killed job."""
+
+    def __init__(self, step: int) -> None:
+        self.step = step
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        if state.global_step >= self.step:
+            raise KeyboardInterrupt(f"simulated kill at step {state.global_step}")
+
+
+def test_two_datasets_two_losses_train_and_reload(tiny_models: dict[str, Path], tmp_path: Path) -> None:
+    from sentence_transformers import SentenceTransformer
+
+    recipe = validate_recipe(recipe_data(tiny_models["unigram"], tmp_path / "run", epochs=4))
+    out = tmp_path / "model"
+    out.mkdir()
+    summary = finetune(str(tiny_models["unigram"]), recipe, out, tmp_path / "work")
+    report = json.loads((out / REPORT).read_text(encoding="utf-8"))
+    assert report["losses"] == {"nli": "mnrl", "sts": "cosine"}
+    assert [d["examples"] for d in report["datasets"]] == [48, 48]
+    assert report["steps"]["done"] == report["steps"]["planned"] == summary["steps"]["done"] == 48
+    curve = [point["loss"] for point in report["loss_curve"]]
+    quarter = len(curve) // 4
+    assert sum(curve[-quarter:]) / quarter < 0.8 * sum(curve[:quarter]) / quarter, curve
+    assert report["contamination"]["status"] == "no evaluation tasks"
+
+    model = SentenceTransformer(str(out))  # vanilla loading, no skadapt involved
+    assert model.prompts["query"] == "query: " and model.prompts["passage"] == "passage: "
+    assert model.max_seq_length == 32
+    assert model.encode(["Prší."], prompt_name="query").shape == (1, 32)
+
+
+def test_killed_training_resumes_from_checkpoint(tiny_models: dict[str, Path], tmp_path: Path) -> None:
+    recipe = validate_recipe(recipe_data(tiny_models["unigram"], tmp_path / "run"))
+
+    def crashing(ctx: Any) -> dict[str, Any]:
+        return finetune(ctx.input_model, ctx.recipe, ctx.out_dir, ctx.work_dir, callbacks=[CrashAt(7)])
+
+    with pytest.raises(KeyboardInterrupt):
+        run_recipe(recipe, runners={"finetune": crashing})
+    assert not (tmp_path / "run" / "finetune").exists()  # nothing half-written
+    [work] = (tmp_path / "run" / ".work").iterdir()
+    assert sorted(p.name for p in (work / "checkpoints").glob("checkpoint-*")) == ["checkpoint-4"]
+
+    [outcome] = run_recipe(recipe)  # the real stage runner, same key -> same work dir
+    report = json.loads((outcome.path / REPORT).read_text(encoding="utf-8"))
+    assert report["resumed_from"] == "checkpoint-4"
+    assert report["steps"] == {"done": 24, "planned": 24}  # 2 epochs x (48/8 + 48/8) batches
+    assert report["loss_curve"][0]["step"] == 1  # history of the killed attempt kept
+    manifest = json.loads((outcome.path / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["result"]["resumed_from"] == "checkpoint-4"
+    assert not work.exists()  # scratch removed once the stage completed
+
+
+def test_dev_set_selects_best_checkpoint(tiny_models: dict[str, Path], tmp_path: Path) -> None:
+    dev = {"kind": "sts", "source": str(DATA / "sk_dev_sts.jsonl"), "steps": 4}
+    recipe = validate_recipe(recipe_data(tiny_models["unigram"], tmp_path / "run", dev=dev, epochs=1))
+    out = tmp_path / "model"
+    out.mkdir()
+    finetune(str(tiny_models["unigram"]), recipe, out, tmp_path / "work")
+    report = json.loads((out / REPORT).read_text(encoding="utf-8"))
+    history = report["dev"]["history"]
+    assert [h["step"] for h in history] == [4, 8, 12]
+    best = max(history, key=lambda h: h["score"])
+    assert report["dev"]["best_checkpoint"] == f"checkpoint-{best['step']}"
+    assert report["dev"]["final"]["dev_spearman_cosine"] == pytest.approx(best["score"], abs=1e-4)
+
+
+def write_recipe(tmp_path: Path, data: dict[str, Any]) -> Path:
+    import yaml
+
+    path = tmp_path / "recipe.yaml"
+    path.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
+    return path
+
+
+def test_cli_bad_data_clear_error_and_no_model_dir(tiny_models: dict[str, Path], tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(
+        '{"sentence1": "a", "sentence2": "b", "score": 3}\n{"sentence1": "a", "sentence2": "b", "score": 9}\n'
+    )
+    data = recipe_data(tiny_models["unigram"], tmp_path / "run")
+    data["finetune"]["datasets"][1]["source"] = str(bad)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(
+        app,
+        [
+            "finetune",
+            str(tiny_models["unigram"]),
+            "--recipe",
+            str(write_recipe(tmp_path, data)),
+            "--out",
+            str(out),
+        ],
+    )
+    assert result.exit_code == 1, result.output
+    assert "dataset 'sts'" in result.output and "line 2" in result.output and "score_range" in result.output
+    assert "Traceback" not in result.output
+    assert not out.exists() and not list(tmp_path.glob(".out.tmp-*"))
+
+
+def test_cli_contamination_stops_and_set_allows(tiny_models: dict[str, Path], tmp_path: Path) -> None:
+    test_file = tmp_path / "sts_test.jsonl"
+    test_file.write_text((DATA / "sk_train_sts.jsonl").read_text(encoding="utf-8").splitlines()[0] + "\n")
+    (tmp_path / "suite.yaml").write_text("tasks:\n  - {name: Leaky, type: STS, data: sts_test.jsonl}\n")
+    data = recipe_data(tiny_models["unigram"], tmp_path / "run", max_steps=2)
+    data["evaluate"] = {"tasks": [str(tmp_path / "suite.yaml")]}
+    recipe = write_recipe(tmp_path, data)
+    out = tmp_path / "out"
+    args = ["finetune", str(tiny_models["unigram"]), "--recipe", str(recipe), "--out", str(out)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 1 and "Leaky: 2/2 test texts" in result.output, result.output
+    assert not out.exists()
+
+    result = CliRunner().invoke(app, [*args, "--set", "finetune.contamination.allow=true"])
+    assert result.exit_code == 0, result.output
+    report = json.loads((out / REPORT).read_text(encoding="utf-8"))
+    assert report["contamination"]["tasks"]["Leaky"]["rate"] == 1.0 and report["steps"]["done"] == 2
+    assert not (tmp_path / ".out.finetune-work").exists()
+
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 1 and "--overwrite" in result.output
