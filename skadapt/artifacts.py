@@ -38,11 +38,16 @@ def _sibling(path: Path, tag: str) -> Path:
 
 
 def clean_stale(parent: Path) -> list[Path]:
-    """Remove leftovers of interrupted atomic writes (``.NAME.tmp-*`` / ``.NAME.old-*``) in ``parent``."""
+    """Remove leftovers of interrupted runs in ``parent``: ``.NAME.tmp-*`` / ``.NAME.old-*`` directories of
+    atomic writes and ``.failed-*`` markers of failed distributed stages."""
     removed = []
     if parent.is_dir():
         for child in parent.iterdir():
-            if child.name.startswith(".") and (".tmp-" in child.name or ".old-" in child.name):
+            name = child.name
+            if name.startswith(".failed-"):
+                child.unlink(missing_ok=True)
+                removed.append(child)
+            elif name.startswith(".") and (".tmp-" in name or ".old-" in name):
                 shutil.rmtree(child, ignore_errors=True)
                 removed.append(child)
     return removed

@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import importlib
 import logging
+import os
 import shutil
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -75,6 +77,42 @@ STAGE_RUNNERS: dict[str, str] = {
     "evaluate": "skadapt.evaluate.stage:run_stage",
 }
 """Stage name -> ``module:function`` of its runner; a stage whose module is missing is not available yet."""
+
+
+DISTRIBUTED_STAGES = frozenset({"finetune"})
+"""Stages every rank of a torchrun/accelerate launch takes part in; other stages run on rank 0 only."""
+
+
+@dataclass(frozen=True)
+class Launch:
+    """Where this process sits in a distributed launch (a single process is rank 0 of 1).
+
+    Attributes:
+        rank: Global rank (``RANK``).
+        world_size: Number of processes (``WORLD_SIZE``).
+        run_id: Id shared by the ranks of one launch (``TORCHELASTIC_RUN_ID``), recorded in manifests so
+            the other ranks recognise the stages rank 0 finished in this launch.
+        poll_seconds: How often a waiting rank looks for rank 0's manifest.
+    """
+
+    rank: int = 0
+    world_size: int = 1
+    run_id: str | None = None
+    poll_seconds: float = 2.0
+
+    @classmethod
+    def from_env(cls) -> Launch:
+        """The launch described by the torchrun/accelerate environment variables."""
+        return cls(
+            rank=int(os.environ.get("RANK", "0")),
+            world_size=int(os.environ.get("WORLD_SIZE", "1")),
+            run_id=os.environ.get("TORCHELASTIC_RUN_ID"),
+        )
+
+    @property
+    def is_main(self) -> bool:
+        """Whether this process writes artifacts (rank 0)."""
+        return self.rank == 0
 
 
 class PipelineError(SkadaptError):
@@ -158,6 +196,10 @@ def _setup_run_log(run_dir: Path) -> logging.Handler:
     return handler
 
 
+def _failure_marker(run_dir: Path, stage: str, key: str, launch: Launch) -> Path:
+    return run_dir / f".failed-{stage}-{key[:12]}-{launch.run_id}"
+
+
 def _run_stage(
     recipe: Recipe,
     stage: str,
@@ -165,36 +207,77 @@ def _run_stage(
     models: dict[str, str],
     key: str,
     inputs: dict[str, Any],
+    launch: Launch,
 ) -> StageOutcome:
     run_dir = recipe.run_dir
     work_dir = run_dir / ".work" / f"{stage}-{key[:12]}"
     work_dir.mkdir(parents=True, exist_ok=True)
+    if not launch.is_main:
+        return _run_stage_on_other_rank(recipe, stage, runner, models, key, work_dir, launch)
     started = datetime.now(UTC)
     start = time.perf_counter()
     log.info("stage %s: running (key %s)", stage, key[:12])
-    with artifacts.atomic_dir(run_dir / stage) as tmp:
-        context = StageContext(recipe, stage, getattr(recipe, stage), dict(models), tmp, work_dir)
-        result = runner(context) or {}
-        seconds = time.perf_counter() - start
-        manifest = {
-            "stage": stage,
-            "status": "complete",
-            "key": key,
-            "config": getattr(recipe, stage).model_dump(mode="json"),
-            "seed": recipe.seed,
-            "inputs": inputs,
-            "models": models,
-            "result": result,
-            "outputs": artifacts.list_outputs(tmp),
-            "started_at": started.isoformat(),
-            "finished_at": datetime.now(UTC).isoformat(),
-            "duration_s": round(seconds, 3),
-            "versions": artifacts.library_versions(),
-        }
-        artifacts.write_json(tmp / artifacts.MANIFEST, manifest)
+    try:
+        with artifacts.atomic_dir(run_dir / stage) as tmp:
+            context = StageContext(recipe, stage, getattr(recipe, stage), dict(models), tmp, work_dir)
+            result = runner(context) or {}
+            seconds = time.perf_counter() - start
+            manifest = {
+                "stage": stage,
+                "status": "complete",
+                "key": key,
+                "run_id": launch.run_id,
+                "config": getattr(recipe, stage).model_dump(mode="json"),
+                "seed": recipe.seed,
+                "inputs": inputs,
+                "models": models,
+                "result": result,
+                "outputs": artifacts.list_outputs(tmp),
+                "started_at": started.isoformat(),
+                "finished_at": datetime.now(UTC).isoformat(),
+                "duration_s": round(seconds, 3),
+                "versions": artifacts.library_versions(),
+            }
+            artifacts.write_json(tmp / artifacts.MANIFEST, manifest)
+    except BaseException:
+        if launch.world_size > 1:
+            _failure_marker(run_dir, stage, key, launch).touch()
+        raise
     shutil.rmtree(work_dir, ignore_errors=True)
     log.info("stage %s: done in %.1fs", stage, seconds)
     return StageOutcome(stage, "ran", run_dir / stage, seconds, result)
+
+
+def _run_stage_on_other_rank(
+    recipe: Recipe,
+    stage: str,
+    runner: StageRunner,
+    models: dict[str, str],
+    key: str,
+    work_dir: Path,
+    launch: Launch,
+) -> StageOutcome:
+    """A non-zero rank: join a distributed stage with a private scratch output, then wait for rank 0."""
+    start = time.perf_counter()
+    result: dict[str, Any] = {}
+    if stage in DISTRIBUTED_STAGES:
+        scratch = Path(tempfile.mkdtemp(prefix=f"skadapt-{stage}-rank{launch.rank}-"))
+        try:
+            context = StageContext(recipe, stage, getattr(recipe, stage), dict(models), scratch, work_dir)
+            result = runner(context) or {}
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+    stage_dir = recipe.run_dir / stage
+    marker = _failure_marker(recipe.run_dir, stage, key, launch)
+    while True:
+        manifest = read_manifest(stage_dir)
+        if manifest is not None and manifest["key"] == key and manifest.get("run_id") == launch.run_id:
+            return StageOutcome(
+                stage, "ran", stage_dir, time.perf_counter() - start, manifest.get("result", result)
+            )
+        if marker.exists():
+            raise PipelineError(f"stage {stage!r} failed on rank 0; see {recipe.run_dir / 'run.log'}")
+        time.sleep(launch.poll_seconds)
 
 
 def run_recipe(
@@ -204,6 +287,7 @@ def run_recipe(
     only: str | None = None,
     runners: dict[str, StageRunner] | None = None,
     on_stage: Callable[[str, str], None] | None = None,
+    launch: Launch | None = None,
 ) -> list[StageOutcome]:
     """Run the recipe's stages in order, skipping those already finished with the same key.
 
@@ -213,6 +297,9 @@ def run_recipe(
         only: Run just this stage (forced); earlier stages must be finished and current.
         runners: Stage runners overriding the registry (tests, plugins).
         on_stage: Called with (stage, "start" | "skip" | "done") for progress display.
+        launch: Rank and world size (default: from the torchrun/accelerate environment). Under a
+            distributed launch rank 0 runs every stage and writes every artifact; the other ranks take part
+            in ``DISTRIBUTED_STAGES`` (fine-tuning) and otherwise wait for rank 0's manifests.
 
     Raises:
         StageNotAvailableError: A stage in the recipe is not implemented.
@@ -231,10 +318,13 @@ def run_recipe(
     if only:
         forced = {only}
 
+    launch = launch or Launch.from_env()
     run_dir = recipe.run_dir
     run_dir.mkdir(parents=True, exist_ok=True)
-    artifacts.clean_stale(run_dir)
-    handler = _setup_run_log(run_dir)
+    handler: logging.Handler | None = None
+    if launch.is_main:
+        artifacts.clean_stale(run_dir)
+        handler = _setup_run_log(run_dir)
     try:
         models: dict[str, str] = {"base": recipe.base_model, "final": recipe.base_model}
         upstream: list[str] = []
@@ -268,15 +358,16 @@ def run_recipe(
             else:
                 if on_stage:
                     on_stage(stage, "start")
-                outcomes.append(_run_stage(recipe, stage, run_order[stage], models, key, inputs))
+                outcomes.append(_run_stage(recipe, stage, run_order[stage], models, key, inputs, launch))
                 if on_stage:
                     on_stage(stage, "done")
             _record_model(models, stage, stage_dir)
             upstream.append(key)
         return outcomes
     finally:
-        logging.getLogger().removeHandler(handler)
-        handler.close()
+        if handler is not None:
+            logging.getLogger().removeHandler(handler)
+            handler.close()
 
 
 def _record_model(models: dict[str, str], stage: str, stage_dir: Path) -> None:

@@ -17,7 +17,17 @@ runner = CliRunner()
 def test_help_lists_every_command() -> None:
     result = runner.invoke(app, ["--help"])
     assert result.exit_code == 0
-    for command in ("train", "recipe", "trim", "finetune", "renorm", "evaluate", "robustness", "synth-sts", "publish"):
+    for command in (
+        "train",
+        "recipe",
+        "trim",
+        "finetune",
+        "renorm",
+        "evaluate",
+        "robustness",
+        "synth-sts",
+        "publish",
+    ):
         assert command in result.output
 
 
@@ -70,7 +80,9 @@ def test_unavailable_stage_commands_exit_2(command: str) -> None:
 
 def test_train_with_unavailable_stage_exits_2(tmp_path: Path) -> None:
     path = tmp_path / "r.yaml"
-    path.write_text(f"name: x\nlanguage: slk\nbase_model: m\noutput_dir: {tmp_path / 'run'}\npublish: {{repo_id: a/b}}\n")
+    path.write_text(
+        f"name: x\nlanguage: slk\nbase_model: m\noutput_dir: {tmp_path / 'run'}\npublish: {{repo_id: a/b}}\n"
+    )
     result = runner.invoke(app, ["train", str(path)])
     assert result.exit_code == 2
     assert "stage 'publish' is not available yet" in result.output

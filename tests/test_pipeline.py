@@ -134,7 +134,7 @@ def test_failing_stage_leaves_no_artifact_and_resumes(tmp_path: Path) -> None:
 
 
 def test_stage_killed_by_signal_is_not_taken_for_finished(tmp_path: Path) -> None:
-    """A real process killed mid-stage (SIGKILL) leaves only a hidden temp dir; the re-run redoes the stage."""
+    """A process killed mid-stage (SIGKILL) leaves only a hidden temp dir; the re-run redoes the stage."""
     run = tmp_path / "run"
     script = textwrap.dedent(
         f"""
@@ -161,7 +161,13 @@ def test_stage_killed_by_signal_is_not_taken_for_finished(tmp_path: Path) -> Non
 
     recorder = Recorder()
     recipe = validate_recipe(
-        {"name": "k", "language": "slk", "base_model": "m", "output_dir": str(run), "trim": {"corpus": "c.txt"}}
+        {
+            "name": "k",
+            "language": "slk",
+            "base_model": "m",
+            "output_dir": str(run),
+            "trim": {"corpus": "c.txt"},
+        }
     )
     outcomes = run_recipe(recipe, runners={"trim": recorder.runner("trim")})
     assert [o.status for o in outcomes] == ["ran"]
@@ -212,3 +218,69 @@ def test_unavailable_stage_fails_before_running_anything(tmp_path: Path) -> None
     with pytest.raises(StageNotAvailableError, match="stage 'publish' is not available yet"):
         run_recipe(recipe, runners={"trim": recorder.runner("trim")})
     assert recorder.calls == []
+
+
+def test_distributed_launch_rank0_writes_other_ranks_join_finetune(tmp_path: Path) -> None:
+    """Under torchrun rank 0 runs every stage; rank 1 joins fine-tuning only and waits for rank 0's output."""
+    import threading
+
+    from skadapt.pipeline import Launch
+
+    main, other = Recorder(), Recorder()
+    outputs: dict[int, list] = {}
+    rendezvous = threading.Event()  # like DDP: rank 0 cannot finish training without rank 1
+    main_runners, other_runners = main.runners(), other.runners()
+    main_finetune, other_finetune = main_runners["finetune"], other_runners["finetune"]
+
+    def main_train(ctx: StageContext) -> dict:
+        assert rendezvous.wait(timeout=20)
+        return main_finetune(ctx)
+
+    def other_train(ctx: StageContext) -> dict:
+        assert ctx.out_dir != tmp_path / "run" / "finetune" and ctx.work_dir.name.startswith("finetune-")
+        rendezvous.set()
+        return other_finetune(ctx)
+
+    def rank1() -> None:
+        launch = Launch(rank=1, world_size=2, run_id="launch-1", poll_seconds=0.05)
+        runners = {**other_runners, "finetune": other_train}
+        outputs[1] = run_recipe(make_recipe(tmp_path), runners=runners, launch=launch)
+
+    thread = threading.Thread(target=rank1)
+    thread.start()
+    runners = {**main_runners, "finetune": main_train}
+    outputs[0] = run_recipe(make_recipe(tmp_path), runners=runners, launch=Launch(0, 2, "launch-1"))
+    thread.join(timeout=30)
+    assert not thread.is_alive()
+    assert main.calls == ["trim", "finetune", "renorm", "evaluate"]
+    assert other.calls == ["finetune"]
+    assert [o.path for o in outputs[1]] == [o.path for o in outputs[0]]
+    run = tmp_path / "run"
+    assert read_manifest(run / "finetune")["run_id"] == "launch-1"
+    assert (run / "finetune" / "artifact.txt").read_text() == f"finetune from {run / 'trim'}"
+
+
+def test_distributed_failure_on_rank0_stops_other_ranks(tmp_path: Path) -> None:
+    import threading
+
+    from skadapt.pipeline import Launch
+
+    errors: list[BaseException] = []
+
+    def rank1() -> None:
+        try:
+            run_recipe(make_recipe(tmp_path), runners=Recorder().runners(), launch=Launch(1, 2, "l2", 0.05))
+        except PipelineError as error:
+            errors.append(error)
+
+    def broken(ctx: StageContext) -> dict:
+        raise RuntimeError("trim exploded")
+
+    thread = threading.Thread(target=rank1)
+    thread.start()
+    with pytest.raises(RuntimeError, match="exploded"):
+        run_recipe(
+            make_recipe(tmp_path), runners={**Recorder().runners(), "trim": broken}, launch=Launch(0, 2, "l2")
+        )
+    thread.join(timeout=30)
+    assert len(errors) == 1 and "failed on rank 0" in str(errors[0])

@@ -28,7 +28,14 @@ def test_shipped_recipes_have_skmteb_settings(name: str) -> None:
     assert recipe.trim.vocab_size == 60_000
     assert recipe.trim.corpus == "hub:HuggingFaceFW/fineweb-2:slk_Latn:train"
     ft = recipe.finetune
-    assert (ft.batch_size, ft.learning_rate, ft.warmup_ratio, ft.epochs, ft.weight_decay, ft.max_seq_length) == (
+    assert (
+        ft.batch_size,
+        ft.learning_rate,
+        ft.warmup_ratio,
+        ft.epochs,
+        ft.weight_decay,
+        ft.max_seq_length,
+    ) == (
         32,
         2e-5,
         0.1,
@@ -67,13 +74,22 @@ def test_finetune_dataset_default_loss_by_kind() -> None:
 @pytest.mark.parametrize(
     ("data", "expected"),
     [
-        ({**MINIMAL, "trim": {"vocab_sise": 10}}, ["trim.vocab_sise: unknown field", "did you mean 'vocab_size'"]),
+        (
+            {**MINIMAL, "trim": {"vocab_sise": 10}},
+            ["trim.vocab_sise: unknown field", "did you mean 'vocab_size'"],
+        ),
         ({**MINIMAL, "trim": {"vocab_size": 0}}, ["trim.vocab_size", "greater than 0"]),
         ({**MINIMAL, "language": "xyz"}, ["language: unknown language 'xyz'", "slk"]),
         ({**MINIMAL, "renrom": {}}, ["renrom: unknown field", "did you mean 'renorm'", "Allowed:"]),
-        ({**MINIMAL, "finetune": {"datasets": [], "learning_rate": -1}}, ["finetune.learning_rate", "finetune.datasets"]),
         (
-            {**MINIMAL, "finetune": {"datasets": [{"name": "a", "kind": "pairs", "source": "a", "loss": "mse"}]}},
+            {**MINIMAL, "finetune": {"datasets": [], "learning_rate": -1}},
+            ["finetune.learning_rate", "finetune.datasets"],
+        ),
+        (
+            {
+                **MINIMAL,
+                "finetune": {"datasets": [{"name": "a", "kind": "pairs", "source": "a", "loss": "mse"}]},
+            },
             ["finetune.datasets.0.loss", "'mnrl'", "'cosent'"],
         ),
         ({**MINIMAL, "renorm": {"method": "r3"}}, ["renorm.method", "'r1' or 'r2'"]),
@@ -94,7 +110,11 @@ def test_bad_recipes_name_the_field(tmp_path: Path, data: dict, expected: list[s
 
 @pytest.mark.parametrize(
     ("text", "expected"),
-    [("", "the recipe is empty"), ("- a\n- b\n", "must be a mapping"), ("name: [unclosed\n", "not valid YAML")],
+    [
+        ("", "the recipe is empty"),
+        ("- a\n- b\n", "must be a mapping"),
+        ("name: [unclosed\n", "not valid YAML"),
+    ],
 )
 def test_unreadable_recipe_files(tmp_path: Path, text: str, expected: str) -> None:
     with pytest.raises(RecipeError, match=expected):
@@ -110,7 +130,13 @@ def test_overrides_are_typed_and_validated(tmp_path: Path) -> None:
     path = ROOT / "recipes" / "e5_sk_small.yaml"
     recipe = load_recipe(
         path,
-        ["finetune.epochs=1", "seed=7", "finetune.datasets.0.loss=cached_mnrl", "output_dir=/tmp/x", "renorm.method=r1"],
+        [
+            "finetune.epochs=1",
+            "seed=7",
+            "finetune.datasets.0.loss=cached_mnrl",
+            "output_dir=/tmp/x",
+            "renorm.method=r1",
+        ],
     )
     assert recipe.finetune.epochs == 1 and recipe.seed == 7
     assert recipe.finetune.datasets[0].loss == "cached_mnrl"

@@ -1,0 +1,90 @@
+"""``skadapt trim``: trim a model's vocabulary to the tokens a corpus uses."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from skadapt.console import handle_errors, out
+
+
+@handle_errors
+def command(
+    model: Annotated[
+        str, typer.Argument(help="Model directory (sentence-transformers/transformers) or Hub id.")
+    ],
+    corpus: Annotated[
+        str,
+        typer.Option(
+            help="Corpus: file/glob (.txt .jsonl .json .csv .parquet), "
+            "hub:DATASET[:CONFIG[:SPLIT]] or wordfreq:LANG."
+        ),
+    ],
+    out_dir: Annotated[Path, typer.Option("--out", help="Output directory (a sentence-transformers model).")],
+    vocab_size: Annotated[
+        int,
+        typer.Option(
+            help="Tokens that can appear in encoded text (corpus tokens + <s> </s> <unk>); "
+            "padding/mask tokens are kept on top (mE5: 60000 -> 60002 rows)."
+        ),
+    ] = 60_000,
+    min_frequency: Annotated[int, typer.Option(help="Drop corpus tokens seen fewer times.")] = 1,
+    text_column: Annotated[str, typer.Option(help="Text column of tabular/Hub corpora.")] = "text",
+    max_documents: Annotated[int | None, typer.Option(help="Read at most this many texts.")] = None,
+    max_bytes: Annotated[int | None, typer.Option(help="Read at most this many bytes of text.")] = None,
+    keep: Annotated[list[str] | None, typer.Option(help="Word or token always kept (repeatable).")] = None,
+    extra_corpus: Annotated[str | None, typer.Option(help="Second source, e.g. wordfreq:en.")] = None,
+    extra_vocab_size: Annotated[int, typer.Option(help="Top tokens of --extra-corpus added on top.")] = 0,
+    workers: Annotated[int | None, typer.Option(help="Counting processes (default: all cores).")] = None,
+    batch_size: Annotated[int, typer.Option(help="Texts per counting batch.")] = 1000,
+    parity_documents: Annotated[
+        int, typer.Option(help="Held-out texts for the parity check (0 = skip).")
+    ] = 1000,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Recount even if counts are cached.")] = False,
+    overwrite: Annotated[bool, typer.Option(help="Replace --out if it exists.")] = False,
+) -> None:
+    """Trim MODEL's vocabulary to the tokens a corpus uses; writes a sentence-transformers model.
+
+    The output directory also holds trim_report.json (counts, selection, parameters, parity check).
+    """
+    from pydantic import ValidationError
+
+    from skadapt.artifacts import atomic_dir
+    from skadapt.recipe import RecipeError, TrimConfig
+    from skadapt.trim.trimmer import trim_model
+
+    try:
+        config = TrimConfig(
+            corpus=corpus,
+            text_column=text_column,
+            vocab_size=vocab_size,
+            min_frequency=min_frequency,
+            max_documents=max_documents,
+            max_bytes=max_bytes,
+            keep=keep or [],
+            extra_corpus=extra_corpus,
+            extra_vocab_size=extra_vocab_size,
+            workers=workers,
+            batch_size=batch_size,
+            parity_documents=parity_documents,
+        )
+    except ValidationError as error:
+        problems = [
+            f"--{'.'.join(map(str, e['loc'])).replace('_', '-')}: {e['msg']} (got {e.get('input')!r})"
+            for e in error.errors()
+        ]
+        raise RecipeError("invalid option: " + "; ".join(problems)) from None
+    with atomic_dir(out_dir, overwrite=overwrite) as tmp:
+        summary = trim_model(model, config, tmp, use_cache=not no_cache, show_progress=True)
+    parity = summary["parity"]
+    for warning in summary["warnings"]:
+        out.print(f"[yellow]warning:[/] {warning}")
+    out.print(
+        f"[green]trimmed[/] {model} -> {out_dir}: {summary['embedding_rows_before']:,} -> "
+        f"{summary['embedding_rows']:,} embedding rows, {summary['parameters_before'] / 1e6:.2f}M -> "
+        f"{summary['parameters'] / 1e6:.2f}M parameters; parity: {parity['identical_fraction']:.1%} of "
+        f"{parity['texts']} held-out texts tokenized identically, "
+        f"max |Δ| {parity['max_abs_embedding_diff']:.2g}"
+    )

@@ -1,0 +1,212 @@
+"""``trim_model``: the one trimming function behind ``skadapt trim`` and the pipeline's ``trim`` stage."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from skadapt.recipe import TrimConfig
+from skadapt.trim import counting, model, parity, report, selection, tokenizer
+from skadapt.trim.errors import TrimError
+
+log = logging.getLogger("skadapt.trim")
+
+
+@contextlib.contextmanager
+def counting_progress(label: str, enabled: bool) -> Iterator[counting.ProgressHook | None]:
+    """A rich progress line (documents, MB, MB/s) for counting, or no hook when disabled."""
+    if not enabled:
+        yield None
+        return
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    from skadapt.console import console
+
+    columns = (
+        SpinnerColumn(),
+        TextColumn("[bold]{task.description}"),
+        TextColumn("{task.fields[docs]:,} texts  {task.fields[mb]:.1f} MB  {task.fields[rate]:.2f} MB/s"),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=console, transient=False) as bar:
+        task = bar.add_task(label, docs=0, mb=0.0, rate=0.0)
+
+        def hook(documents: int, size: int) -> None:
+            elapsed = bar.tasks[task].elapsed or 1e-9
+            bar.update(task, docs=documents, mb=size / 1e6, rate=size / 1e6 / elapsed)
+
+        yield hook
+
+
+def _count(
+    tokenizer_json: str, spec: str, config: TrimConfig, *, use_cache: bool, show_progress: bool, holdout: int
+) -> counting.TokenCounts:
+    with counting_progress(f"counting {spec}", show_progress) as hook:
+        return counting.count_source(
+            tokenizer_json,
+            spec,
+            column=config.text_column,
+            max_documents=config.max_documents,
+            max_bytes=config.max_bytes,
+            parity_documents=holdout,
+            batch_size=config.batch_size,
+            workers=config.workers,
+            use_cache=use_cache,
+            on_progress=hook,
+        )
+
+
+def _write_tokenizer(
+    info: tokenizer.TokenizerInfo, keep: list[int], source_dir: Path, target_dir: Path
+) -> dict[int, int]:
+    """Write the rewritten tokenizer files; returns the old -> new id mapping."""
+    mapping = {old: new for new, old in enumerate(keep)}
+    new_json = tokenizer.rewrite(info, keep)
+    target_dir.mkdir(parents=True, exist_ok=True)
+    (target_dir / "tokenizer.json").write_text(json.dumps(new_json, ensure_ascii=False), encoding="utf-8")
+    config_path = source_dir / "tokenizer_config.json"
+    if config_path.is_file():
+        config = tokenizer.remap_tokenizer_config(
+            json.loads(config_path.read_text(encoding="utf-8")), mapping
+        )
+        (target_dir / "tokenizer_config.json").write_text(
+            json.dumps(config, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+        )
+    if (source_dir / "special_tokens_map.json").is_file():
+        shutil.copy2(source_dir / "special_tokens_map.json", target_dir / "special_tokens_map.json")
+    return mapping
+
+
+def model_prompts(model_dir: Path) -> list[str]:
+    """The prompts of a sentence-transformers model (``query: ``, ``passage: ``), always kept spellable."""
+    path = model_dir / "config_sentence_transformers.json"
+    data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    return [p for p in (data.get("prompts") or {}).values() if isinstance(p, str) and p]
+
+
+def trim_model(
+    model_ref: str,
+    config: TrimConfig,
+    out_dir: Path,
+    *,
+    use_cache: bool = True,
+    show_progress: bool = False,
+) -> dict[str, Any]:
+    """Trim a model's vocabulary to a corpus and write a sentence-transformers directory to ``out_dir``.
+
+    Args:
+        model_ref: A local model directory (sentence-transformers or transformers) or a Hub model id.
+        config: The trim settings (the recipe's ``trim`` section).
+        out_dir: An empty directory to write into (callers make it atomic).
+        use_cache: Read/write the token-count cache.
+        show_progress: Show a progress line while counting.
+
+    Returns:
+        A small JSON summary (rows, parameters, parity) for manifests and the CLI.
+
+    Raises:
+        TrimError: Bad settings (no corpus, vocab size too small), unsupported tokenizer, failed parity.
+        SourceError: The corpus cannot be read.
+    """
+    if not config.corpus:
+        raise TrimError("trim.corpus is not set; pass --corpus FILE|hub:DATASET|wordfreq:LANG")
+    with tempfile.TemporaryDirectory(prefix="skadapt-trim-") as scratch:
+        source_dir = model.ensure_sentence_transformers(model.resolve_model_dir(model_ref), Path(scratch))
+        subdir = model.transformer_subdir(source_dir)
+        transformer_dir = source_dir / subdir
+        tokenizer_json = tokenizer.read_tokenizer_json(transformer_dir)
+        info = tokenizer.analyse(tokenizer_json, str(transformer_dir / "tokenizer.json"))
+        selection.check_vocab_size(info, config.vocab_size)
+
+        counts = _count(
+            tokenizer_json,
+            config.corpus,
+            config,
+            use_cache=use_cache,
+            show_progress=show_progress,
+            holdout=config.parity_documents,
+        )
+        extra = None
+        if config.extra_corpus and config.extra_vocab_size > 0:
+            extra = _count(
+                tokenizer_json,
+                config.extra_corpus,
+                config,
+                use_cache=use_cache,
+                show_progress=show_progress,
+                holdout=0,
+            )
+        encoder = counting.load_tokenizer(tokenizer_json)
+        keep_ids = selection.keep_list_ids(
+            info, lambda text: encoder.encode(text, add_special_tokens=False).ids, config.keep
+        )
+        prompts = model_prompts(source_dir)
+        keep_ids |= {i for p in prompts for i in encoder.encode(p, add_special_tokens=False).ids}
+        chosen = selection.select_vocabulary(
+            info,
+            counts.counts,
+            vocab_size=config.vocab_size,
+            min_frequency=config.min_frequency,
+            keep_ids=keep_ids,
+            extra_counts=extra.counts if extra is not None else None,
+            extra_vocab_size=config.extra_vocab_size,
+        )
+
+        target_dir = out_dir / subdir
+        mapping = _write_tokenizer(info, chosen.keep, transformer_dir, target_dir)
+        transformer = model.load_transformer(transformer_dir)
+        parameters_before = model.parameter_count(transformer)
+        rows_before = model.slice_rows(transformer, chosen.keep)
+        model.update_config(transformer, mapping, len(chosen.keep))
+        transformer.save_pretrained(target_dir)
+        parameters_after = model.parameter_count(transformer)
+        del transformer
+        model.copy_modules(source_dir, out_dir, subdir)
+
+        sample = counting.parity_sample(
+            config.corpus,
+            config.text_column,
+            config.parity_documents,
+            max_documents=config.max_documents,
+            max_bytes=config.max_bytes,
+        )
+        checked = parity.check_parity(source_dir, out_dir, sample)
+        trim_report = report.build_report(
+            model=model_ref,
+            config=config.model_dump(mode="json"),
+            tokenizer_kind=info.kind,
+            counts=counts.summary(),
+            extra_counts=extra.summary() if extra is not None else None,
+            selection=chosen.summary(),
+            vocab_before=info.size,
+            rows_before=rows_before,
+            rows_after=len(chosen.keep),
+            parameters_before=parameters_before,
+            parameters_after=parameters_after,
+            parity=checked.summary(),
+        )
+        report.write_report(out_dir, trim_report)
+    log.info(
+        "trimmed %s: %d -> %d embedding rows, %.2fM -> %.2fM parameters",
+        model_ref,
+        rows_before,
+        len(chosen.keep),
+        parameters_before / 1e6,
+        parameters_after / 1e6,
+    )
+    return {
+        "embedding_rows": len(chosen.keep),
+        "embedding_rows_before": rows_before,
+        "parameters": parameters_after,
+        "parameters_before": parameters_before,
+        "counts_fingerprint": counts.key,
+        "counts_cached": counts.cached,
+        "parity": checked.summary(),
+        "warnings": chosen.warnings,
+    }

@@ -1,0 +1,126 @@
+"""``skadapt trim`` and the pipeline's trim stage: exit codes, clear errors, no partial output."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from skadapt.cli import app
+from skadapt.pipeline import read_manifest, run_recipe
+from skadapt.recipe import validate_recipe
+from skadapt.trim.report import REPORT_FILE
+from tests.tiny_models import FIXTURE_TEXTS
+
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SKADAPT_CACHE", str(tmp_path / "cache"))
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    path = tmp_path / "corpus.jsonl"
+    path.write_text("".join(json.dumps({"text": t}) + "\n" for t in FIXTURE_TEXTS), encoding="utf-8")
+    return path
+
+
+def _trim(model: Path, corpus: str, out: Path, *extra: str) -> tuple[int, str]:
+    args = ["trim", str(model), "--corpus", corpus, "--out", str(out), "--workers", "1", *extra]
+    result = runner.invoke(app, args)
+    return result.exit_code, result.output
+
+
+def _assert_nothing_written(out: Path) -> None:
+    assert not out.exists()
+    assert not [p for p in out.parent.iterdir() if p.name.startswith(f".{out.name}.")]
+
+
+def test_trim_command_writes_a_model(tiny_models: dict[str, Path], corpus: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    code, output = _trim(tiny_models["unigram"], str(corpus), out, "--vocab-size", "80", "--keep", "Žilina")
+    assert code == 0, output
+    assert "embedding rows" in output
+    report = json.loads((out / REPORT_FILE).read_text())
+    assert report["embedding_rows"]["after"] == 82
+    assert report["parity"]["texts"] == 1 and report["parity"]["passed"]
+    assert (out / "modules.json").is_file() and (out / "1_Pooling" / "config.json").is_file()
+
+    code, output = _trim(tiny_models["unigram"], str(corpus), out)
+    assert code == 1 and "already exists" in output
+    code, output = _trim(tiny_models["unigram"], str(corpus), out, "--overwrite", "--vocab-size", "90")
+    assert code == 0, output
+    assert json.loads((out / REPORT_FILE).read_text())["embedding_rows"]["after"] == 92
+
+
+@pytest.mark.parametrize(
+    ("setup", "message"),
+    [
+        ("missing_column", "no column 'text'"),
+        ("empty", "the source is empty"),
+        ("no_file", "no such file"),
+        ("small_n", "smaller than the 5 special"),
+        ("unsupported", "'WordLevel' is not supported"),
+        ("bad_option", "--min-frequency: Input should be greater than 0"),
+    ],
+)
+def test_bad_inputs_fail_clearly_without_output(
+    tiny_models: dict[str, Path], corpus: Path, tmp_path: Path, setup: str, message: str
+) -> None:
+    model, source, extra = tiny_models["unigram"], str(corpus), []
+    if setup == "missing_column":
+        source = str(tmp_path / "rows.jsonl")
+        Path(source).write_text('{"body": "Dobrý deň"}\n', encoding="utf-8")
+    elif setup == "empty":
+        source = str(tmp_path / "empty.txt")
+        Path(source).write_text("\n\n", encoding="utf-8")
+    elif setup == "no_file":
+        source = str(tmp_path / "missing.txt")
+    elif setup == "small_n":
+        extra = ["--vocab-size", "3"]
+    elif setup == "unsupported":
+        from tokenizers import Tokenizer, models
+
+        model = tmp_path / "word-level"
+        shutil.copytree(tiny_models["unigram"], model)
+        vocab = {"<s>": 0, "<pad>": 1, "</s>": 2, "<unk>": 3, "a": 4}
+        Tokenizer(models.WordLevel(vocab, unk_token="<unk>")).save(str(model / "tokenizer.json"))
+    elif setup == "bad_option":
+        extra = ["--min-frequency", "0"]
+    out = tmp_path / "out"
+    code, output = _trim(model, source, out, *extra)
+    assert code == 1, output
+    assert message in " ".join(output.split())
+    assert "Traceback" not in output
+    _assert_nothing_written(out)
+
+
+def test_trim_stage_runs_in_the_pipeline(tiny_models: dict[str, Path], corpus: Path, tmp_path: Path) -> None:
+    recipe = validate_recipe(
+        {
+            "name": "tiny",
+            "language": "slk",
+            "base_model": str(tiny_models["wordpiece"]),
+            "output_dir": str(tmp_path / "run"),
+            "trim": {"corpus": str(corpus), "vocab_size": 150, "workers": 1, "parity_documents": 5},
+        }
+    )
+    outcomes = run_recipe(recipe)
+    assert [o.status for o in outcomes] == ["ran"]
+    stage_dir = tmp_path / "run" / "trim"
+    manifest = read_manifest(stage_dir)
+    assert manifest is not None
+    assert (
+        manifest["result"]["embedding_rows"]
+        == json.loads((stage_dir / REPORT_FILE).read_text())["embedding_rows"]["after"]
+    )
+    assert manifest["result"]["parity"]["passed"]
+    from sentence_transformers import SentenceTransformer
+
+    assert SentenceTransformer(str(stage_dir), device="cpu").encode(["Dobrý deň"]).shape == (1, 32)
+    assert [o.status for o in run_recipe(recipe)] == ["skipped"]

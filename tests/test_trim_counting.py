@@ -1,0 +1,139 @@
+"""Token counting: brute-force equality, parallel workers, the on-disk cache, word lists, hold-out."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from skadapt.sources import SourceError
+from skadapt.trim import counting
+from tests.tiny_models import FIXTURE_TEXTS
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SKADAPT_CACHE", str(tmp_path / "cache"))
+
+
+def _tokenizer_json(model_dir: Path) -> str:
+    return (model_dir / "tokenizer.json").read_text(encoding="utf-8")
+
+
+def _brute_force(tokenizer_json: str, texts: list[str]) -> Counter[int]:
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_str(tokenizer_json)
+    specials = {i for i, t in tokenizer.get_added_tokens_decoder().items() if t.special}
+    counter: Counter[int] = Counter()
+    for text in texts:
+        counter.update(i for i in tokenizer.encode(text, add_special_tokens=False).ids if i not in specials)
+    return counter
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_counts_equal_brute_force(tiny_model: Path, workers: int) -> None:
+    tokenizer_json = _tokenizer_json(tiny_model)
+    texts = [*FIXTURE_TEXTS, "Neznáme znaky ☃ a 日本 tiež.", *FIXTURE_TEXTS[:5]]
+    counts, documents, size = counting.count_texts(tokenizer_json, texts, batch_size=3, workers=workers)
+    expected = _brute_force(tokenizer_json, texts)
+    assert {i: int(c) for i, c in enumerate(counts) if c} == dict(expected)
+    assert documents == len(texts)
+    assert size == sum(len(t.encode()) for t in texts)
+
+
+def test_special_tokens_are_not_counted(tiny_models: dict[str, Path]) -> None:
+    tokenizer_json = _tokenizer_json(tiny_models["unigram"])
+    counts, _, _ = counting.count_texts(tokenizer_json, ["<s> Bratislava </s> <mask>"], workers=1)
+    for special in range(5):  # <s> <pad> </s> <unk> <mask> are ids 0-4
+        assert counts[special] == 0
+
+
+def test_cache_is_hit_on_the_second_run(
+    tiny_models: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({"text": t}) + "\n" for t in FIXTURE_TEXTS), encoding="utf-8")
+    tokenizer_json = _tokenizer_json(tiny_models["wordpiece"])
+    first = counting.count_source(tokenizer_json, str(corpus), workers=1)
+    assert not first.cached
+    assert first.documents == len(FIXTURE_TEXTS)
+
+    def fail(*args: object, **kwargs: object) -> None:
+        raise AssertionError("counted again although the counts are cached")
+
+    monkeypatch.setattr(counting, "count_texts", fail)
+    second = counting.count_source(tokenizer_json, str(corpus), workers=1)
+    assert second.cached
+    assert second.key == first.key
+    np.testing.assert_array_equal(second.counts, first.counts)
+    assert list((tmp_path / "cache" / "counts").glob("*.npz"))
+
+    monkeypatch.undo()
+    monkeypatch.setenv("SKADAPT_CACHE", str(tmp_path / "cache"))
+    limited = counting.count_source(tokenizer_json, str(corpus), workers=1, max_documents=3)
+    assert limited.key != first.key and not limited.cached and limited.documents == 3
+
+
+def test_cache_key_changes_with_the_file(tiny_models: dict[str, Path], tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(FIXTURE_TEXTS[:4]) + "\n", encoding="utf-8")
+    tokenizer_json = _tokenizer_json(tiny_models["unigram"])
+    first = counting.count_source(tokenizer_json, str(corpus), workers=1)
+    corpus.write_text("\n".join(FIXTURE_TEXTS[4:10]) + "\n", encoding="utf-8")
+    second = counting.count_source(tokenizer_json, str(corpus), workers=1)
+    assert second.key != first.key and not second.cached and second.documents == 6
+
+
+def test_holdout_is_left_out_of_counting(tiny_models: dict[str, Path], tmp_path: Path) -> None:
+    texts = [f"{FIXTURE_TEXTS[i % len(FIXTURE_TEXTS)]} {i}" for i in range(35)]
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(texts) + "\n", encoding="utf-8")
+    tokenizer_json = _tokenizer_json(tiny_models["unigram"])
+    counted = counting.count_source(tokenizer_json, str(corpus), workers=1, parity_documents=2)
+    held = counting.parity_sample(str(corpus), "text", 2)
+    assert held == [texts[9], texts[19]]
+    assert counted.documents == 33
+    rest = [t for i, t in enumerate(texts) if i not in (9, 19)]
+    expected = _brute_force(tokenizer_json, rest)
+    assert {i: int(c) for i, c in enumerate(counted.counts) if c} == dict(expected)
+
+
+def test_wordfreq_counts_capitalised_forms_digits_and_punctuation(e5_small: Path) -> None:
+    from tokenizers import Tokenizer
+
+    tokenizer_json = _tokenizer_json(e5_small)
+    tokenizer = Tokenizer.from_str(tokenizer_json)
+    counts = counting.count_source(tokenizer_json, "wordfreq:sk", max_documents=3000).counts
+    texts = [
+        "Slovensko",
+        "slovensko",
+        "Bratislava",
+        "2024",
+        "1848",
+        "(áno)",
+        "Áno!",
+        *"0123456789.,;:!?()€%§",
+    ]
+    for text in texts:
+        ids = tokenizer.encode(text, add_special_tokens=False).ids
+        assert all(counts[i] > 0 for i in ids), (text, [tokenizer.id_to_token(i) for i in ids])
+
+
+def test_source_errors_are_clear(tiny_models: dict[str, Path], tmp_path: Path) -> None:
+    tokenizer_json = _tokenizer_json(tiny_models["unigram"])
+    missing_column = tmp_path / "rows.jsonl"
+    missing_column.write_text('{"body": "Dobrý deň"}\n', encoding="utf-8")
+    with pytest.raises(SourceError, match="no column 'text'"):
+        counting.count_source(tokenizer_json, str(missing_column), workers=1)
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n  \n", encoding="utf-8")
+    with pytest.raises(SourceError, match="empty"):
+        counting.count_source(tokenizer_json, str(empty), workers=1)
+    with pytest.raises(SourceError, match="no such file"):
+        counting.count_source(tokenizer_json, str(tmp_path / "nope.txt"), workers=1)
+    with pytest.raises(SourceError, match="wordfreq has no list"):
+        counting.count_source(tokenizer_json, "wordfreq:xx")
