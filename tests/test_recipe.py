@@ -141,9 +141,9 @@ def test_overrides_are_typed_and_validated(tmp_path: Path) -> None:
     assert recipe.finetune.epochs == 1 and recipe.seed == 7
     assert recipe.finetune.datasets[0].loss == "cached_mnrl"
     assert recipe.output_dir == "/tmp/x" and recipe.renorm.method == "r1"
-    with pytest.raises(RecipeError, match="finetune.epochs"):
+    with pytest.raises(RecipeError, match=r"finetune.epochs"):
         load_recipe(path, ["finetune.epochs=-1"])
-    with pytest.raises(RecipeError, match="finetune.epoch: unknown field"):
+    with pytest.raises(RecipeError, match=r"finetune.epoch: unknown field"):
         load_recipe(path, ["finetune.epoch=1"])
     with pytest.raises(RecipeError, match="expected KEY=VALUE"):
         load_recipe(path, ["finetune.epochs"])
