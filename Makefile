@@ -37,6 +37,15 @@ test: e5
 demo: e5
 	$(BIN)/skadapt train recipes/demo_sk.yaml --set base_model="$(E5_DIR)"
 
+# Benchmarks (side-by-side ratios; results go in benchmark/README.md). vocabtrimmer is the peer for
+# counting; its dependencies are outdated, so it is installed without them.
+bench: e5
+	$(BIN)/pip install -q --no-deps vocabtrimmer==0.0.2
+	OMP_NUM_THREADS=1 $(BIN)/python benchmark/trim_counting.py --mb 5 --repeats 3
+	OMP_NUM_THREADS=1 $(BIN)/python benchmark/finetune_throughput.py --steps 150 --repeats 3
+	OMP_NUM_THREADS=2 $(BIN)/python benchmark/evaluate_overhead.py --repeats 5
+	$(BIN)/python benchmark/renorm_prompt.py --out runs/bench_renorm_prompt
+
 lint: install
 	$(BIN)/ruff check skadapt tests benchmark
 	$(BIN)/ruff format --check skadapt tests benchmark

@@ -115,12 +115,19 @@ def _special_ids(tokenizer: Any) -> np.ndarray:
     )
 
 
-def _batch_counts(tokenizer: Any, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct non-special token ids of a batch and their counts."""
+BatchCounts = tuple[np.ndarray, np.ndarray, int, int]
+"""Distinct token ids of a batch, their counts, the batch's texts and UTF-8 bytes."""
+
+
+def _batch_counts(tokenizer: Any, texts: list[str]) -> BatchCounts:
+    """Distinct non-special token ids of a batch with their counts, and the batch size in texts and bytes.
+
+    Bytes are measured here, in the worker, so the parent process only moves batches.
+    """
     encodings = tokenizer.encode_batch_fast(texts, add_special_tokens=False)
     ids = np.fromiter(itertools.chain.from_iterable(e.ids for e in encodings), dtype=np.int64)
     unique, counts = np.unique(ids, return_counts=True)
-    return unique, counts
+    return unique, counts, len(texts), sum(len(t.encode("utf-8")) for t in texts)
 
 
 _WORKER_TOKENIZER: Any = None
@@ -133,7 +140,7 @@ def _init_worker(tokenizer_json: str) -> None:
         _WORKER_TOKENIZER = load_tokenizer(tokenizer_json)
 
 
-def _worker_count(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+def _worker_count(texts: list[str]) -> BatchCounts:
     return _batch_counts(_WORKER_TOKENIZER, texts)
 
 
@@ -169,19 +176,17 @@ def count_texts(
     counts = np.zeros(size, dtype=np.int64)
     documents = size_bytes = 0
 
-    def tally(batch: list[str]) -> list[str]:
+    def add(result: BatchCounts) -> None:
         nonlocal documents, size_bytes
-        documents += len(batch)
-        size_bytes += sum(len(t.encode("utf-8")) for t in batch)
-        return batch
-
-    def add(result: tuple[np.ndarray, np.ndarray]) -> None:
-        counts[result[0]] += result[1]
+        ids, id_counts, batch_documents, batch_bytes = result
+        counts[ids] += id_counts
+        documents += batch_documents
+        size_bytes += batch_bytes
         if on_progress:
             on_progress(documents, size_bytes)
 
     workers = workers or os.cpu_count() or 1
-    batches = (tally(batch) for batch in batched(texts, batch_size))
+    batches = batched(texts, batch_size)
     if workers == 1:
         for batch in batches:
             add(_batch_counts(tokenizer, batch))
@@ -196,7 +201,7 @@ def _count_parallel(
     tokenizer_json: str,
     batches: Iterator[list[str]],
     workers: int,
-    add: Callable[[tuple[np.ndarray, np.ndarray]], None],
+    add: Callable[[BatchCounts], None],
 ) -> None:
     """Feed batches to a process pool with at most ``2 * workers`` batches in flight.
 
@@ -222,10 +227,10 @@ def _run_pool(
     tokenizer_json: str,
     batches: Iterator[list[str]],
     workers: int,
-    add: Callable[[tuple[np.ndarray, np.ndarray]], None],
+    add: Callable[[BatchCounts], None],
 ) -> None:
     with ProcessPoolExecutor(workers, context, initializer=_init_worker, initargs=(tokenizer_json,)) as pool:
-        pending: set[Future[tuple[np.ndarray, np.ndarray]]] = set()
+        pending: set[Future[BatchCounts]] = set()
         for batch in batches:
             pending.add(pool.submit(_worker_count, batch))
             if len(pending) >= 2 * workers:
