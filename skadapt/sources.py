@@ -16,6 +16,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from skadapt.errors import SkadaptError
 
@@ -99,6 +100,25 @@ def resolve_files(pattern: str) -> list[Path]:
     return files
 
 
+def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` for each non-empty line of a JSONL file.
+
+    Raises:
+        SourceError: A line that is not valid JSON or not an object, naming ``file:line``.
+    """
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise SourceError(f"{path}:{number}: malformed JSON line ({error.msg})") from None
+            if not isinstance(row, dict):
+                raise SourceError(f"{path}:{number}: expected a JSON object, got {type(row).__name__}")
+            yield number, row
+
+
 def _iter_file_texts(path: Path, column: str) -> Iterator[str]:
     if path.suffix == ".txt":
         with path.open(encoding="utf-8") as handle:
@@ -107,15 +127,8 @@ def _iter_file_texts(path: Path, column: str) -> Iterator[str]:
                 if text.strip():
                     yield text
     elif path.suffix == ".jsonl":
-        with path.open(encoding="utf-8") as handle:
-            for number, line in enumerate(handle, 1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as error:
-                    raise SourceError(f"{path}:{number}: malformed JSON line ({error.msg})") from None
-                yield _column(row, column, f"{path}:{number}")
+        for number, row in iter_jsonl(path):
+            yield _column(row, column, f"{path}:{number}")
     else:
         import datasets
 

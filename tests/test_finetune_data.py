@@ -99,13 +99,13 @@ def test_custom_prompts_override_defaults(tmp_path: Path) -> None:
             "pairs",
             [{"anchor": "a", "positive": "b"}, {"anchor": "a"}],
             {},
-            r"line 2: missing column 'positive'",
+            r":2: missing column 'positive'",
         ),
         (
             "pairs",
             [{"anchor": "a", "positive": ""}],
             {},
-            r"line 1: field 'positive' \(positive\) must be a non-empty",
+            r":1: field 'positive' \(positive\) must be a non-empty",
         ),
         (
             "pairs",
@@ -117,7 +117,7 @@ def test_custom_prompts_override_defaults(tmp_path: Path) -> None:
             "nli",
             [{"premise": "a", "hypothesis": "b", "label": "maybe"}],
             {},
-            r"line 1: unknown label 'maybe'",
+            r":1: unknown label 'maybe'",
         ),
         (
             "nli",
@@ -129,7 +129,7 @@ def test_custom_prompts_override_defaults(tmp_path: Path) -> None:
             "sts",
             [{"sentence1": "a", "sentence2": "b", "score": 7}],
             {},
-            r"line 1: score 7 .* outside score_range \[0, 5\]",
+            r":1: score 7 .* outside score_range \[0, 5\]",
         ),
         (
             "sts",
@@ -156,7 +156,7 @@ def test_empty_missing_and_malformed_sources(tmp_path: Path) -> None:
     with pytest.raises(TrainingDataError, match=r"dataset 'd': .*no such file"):
         build_task_dataset(entry(kind="pairs", source=str(tmp_path / "nope.jsonl")))
     (tmp_path / "bad.jsonl").write_text('{"anchor": "a", "positive": "b"}\n{oops\n', encoding="utf-8")
-    with pytest.raises(TrainingDataError, match=r"bad\.jsonl line 2: malformed JSON"):
+    with pytest.raises(TrainingDataError, match=r"bad\.jsonl:2: malformed JSON"):
         build_task_dataset(entry(kind="pairs", source=str(tmp_path / "bad.jsonl")))
 
 

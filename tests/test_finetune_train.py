@@ -137,7 +137,8 @@ def test_cli_bad_data_clear_error_and_no_model_dir(tiny_models: dict[str, Path],
         ],
     )
     assert result.exit_code == 1, result.output
-    assert "dataset 'sts'" in result.output and "line 2" in result.output and "score_range" in result.output
+    assert "dataset 'sts'" in result.output and ".jsonl:2:" in result.output
+    assert "score_range" in result.output
     assert "Traceback" not in result.output
     assert not out.exists() and not list(tmp_path.glob(".out.tmp-*"))
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -22,6 +21,7 @@ from skadapt.evaluate.suite import (
     SuiteError,
 )
 from skadapt.languages import get_language
+from skadapt.sources import SourceError, iter_jsonl
 
 if TYPE_CHECKING:
     from mteb.abstasks.abstask import AbsTask
@@ -90,23 +90,18 @@ def read_rows(path: Path, row_model: type[_Row]) -> list[Any]:
         SuiteError: Malformed JSON or a row without the expected fields, naming file and line.
     """
     rows = []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                data = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise SuiteError(f"{path}:{number}: malformed JSON line ({error.msg})") from None
-            if not isinstance(data, dict):
-                raise SuiteError(f"{path}:{number}: expected a JSON object, got {type(data).__name__}")
-            try:
-                rows.append(row_model.model_validate(data))
-            except ValidationError as error:
-                problems = "; ".join(
-                    f"{'.'.join(str(p) for p in e['loc']) or 'row'}: {e['msg']}" for e in error.errors()
-                )
-                raise SuiteError(f"{path}:{number}: {problems}") from None
+    try:
+        lines = list(iter_jsonl(path))
+    except SourceError as error:
+        raise SuiteError(str(error)) from None
+    for number, data in lines:
+        try:
+            rows.append(row_model.model_validate(data))
+        except ValidationError as error:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or 'row'}: {e['msg']}" for e in error.errors()
+            )
+            raise SuiteError(f"{path}:{number}: {problems}") from None
     if not rows:
         raise SuiteError(f"{path}: no rows")
     return rows

@@ -1,19 +1,18 @@
 """Rows of a training or dev dataset: Hub datasets (``hub:DATASET[:CONFIG[:SPLIT]]``) or local files.
 
-Each row comes with a position (``row 12`` / ``line 12``) so that errors can name it. Hub rows keep the
+Each row comes with a position (``data.jsonl:12`` / ``row 12``) so that errors can name it. Hub rows keep the
 dataset's ``ClassLabel`` names so that integer labels can be read as names (``0`` -> ``entailment``).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from skadapt.errors import SkadaptError
-from skadapt.sources import SourceError, parse_source, resolve_files
+from skadapt.sources import SourceError, iter_jsonl, parse_source, resolve_files
 
 ROW_SUFFIXES = (".jsonl", ".json", ".csv", ".parquet")
 
@@ -28,7 +27,7 @@ class RowSource:
 
     Attributes:
         spec: The source spec as written in the recipe.
-        rows: ``(position, row)`` pairs, position like ``"data.jsonl line 3"`` or ``"row 3"``.
+        rows: ``(position, row)`` pairs, position like ``"data.jsonl:3"`` or ``"data.parquet row 3"``.
         label_names: Column -> ClassLabel names, for sources that declare them (Hub datasets).
     """
 
@@ -85,22 +84,11 @@ def _hub_rows(spec: str, name: str, config: str | None, split: str, dataset: str
 
 def _file_rows(path: Path, dataset: str) -> Iterator[tuple[str, dict[str, Any]]]:
     if path.suffix == ".jsonl":
-        with path.open(encoding="utf-8") as handle:
-            for number, line in enumerate(handle, 1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as error:
-                    raise TrainingDataError(
-                        f"dataset {dataset!r}: {path} line {number}: malformed JSON ({error.msg})"
-                    ) from None
-                if not isinstance(row, dict):
-                    raise TrainingDataError(
-                        f"dataset {dataset!r}: {path} line {number}: expected a JSON object, "
-                        f"got {type(row).__name__}"
-                    )
-                yield f"{path} line {number}", row
+        try:
+            for number, row in iter_jsonl(path):
+                yield f"{path}:{number}", row
+        except SourceError as error:
+            raise TrainingDataError(f"dataset {dataset!r}: {error}") from None
         return
     import datasets
 
