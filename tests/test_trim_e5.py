@@ -78,7 +78,8 @@ def test_trim_to_60000_gives_60002_rows_and_44_7m_parameters(
     model = SentenceTransformer(str(out), device="cpu")
     tokenizer = AutoTokenizer.from_pretrained(out)
     assert len(tokenizer) == 60_002
-    assert model.prompts == SentenceTransformer(str(e5_small), device="cpu").prompts
+    original = SentenceTransformer(str(e5_small), device="cpu").prompts
+    assert model.prompts == {**original, "document": "passage: "}
     assert model.prompts["query"] == "query: "
     assert model.max_seq_length == 512
     assert model.encode(SLOVAK[:2], prompt_name="query").shape == (2, 384)

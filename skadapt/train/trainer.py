@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from skadapt.errors import SkadaptError
+from skadapt.modeldir import fill_document_prompt
 from skadapt.train.losses import check_loss, make_loss, needs_no_duplicates
 
 if TYPE_CHECKING:
@@ -258,7 +259,7 @@ def save_model(model: SentenceTransformer, datasets: list[TaskDataset], out_dir:
     """Save the trained model with the training prompts as its prompts; return those prompts."""
     model.prompts = model_prompts(dict(model.prompts or {}), datasets)
     model.save(str(out_dir))
-    return dict(model.prompts)
+    return fill_document_prompt(out_dir)
 
 
 def copy_logs(work_dir: Path, out_dir: Path) -> None:
