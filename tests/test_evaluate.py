@@ -257,3 +257,19 @@ def test_cli_bad_suite_is_one_clear_error(tiny_models: dict[str, Path], tmp_path
     assert result.exit_code == 1
     assert "s.yaml:2" in result.output and "data" in result.output
     assert "Traceback" not in result.output
+
+
+def test_cli_unreachable_builtin_task_names_it(
+    tiny_models: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """Offline, a built-in mteb task cannot download its data: one message naming the task and the fix."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    result = CliRunner().invoke(
+        app,
+        ["evaluate", str(tiny_models["unigram"]), "--tasks", "SlovakSumRetrieval", "--no-cache"],
+    )
+    assert result.exit_code == 1, result.output
+    assert "task SlovakSumRetrieval: cannot load its data" in result.output
+    assert "--mirror TASK=DIR" in result.output
+    assert "Traceback" not in result.output

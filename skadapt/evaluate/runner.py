@@ -184,16 +184,25 @@ def evaluate_model(
     if cache is not None:
         for task in tasks:
             _drop_stale(cache, task, encoder.mteb_model_meta)
-    result = mteb.evaluate(
-        encoder,
-        tasks,
-        cache=cache,
-        encode_kwargs={"batch_size": batch_size, "show_progress_bar": show_progress},
-        show_progress_bar=show_progress,
-        overwrite_strategy="only-missing",
-        co2_tracker=False,
-    )
-    by_name = {r.task_name: r for r in result.task_results}
+    by_name = {}
+    for task in tasks:  # one call per task: a task whose data cannot be loaded is named in the error
+        try:
+            result = mteb.evaluate(
+                encoder,
+                task,
+                cache=cache,
+                encode_kwargs={"batch_size": batch_size, "show_progress_bar": show_progress},
+                show_progress_bar=show_progress,
+                overwrite_strategy="only-missing",
+                co2_tracker=False,
+            )
+        except (ConnectionError, OSError) as error:  # Hub unreachable, dataset missing, unreadable mirror
+            raise EvaluationError(
+                f"task {task.metadata.name}: cannot load its data ({type(error).__name__}: {error}); "
+                "check the network/HF_TOKEN, or point the task at a local copy with "
+                "evaluate.dataset_mirrors / --mirror TASK=DIR"
+            ) from None
+        by_name.update({r.task_name: r for r in result.task_results})
     scores = []
     for task in tasks:
         task_result = by_name.get(task.metadata.name)
