@@ -273,3 +273,18 @@ def test_cli_unreachable_builtin_task_names_it(
     assert "task SlovakSumRetrieval: cannot load its data" in result.output
     assert "--mirror TASK=DIR" in result.output
     assert "Traceback" not in result.output
+
+
+def test_identical_models_get_identical_scores(tiny_models: dict[str, Path]):
+    """mteb tasks carry random state (clustering/classification sampling): all models must see the same."""
+    from skadapt.evaluate.runner import evaluate_models
+
+    suite = Path(__file__).parent / "data" / "suite_sk" / "suite.yaml"
+    path = str(tiny_models["unigram"])
+    tasks = select_tasks([str(suite)], language="slk")
+    scores = evaluate_models({"a": path, "b": path, "c": path}, tasks, cache_dir=None)
+    by_model: dict[str, dict[str, float]] = {}
+    for score in scores:
+        by_model.setdefault(score.model, {})[score.task] = score.score
+    assert "SkTestClusters" in by_model["a"]
+    assert by_model["a"] == by_model["b"] == by_model["c"]

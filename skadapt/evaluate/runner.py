@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import re
@@ -221,9 +222,15 @@ def evaluate_models(
     tasks: list[AbsTask],
     **kwargs: Any,
 ) -> list[TaskScore]:
-    """Evaluate several labelled models (label -> path) on the same tasks; see ``evaluate_model``."""
+    """Evaluate several labelled models (label -> path) on the same tasks; see ``evaluate_model``.
+
+    Each model gets fresh copies of the tasks: mteb tasks carry random state (``rng_state`` of clustering
+    and classification sub-sampling) that an evaluation advances, so reusing one task object would give
+    the second model a different sample than the first and make identical models score differently.
+    """
     scores: list[TaskScore] = []
     for label, path in models.items():
         log.info("evaluating %s (%s) on %d tasks", label, path, len(tasks))
-        scores.extend(evaluate_model(path, label, tasks, **kwargs))
+        fresh = [copy.deepcopy(task) for task in tasks]
+        scores.extend(evaluate_model(path, label, fresh, **kwargs))
     return scores

@@ -1,0 +1,53 @@
+"""The shipped demo recipe runs end to end (trim -> finetune -> renorm -> evaluate) and resumes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from sentence_transformers import SentenceTransformer
+
+from skadapt.pipeline import read_manifest, run_recipe
+from skadapt.recipe import load_recipe
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def demo_recipe(tiny_models: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.chdir(ROOT)  # the recipe's data paths are relative to the repository root
+    monkeypatch.setenv("SKADAPT_CACHE", str(tmp_path / "cache"))
+    overrides = [
+        f"base_model={tiny_models['unigram']}",
+        f"output_dir={tmp_path / 'run'}",
+        "finetune.max_steps=4",
+        "finetune.save_steps=2",
+        "finetune.dev.steps=2",
+    ]
+    return load_recipe(ROOT / "recipes" / "demo_sk.yaml", overrides)
+
+
+def test_demo_recipe_runs_every_stage_and_resumes(demo_recipe, tmp_path: Path) -> None:
+    outcomes = run_recipe(demo_recipe)
+    assert [(o.stage, o.status) for o in outcomes] == [
+        ("trim", "ran"),
+        ("finetune", "ran"),
+        ("renorm", "ran"),
+        ("evaluate", "ran"),
+    ]
+    run = tmp_path / "run"
+    trim = json.loads((run / "trim" / "trim_report.json").read_text())
+    assert trim["source"] == "wordfreq:sk" and trim["extra_counts"]["source"] == "tests/data/sk_corpus.txt"
+    assert trim["parity"]["max_abs_embedding_diff"] <= 1e-5
+    assert json.loads((run / "finetune" / "training_report.json").read_text())["steps"]["done"] == 4
+    final = SentenceTransformer(str(run / "renorm"), device="cpu")  # vanilla loading, no skadapt code
+    assert type(final[-2]).__name__ == "Dense" and type(final[-1]).__name__ == "Normalize"
+    report = json.loads((run / "evaluate" / "report.json").read_text())
+    assert [row["model"] for row in report["models"]] == ["base", "trim", "finetune", "renorm"]
+    assert all(len(row["tasks"]) == 7 for row in report["models"])
+    manifest = read_manifest(run / "evaluate")
+    assert manifest["models"]["final"] == str(run / "renorm")
+
+    again = run_recipe(demo_recipe)
+    assert [o.status for o in again] == ["skipped"] * 4
