@@ -67,6 +67,9 @@ def train(
     for outcome in outcomes:
         table.add_row(outcome.stage, outcome.status, f"{outcome.seconds:.1f}", str(outcome.path))
     out.print(table)
+    report = loaded.run_dir / "evaluate" / "report.md"
+    if "evaluate" in loaded.enabled_stages() and report.is_file():
+        out.print(f"evaluation report: {report}")
 
 
 @recipe_app.command("validate")
