@@ -130,6 +130,20 @@ class StageOutcome:
     result: dict[str, Any] = field(default_factory=dict)
 
 
+def _stage_module(stage: str) -> Any | None:
+    """The module implementing a stage, or None when this version has none."""
+    target = STAGE_RUNNERS.get(stage)
+    if target is None:
+        return None
+    module_name = target.partition(":")[0]
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as error:
+        if error.name is None or not module_name.startswith(error.name):
+            raise
+        return None
+
+
 def resolve_runner(stage: str, runners: dict[str, StageRunner] | None = None) -> StageRunner:
     """The runner function of a stage.
 
@@ -138,19 +152,23 @@ def resolve_runner(stage: str, runners: dict[str, StageRunner] | None = None) ->
     """
     if runners is not None and stage in runners:
         return runners[stage]
-    target = STAGE_RUNNERS.get(stage)
-    module_name, _, function = (target or "").partition(":")
-    try:
-        module = importlib.import_module(module_name) if target else None
-    except ModuleNotFoundError as error:
-        if error.name is None or not module_name.startswith(error.name):
-            raise
-        module = None
+    module = _stage_module(stage)
     if module is None:
         raise StageNotAvailableError(
             f"stage {stage!r} is not available yet in skadapt; remove the '{stage}:' section from the recipe"
         )
-    return getattr(module, function)
+    return getattr(module, STAGE_RUNNERS[stage].partition(":")[2])
+
+
+def stage_input_files(stage: str, config: BaseModel) -> list[str]:
+    """Local files a stage reads besides those its config names directly.
+
+    A stage module may define ``input_files(config) -> list[Path]`` (e.g. the data files of an evaluation
+    suite named by its YAML file), so that editing them re-runs the stage.
+    """
+    module = _stage_module(stage)
+    function = getattr(module, "input_files", None) if module is not None else None
+    return [str(path) for path in function(config)] if function is not None else []
 
 
 def available_stages() -> list[str]:
@@ -167,13 +185,15 @@ def available_stages() -> list[str]:
 
 def stage_key(recipe: Recipe, stage: str, upstream: list[str]) -> tuple[str, dict[str, Any]]:
     """Key deciding whether a finished stage is still valid, and the input fingerprints behind it."""
-    config = getattr(recipe, stage).model_dump(mode="json")
+    section = getattr(recipe, stage)
+    config = section.model_dump(mode="json")
+    files = [*artifacts.local_paths_in(config), *stage_input_files(stage, section)]
     base = recipe.base_model
     inputs: dict[str, Any] = {
         "base_model": base,
         "base_model_files": artifacts.path_fingerprint(Path(base)) if Path(base).exists() else None,
         "upstream": upstream,
-        "data": {p: artifacts.path_fingerprint(Path(p)) for p in artifacts.local_paths_in(config)},
+        "data": {p: artifacts.path_fingerprint(Path(p)) for p in files if Path(p).exists()},
     }
     salt = {"stage": stage, "version": STAGE_VERSION, "seed": recipe.seed, "language": recipe.language}
     return artifacts.hash_json({"salt": salt, "config": config, "inputs": inputs}), inputs

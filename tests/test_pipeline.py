@@ -284,3 +284,20 @@ def test_distributed_failure_on_rank0_stops_other_ranks(tmp_path: Path) -> None:
         )
     thread.join(timeout=30)
     assert len(errors) == 1 and "failed on rank 0" in str(errors[0])
+
+
+def test_edited_suite_data_file_reruns_evaluate(tmp_path: Path) -> None:
+    """The suite YAML is named in the recipe, its data files are not: they are fingerprinted too."""
+    from tests.suite_fixtures import write_tiny_suite
+
+    suite = write_tiny_suite(tmp_path / "suite")
+    recorder = Recorder()
+    recipe = make_recipe(tmp_path, evaluate={"tasks": [str(suite)]})
+    run_recipe(recipe, runners=recorder.runners())
+    recorder.calls.clear()
+    run_recipe(recipe, runners=recorder.runners())
+    assert recorder.calls == []
+    sts = tmp_path / "suite" / "sts.jsonl"
+    sts.write_text(sts.read_text() + '{"sentence1": "Nová veta.", "sentence2": "Iná veta.", "score": 1.0}\n')
+    run_recipe(recipe, runners=recorder.runners())
+    assert recorder.calls == ["evaluate"]

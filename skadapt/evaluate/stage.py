@@ -12,7 +12,7 @@ from skadapt.errors import SkadaptError
 from skadapt.evaluate.aggregate import Table
 from skadapt.evaluate.report import write_report
 from skadapt.evaluate.runner import evaluate_models
-from skadapt.evaluate.selection import select_tasks
+from skadapt.evaluate.selection import select_tasks, suites_in
 from skadapt.evaluate.stats import Comparison
 from skadapt.recipe import EvaluateConfig
 
@@ -87,6 +87,11 @@ def _selected_models(config: EvaluateConfig, available: dict[str, str]) -> dict[
             continue  # "final" is the same directory as the newest stage
         selected[ref] = available[ref]
     return selected
+
+
+def input_files(config: EvaluateConfig) -> list[Path]:
+    """Data files of the local suites named in ``config.tasks`` (the pipeline fingerprints them)."""
+    return [path for suite in suites_in(list(config.tasks)) for path in suite.data_files()]
 
 
 def run_stage(ctx: Any) -> dict[str, Any]:
