@@ -30,6 +30,7 @@ def main() -> None:
     """Run the comparison and print the markdown report."""
     from skadapt.evaluate.report import report_markdown
     from skadapt.evaluate.stage import run_evaluation
+    from skadapt.recipe import RenormConfig
     from skadapt.renorm import evaluation_texts, renormalize
 
     parser = argparse.ArgumentParser()
@@ -48,10 +49,8 @@ def main() -> None:
         for method in ("r1", "r2"):
             target = work / f"{method}-{prompt}"
             if not (target / "renorm_report.json").exists():
-                result = renormalize(
-                    args.model, target, corpus=str(CORPUS), method=method, samples=100_000, prompt=prompt,
-                    exclude=exclude,
-                )  # fmt: skip
+                config = RenormConfig(corpus=str(CORPUS), method=method, samples=100_000, prompt=prompt)
+                result = renormalize(args.model, target, config, exclude=exclude)
                 norms[f"{method}-{prompt}"] = result.mu_norm
             models[f"{method}-{prompt}"] = str(target)
     start = time.perf_counter()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import re
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -242,6 +242,9 @@ class Recipe(Section):
         return [stage for stage in STAGES if getattr(self, stage) is not None]
 
 
+S = TypeVar("S", bound=BaseModel)
+
+
 class RecipeError(SkadaptError, ValueError):
     """A recipe that cannot be loaded; ``str()`` is the complete user-facing message."""
 
@@ -289,6 +292,25 @@ def format_validation_error(error: ValidationError, source: str) -> str:
             message = re.sub(r"^Value error, ", "", item["msg"])
             lines.append(f"  {path}: {message} (got {item.get('input')!r})")
     return "\n".join(lines)
+
+
+def section_from_options(model: type[S], **options: Any) -> S:
+    """Build a recipe section from command-line options; errors name the option (``--vocab-size``).
+
+    Raises:
+        RecipeError: An option value the section rejects.
+    """
+    try:
+        return model(**options)
+    except ValidationError as error:
+        problems = []
+        for item in error.errors():
+            name = ".".join(map(str, item["loc"])).replace("_", "-")
+            option = f"--{name}: " if name else ""
+            problems.append(
+                f"{option}{re.sub(r'^Value error, ', '', item['msg'])} (got {item.get('input')!r})"
+            )
+        raise RecipeError("invalid option: " + "; ".join(problems)) from None
 
 
 def parse_override(text: str) -> tuple[list[str], Any]:

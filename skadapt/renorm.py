@@ -23,6 +23,7 @@ import numpy as np
 from skadapt import artifacts
 from skadapt.errors import SkadaptError
 from skadapt.modeldir import fill_document_prompt
+from skadapt.recipe import RenormConfig
 from skadapt.sources import iter_texts
 
 log = logging.getLogger("skadapt.renorm")
@@ -186,30 +187,36 @@ def append_renorm(model: Any, mu: np.ndarray, method: Method) -> Any:
 def renormalize(
     model_path: str,
     out_dir: Path,
+    config: RenormConfig,
     *,
-    corpus: str,
-    method: Method = "r2",
-    samples: int = 100_000,
-    prompt: PromptChoice = "none",
-    text_column: str = "text",
-    min_chars: int = 64,
-    max_chars: int = 512,
     seed: int = 42,
     exclude: set[str] | None = None,
     batch_size: int = 64,
 ) -> RenormResult:
     """Estimate μ on a corpus sample and save the model with R1/R2 appended into ``out_dir``.
 
+    Args:
+        model_path: sentence-transformers directory or Hub id.
+        out_dir: Where the renormalized model and ``renorm_report.json`` are written.
+        config: Method, corpus (must be set), sample size, prompt and sentence-length window.
+        seed: Seed of the corpus sample.
+        exclude: Normalized evaluation texts that must not enter the sample.
+        batch_size: Encoding batch size.
+
     Raises:
         RenormError: No usable sentence in the corpus, or a prompt the model lacks.
         SourceError: Unreadable corpus.
     """
+    corpus, method, samples, prompt = config.corpus, config.method, config.samples, config.prompt
+    min_chars, max_chars = config.min_chars, config.max_chars
+    if corpus is None:
+        raise RenormError("renorm: no corpus given")
     from sentence_transformers import SentenceTransformer
 
     model = SentenceTransformer(model_path, device="cpu")
     text = prompt_text(model, prompt)
     sentences, pool, dropped = sample_sentences(
-        iter_texts(corpus, text_column),
+        iter_texts(corpus, config.text_column),
         samples,
         min_chars=min_chars,
         max_chars=max_chars,
@@ -264,20 +271,7 @@ def evaluation_texts(task_specs: list[str]) -> set[str]:
 
 def run_stage(ctx: Any) -> dict[str, Any]:
     """Pipeline entry: renormalize the newest model; evaluation suites of the recipe are kept disjoint."""
-    config = ctx.config
     evaluate = ctx.recipe.evaluate
     exclude = evaluation_texts(list(evaluate.tasks)) if evaluate is not None else set()
-    result = renormalize(
-        ctx.input_model,
-        ctx.out_dir,
-        corpus=config.corpus,
-        method=config.method,
-        samples=config.samples,
-        prompt=config.prompt,
-        text_column=config.text_column,
-        min_chars=config.min_chars,
-        max_chars=config.max_chars,
-        seed=ctx.recipe.seed,
-        exclude=exclude,
-    )
+    result = renormalize(ctx.input_model, ctx.out_dir, ctx.config, seed=ctx.recipe.seed, exclude=exclude)
     return asdict(result)

@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from skadapt.cli import app
+from skadapt.recipe import RenormConfig
 from skadapt.renorm import renorm_formula, renormalize, sample_sentences, split_sentences
 
 DATA = Path(__file__).parent / "data"
@@ -66,7 +67,7 @@ def test_tiny_model_renorm_loads_vanilla_and_equals_formula(
 ):
     out = tmp_path / method
     result = renormalize(
-        str(tiny_models["unigram"]), out, corpus=str(CORPUS), method=method, samples=50, seed=3
+        str(tiny_models["unigram"]), out, RenormConfig(corpus=str(CORPUS), method=method, samples=50), seed=3
     )
     assert result.samples == 50 and result.mu_norm == pytest.approx(
         float(np.linalg.norm(np.load(out / "renorm_mu.npy")))
@@ -82,8 +83,9 @@ def test_tiny_model_renorm_loads_vanilla_and_equals_formula(
 
 
 def test_renorm_is_deterministic(tiny_models: dict[str, Path], tmp_path: Path):
-    a = renormalize(str(tiny_models["bpe"]), tmp_path / "a", corpus=str(CORPUS), samples=40, seed=5)
-    b = renormalize(str(tiny_models["bpe"]), tmp_path / "b", corpus=str(CORPUS), samples=40, seed=5)
+    config = RenormConfig(corpus=str(CORPUS), samples=40)
+    a = renormalize(str(tiny_models["bpe"]), tmp_path / "a", config, seed=5)
+    b = renormalize(str(tiny_models["bpe"]), tmp_path / "b", config, seed=5)
     assert a.mu_norm == b.mu_norm
     assert np.array_equal(
         np.load(tmp_path / "a" / "renorm_mu.npy"), np.load(tmp_path / "b" / "renorm_mu.npy")
@@ -120,7 +122,7 @@ def test_suite_sentences_are_dropped_from_the_sample(tiny_models: dict[str, Path
     )
     (suite / "s.yaml").write_text("tasks:\n  - {name: B, type: BitextMining, data: d.jsonl}\n")
     result = renormalize(
-        str(tiny_models["unigram"]), tmp_path / "m", corpus=str(corpus), samples=1000,
+        str(tiny_models["unigram"]), tmp_path / "m", RenormConfig(corpus=str(corpus), samples=1000),
         exclude=evaluation_texts([str(suite / "s.yaml")]),
     )  # fmt: skip
     assert result.dropped_eval_overlap == 1
@@ -171,7 +173,8 @@ def test_real_e5_small_base_r1_r2_on_slovak_suite(e5_small: Path, tmp_path: Path
     models = {"base": str(e5_small)}
     for method in ("r1", "r2"):
         out = tmp_path / method
-        result = renormalize(str(e5_small), out, corpus=str(CORPUS), method=method, exclude=exclude)
+        config = RenormConfig(corpus=str(CORPUS), method=method)
+        result = renormalize(str(e5_small), out, config, exclude=exclude)
         assert result.samples > 150 and 0.5 < result.mu_norm < 1.0
         _check_renormalized(e5_small, out, method, texts)
         models[method] = str(out)

@@ -36,26 +36,23 @@ def command(
 ) -> None:
     """Estimate the mean embedding on a corpus sample and save MODEL + Dense + Normalize to --out."""
     from skadapt.artifacts import atomic_dir
-    from skadapt.renorm import RenormError, evaluation_texts, renormalize
+    from skadapt.recipe import RenormConfig, section_from_options
+    from skadapt.renorm import evaluation_texts, renormalize
 
-    if min_chars > max_chars:
-        raise RenormError(f"--min-chars ({min_chars}) must not exceed --max-chars ({max_chars})")
+    config = section_from_options(
+        RenormConfig,
+        corpus=corpus,
+        method=method,
+        samples=samples,
+        prompt=prompt,
+        text_column=text_column,
+        min_chars=min_chars,
+        max_chars=max_chars,
+    )
     exclude = evaluation_texts(exclude_tasks or [])
     console.print(f"renorm {method}: estimating the mean of {model} on {corpus} ({samples} sentences)")
     with atomic_dir(out_dir, overwrite=overwrite) as tmp:
-        result = renormalize(
-            model,
-            tmp,
-            corpus=corpus,
-            method=method,
-            samples=samples,
-            prompt=prompt,
-            text_column=text_column,
-            min_chars=min_chars,
-            max_chars=max_chars,
-            seed=seed,
-            exclude=exclude,
-        )
+        result = renormalize(model, tmp, config, seed=seed, exclude=exclude)
     out.print(
         f"[green]saved[/] {out_dir}: {result.method}, ||mu|| = {result.mu_norm:.4f} from {result.samples} "
         f"sentences (pool {result.pool}, {result.dropped_eval_overlap} evaluation sentences dropped), "

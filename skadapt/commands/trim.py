@@ -49,33 +49,25 @@ def command(
 
     The output directory also holds trim_report.json (counts, selection, parameters, parity check).
     """
-    from pydantic import ValidationError
-
     from skadapt.artifacts import atomic_dir
-    from skadapt.recipe import RecipeError, TrimConfig
+    from skadapt.recipe import TrimConfig, section_from_options
     from skadapt.trim.trimmer import trim_model
 
-    try:
-        config = TrimConfig(
-            corpus=corpus,
-            text_column=text_column,
-            vocab_size=vocab_size,
-            min_frequency=min_frequency,
-            max_documents=max_documents,
-            max_bytes=max_bytes,
-            keep=keep or [],
-            extra_corpus=extra_corpus,
-            extra_vocab_size=extra_vocab_size,
-            workers=workers,
-            batch_size=batch_size,
-            parity_documents=parity_documents,
-        )
-    except ValidationError as error:
-        problems = [
-            f"--{'.'.join(map(str, e['loc'])).replace('_', '-')}: {e['msg']} (got {e.get('input')!r})"
-            for e in error.errors()
-        ]
-        raise RecipeError("invalid option: " + "; ".join(problems)) from None
+    config = section_from_options(
+        TrimConfig,
+        corpus=corpus,
+        text_column=text_column,
+        vocab_size=vocab_size,
+        min_frequency=min_frequency,
+        max_documents=max_documents,
+        max_bytes=max_bytes,
+        keep=keep or [],
+        extra_corpus=extra_corpus,
+        extra_vocab_size=extra_vocab_size,
+        workers=workers,
+        batch_size=batch_size,
+        parity_documents=parity_documents,
+    )
     with atomic_dir(out_dir, overwrite=overwrite) as tmp:
         summary = trim_model(model, config, tmp, use_cache=not no_cache, show_progress=True)
     parity = summary["parity"]
