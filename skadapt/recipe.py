@@ -306,10 +306,8 @@ def section_from_options(model: type[S], **options: Any) -> S:
         problems = []
         for item in error.errors():
             name = ".".join(map(str, item["loc"])).replace("_", "-")
-            option = f"--{name}: " if name else ""
-            problems.append(
-                f"{option}{re.sub(r'^Value error, ', '', item['msg'])} (got {item.get('input')!r})"
-            )
+            message = re.sub(r"^Value error, ", "", item["msg"])
+            problems.append(f"--{name}: {message} (got {item.get('input')!r})" if name else message)
         raise RecipeError("invalid option: " + "; ".join(problems)) from None
 
 
