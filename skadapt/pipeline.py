@@ -263,9 +263,31 @@ def _run_stage(
         if launch.world_size > 1:
             _failure_marker(run_dir, stage, key, launch).touch()
         raise
-    shutil.rmtree(work_dir, ignore_errors=True)
+    if _other_ranks_done(work_dir, stage, launch):
+        shutil.rmtree(work_dir, ignore_errors=True)
     log.info("stage %s: done in %.1fs", stage, seconds)
     return StageOutcome(stage, "ran", run_dir / stage, seconds, result)
+
+
+RANK_DONE_TIMEOUT_S = 600.0
+"""How long rank 0 waits for the other ranks to leave a distributed stage before keeping its scratch."""
+
+
+def _rank_done_marker(work_dir: Path, rank: int) -> Path:
+    return work_dir / f".done-rank{rank}"
+
+
+def _other_ranks_done(work_dir: Path, stage: str, launch: Launch) -> bool:
+    """Whether every other rank has left the distributed ``stage`` (so its scratch may be deleted)."""
+    if launch.world_size == 1 or stage not in DISTRIBUTED_STAGES:
+        return True
+    deadline = time.monotonic() + RANK_DONE_TIMEOUT_S
+    while not all(_rank_done_marker(work_dir, r).exists() for r in range(1, launch.world_size)):
+        if time.monotonic() > deadline:
+            log.warning("stage %s: other ranks did not finish; keeping %s", stage, work_dir)
+            return False
+        time.sleep(launch.poll_seconds)
+    return True
 
 
 def _run_stage_on_other_rank(
@@ -287,6 +309,7 @@ def _run_stage_on_other_rank(
             result = runner(context) or {}
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
+        _rank_done_marker(work_dir, launch.rank).touch()
     stage_dir = recipe.run_dir / stage
     marker = _failure_marker(recipe.run_dir, stage, key, launch)
     while True:

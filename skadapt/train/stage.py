@@ -115,6 +115,7 @@ def finetune(
         ],
         "losses": {d.name: d.loss for d in datasets},
         "sampling": config.sampling,
+        "world_size": int(os.environ.get("WORLD_SIZE", "1")),  # processes of a torchrun/accelerate launch
         "steps": {"done": result.global_step, "planned": result.planned_steps},
         "resumed_from": result.resumed_from,
         "time_s": {"train": round(result.seconds, 3), "total": round(time.perf_counter() - started, 3)},
