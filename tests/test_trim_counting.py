@@ -137,3 +137,58 @@ def test_source_errors_are_clear(tiny_models: dict[str, Path], tmp_path: Path) -
         counting.count_source(tokenizer_json, str(tmp_path / "nope.txt"), workers=1)
     with pytest.raises(SourceError, match="wordfreq has no list"):
         counting.count_source(tokenizer_json, "wordfreq:xx")
+
+
+@pytest.mark.parametrize("checkpoint_texts", [4, 7, 100])
+def test_segmented_count_equals_brute_force(
+    tiny_models: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, checkpoint_texts: int
+) -> None:
+    texts = [f"{FIXTURE_TEXTS[i % len(FIXTURE_TEXTS)]} {i}" for i in range(35)]
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(texts) + "\n", encoding="utf-8")
+    tokenizer_json = _tokenizer_json(tiny_models["wordpiece"])
+    monkeypatch.setattr(counting, "CHECKPOINT_TEXTS", checkpoint_texts)
+    counted = counting.count_source(tokenizer_json, str(corpus), workers=1, parity_documents=2)
+    rest = [t for i, t in enumerate(texts) if i not in (9, 19)]
+    assert {i: int(c) for i, c in enumerate(counted.counts) if c} == dict(_brute_force(tokenizer_json, rest))
+    assert (counted.documents, counted.bytes) == (33, sum(len(t.encode()) for t in rest))
+
+
+def test_interrupted_count_resumes_from_its_last_checkpoint(
+    tiny_models: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A count killed after two segments resumes at text 8 and tokenizes only the rest; same result."""
+    texts = [f"{FIXTURE_TEXTS[i % len(FIXTURE_TEXTS)]} {i}" for i in range(30)]
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(texts) + "\n", encoding="utf-8")
+    tokenizer_json = _tokenizer_json(tiny_models["bpe"])
+    monkeypatch.setattr(counting, "CHECKPOINT_TEXTS", 4)
+    real_count_texts = counting.count_texts
+    seen: list[str] = []
+
+    def count_then_die(tokenizer: str, segment, **kwargs):
+        batch = list(segment)
+        if len(seen) >= 8:
+            raise KeyboardInterrupt  # killed while counting the third segment
+        seen.extend(batch)
+        return real_count_texts(tokenizer, batch, **kwargs)
+
+    monkeypatch.setattr(counting, "count_texts", count_then_die)
+    with pytest.raises(KeyboardInterrupt):
+        counting.count_source(tokenizer_json, str(corpus), workers=1, parity_documents=1)
+    assert seen == texts[:8]
+
+    resumed: list[str] = []
+
+    def count_and_record(tokenizer: str, segment, **kwargs):
+        batch = list(segment)
+        resumed.extend(batch)
+        return real_count_texts(tokenizer, batch, **kwargs)
+
+    monkeypatch.setattr(counting, "count_texts", count_and_record)
+    counted = counting.count_source(tokenizer_json, str(corpus), workers=1, parity_documents=1)
+    assert resumed == [t for i, t in enumerate(texts) if i >= 8 and i != 9]  # text 9 is the held-out one
+    rest = [t for i, t in enumerate(texts) if i != 9]
+    assert {i: int(c) for i, c in enumerate(counted.counts) if c} == dict(_brute_force(tokenizer_json, rest))
+    assert counted.documents == 29
+    assert not list((tmp_path / "cache" / "counts").glob("*.partial.npz"))  # removed once complete

@@ -50,3 +50,36 @@ def save_counts(key: str, counts: np.ndarray, meta: dict[str, Any]) -> Path:
     meta_tmp.write_text(json.dumps(meta, indent=2, ensure_ascii=False), encoding="utf-8")
     os.replace(meta_tmp, directory / f"{key}.json")
     return path
+
+
+def _partial_path(key: str) -> Path:
+    return cache_dir() / f"{key}.partial.npz"
+
+
+PARTIAL_FIELDS = ("position", "documents", "bytes")
+
+
+def load_partial(key: str) -> tuple[np.ndarray, dict[str, int]] | None:
+    """Counts saved by an interrupted count with its ``position``/``documents``/``bytes``, or None."""
+    path = _partial_path(key)
+    if not path.is_file():
+        return None
+    try:
+        with np.load(path) as data:
+            return data["counts"].copy(), {name: int(data[name]) for name in PARTIAL_FIELDS}
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def save_partial(key: str, counts: np.ndarray, meta: dict[str, int]) -> None:
+    """Store partial counts and their position in one file, atomically (temp file + rename)."""
+    path = _partial_path(key)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f".{key}.tmp-{uuid.uuid4().hex[:8]}.npz"
+    np.savez(tmp, counts=counts, **{name: np.int64(meta[name]) for name in PARTIAL_FIELDS})
+    os.replace(tmp, path)
+
+
+def drop_partial(key: str) -> None:
+    """Remove the partial counts of a finished count."""
+    _partial_path(key).unlink(missing_ok=True)

@@ -303,14 +303,92 @@ def _add_weighted(tokenizer: Any, texts: list[str], weights: list[float], totals
     totals += np.bincount(ids, weights=np.repeat(np.asarray(weights), lengths), minlength=len(totals))
 
 
-def holdout_filter(texts: Iterable[str], parity_documents: int) -> Iterator[str]:
-    """``texts`` without the held-out parity sample (every ``HOLDOUT_EVERY``-th text, up to the limit)."""
-    held = 0
-    for index, text in enumerate(texts):
+def holdout_filter(texts: Iterable[str], parity_documents: int, start: int = 0) -> Iterator[str]:
+    """``texts`` without the held-out parity sample (every ``HOLDOUT_EVERY``-th text, up to the limit).
+
+    Args:
+        texts: The source's texts, from position ``start`` of the whole stream on.
+        parity_documents: Size of the held-out sample.
+        start: Position of the first text in the whole stream (when counting resumes mid-stream).
+    """
+    held = min(parity_documents, start // HOLDOUT_EVERY)
+    for index, text in enumerate(texts, start):
         if held < parity_documents and index % HOLDOUT_EVERY == HOLDOUT_EVERY - 1:
             held += 1
             continue
         yield text
+
+
+CHECKPOINT_TEXTS = 200_000
+"""Texts of a source counted between two checkpoints of the partial counts (resume after a kill)."""
+
+
+class _Consumed:
+    """An iterator that counts how many items were taken from it."""
+
+    def __init__(self, items: Iterator[str]) -> None:
+        self.items = items
+        self.taken = 0
+
+    def __iter__(self) -> Iterator[str]:
+        for item in self.items:
+            self.taken += 1
+            yield item
+
+
+def _count_resumable(
+    tokenizer_json: str,
+    texts: Iterator[str],
+    key: str,
+    *,
+    parity_documents: int,
+    use_cache: bool,
+    on_progress: ProgressHook | None,
+    **count_options: Any,
+) -> tuple[np.ndarray, int, int]:
+    """Count ``texts`` in segments of ``CHECKPOINT_TEXTS``, saving partial counts after each segment.
+
+    A run killed mid-way resumes from the last saved segment: the texts already counted are skipped
+    (read again, not tokenized again), the held-out parity positions stay the same.
+    """
+    partial = cache.load_partial(key) if use_cache else None
+    counts, position, documents, size = (
+        (partial[0], partial[1]["position"], partial[1]["documents"], partial[1]["bytes"])
+        if partial is not None
+        else (None, 0, 0, 0)
+    )
+    if position:
+        log.info("resuming the count at text %d (%d counted before the interruption)", position, documents)
+        texts = itertools.islice(texts, position, None)
+
+    def progress(segment_documents: int, segment_bytes: int) -> None:
+        if on_progress:
+            on_progress(documents + segment_documents, size + segment_bytes)
+
+    while True:
+        segment = _Consumed(itertools.islice(texts, CHECKPOINT_TEXTS))
+        segment_counts, segment_documents, segment_bytes = count_texts(
+            tokenizer_json,
+            holdout_filter(segment, parity_documents, position),
+            on_progress=progress,
+            **count_options,
+        )
+        if segment.taken == 0:
+            break
+        counts = segment_counts if counts is None else counts + segment_counts
+        position, documents, size = (
+            position + segment.taken,
+            documents + segment_documents,
+            size + segment_bytes,
+        )
+        if use_cache and segment.taken == CHECKPOINT_TEXTS:
+            cache.save_partial(key, counts, {"position": position, "documents": documents, "bytes": size})
+        if segment.taken < CHECKPOINT_TEXTS:
+            break
+    if counts is None:
+        counts = segment_counts
+    cache.drop_partial(key)
+    return counts, documents, size
 
 
 def parity_sample(
@@ -407,13 +485,15 @@ def count_source(
             tokenizer_json, parsed.name, max_words=max_documents, batch_size=batch_size
         )
     else:
-        texts = iter_texts(spec, column, max_documents=max_documents, max_bytes=max_bytes)
-        counts, documents, size = count_texts(
+        counts, documents, size = _count_resumable(
             tokenizer_json,
-            holdout_filter(texts, parity_documents),
+            iter_texts(spec, column, max_documents=max_documents, max_bytes=max_bytes),
+            key,
+            parity_documents=parity_documents,
+            use_cache=use_cache,
+            on_progress=on_progress,
             batch_size=batch_size,
             workers=workers,
-            on_progress=on_progress,
         )
     seconds = time.perf_counter() - start
     result = TokenCounts(counts, spec, key, documents, size, seconds, False)
