@@ -22,7 +22,7 @@ import numpy as np
 
 from skadapt import artifacts
 from skadapt.errors import SkadaptError
-from skadapt.modeldir import fill_document_prompt
+from skadapt.modeldir import finalize_model_dir
 from skadapt.recipe import RenormConfig
 from skadapt.sources import iter_texts
 
@@ -236,7 +236,7 @@ def renormalize(
     after = renorm_formula(embeddings, mu, method)
     append_renorm(model, mu.astype(np.float32), method)
     model.save(str(out_dir))
-    fill_document_prompt(out_dir)
+    finalize_model_dir(out_dir)
     np.save(out_dir / "renorm_mu.npy", mu.astype(np.float32))
     result = RenormResult(
         method=method,

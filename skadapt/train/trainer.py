@@ -7,6 +7,7 @@ with the same number of optimizer steps as an uninterrupted run.
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import re
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from skadapt.errors import SkadaptError
-from skadapt.modeldir import fill_document_prompt
+from skadapt.modeldir import finalize_model_dir
 from skadapt.train.losses import check_loss, make_loss, needs_no_duplicates
 
 if TYPE_CHECKING:
@@ -259,7 +260,8 @@ def save_model(model: SentenceTransformer, datasets: list[TaskDataset], out_dir:
     """Save the trained model with the training prompts as its prompts; return those prompts."""
     model.prompts = model_prompts(dict(model.prompts or {}), datasets)
     model.save(str(out_dir))
-    return fill_document_prompt(out_dir)
+    finalize_model_dir(out_dir)
+    return json.loads((out_dir / "config_sentence_transformers.json").read_text(encoding="utf-8"))["prompts"]
 
 
 def copy_logs(work_dir: Path, out_dir: Path) -> None:

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from skadapt.modeldir import fill_document_prompt
+from skadapt.modeldir import finalize_model_dir
 from skadapt.recipe import TrimConfig
 from skadapt.trim import counting, model, parity, report, selection, tokenizer
 from skadapt.trim.errors import TrimError
@@ -178,7 +178,7 @@ def trim_model(
             max_bytes=config.max_bytes,
         )
         checked = parity.check_parity(source_dir, out_dir, sample)
-        fill_document_prompt(out_dir)  # after the parity check, which compares with the source's prompts
+        finalize_model_dir(out_dir)  # after the parity check, which compares with the source as saved
         trim_report = report.build_report(
             model=model_ref,
             config=config.model_dump(mode="json"),
