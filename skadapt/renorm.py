@@ -213,7 +213,7 @@ def renormalize(
         raise RenormError("renorm: no corpus given")
     from sentence_transformers import SentenceTransformer
 
-    model = SentenceTransformer(model_path, device="cpu")
+    model = SentenceTransformer(model_path)  # a GPU when there is one: the mean needs ~100k encodings
     text = prompt_text(model, prompt)
     sentences, pool, dropped = sample_sentences(
         iter_texts(corpus, config.text_column),
