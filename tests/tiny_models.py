@@ -88,7 +88,7 @@ def build_tiny_model(
     """Write a tiny random-weight sentence-transformers model with a ``kind`` tokenizer to ``path``."""
     import torch
     from sentence_transformers import SentenceTransformer
-    from sentence_transformers.models import Normalize, Pooling, Transformer
+    from sentence_transformers.sentence_transformer.modules import Normalize, Pooling, Transformer
     from transformers import BertConfig, BertModel, PreTrainedTokenizerFast
 
     tokenizer = build_tokenizer(kind, texts)
