@@ -24,6 +24,15 @@ PositiveFloat = Annotated[float, Field(gt=0)]
 Fraction = Annotated[float, Field(ge=0, le=1)]
 
 
+def require_unique_names(items: list[Any], what: str) -> list[Any]:
+    """``items`` (objects with a ``name``) unchanged, or a ValueError listing the repeated names."""
+    names = [item.name for item in items]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise ValueError(f"{what} names must be unique, repeated: {', '.join(repeated)}")
+    return items
+
+
 class Section(BaseModel):
     """Base of every recipe model: unknown fields are errors, assignments are validated."""
 
@@ -119,11 +128,7 @@ class FinetuneConfig(Section):
     @field_validator("datasets")
     @classmethod
     def _unique_names(cls, datasets: list[FinetuneDataset]) -> list[FinetuneDataset]:
-        names = [d.name for d in datasets]
-        duplicates = sorted({n for n in names if names.count(n) > 1})
-        if duplicates:
-            raise ValueError(f"dataset names must be unique, repeated: {', '.join(duplicates)}")
-        return datasets
+        return require_unique_names(datasets, "dataset")
 
 
 class RenormConfig(Section):

@@ -93,6 +93,10 @@ def test_finetune_dataset_default_loss_by_kind() -> None:
             ["finetune.datasets.0.loss", "'mnrl'", "'cosent'"],
         ),
         ({**MINIMAL, "renorm": {"method": "r3"}}, ["renorm.method", "'r1' or 'r2'"]),
+        (
+            {**MINIMAL, "finetune": {"datasets": [{"name": "a", "kind": "pairs", "source": "x"}] * 2}},
+            ["finetune.datasets: dataset names must be unique, repeated: a"],
+        ),
         ({"language": "slk"}, ["name: required field is missing", "base_model: required field is missing"]),
         ({**MINIMAL, "seed": "abc"}, ["seed:"]),
     ],

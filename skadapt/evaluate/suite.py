@@ -26,6 +26,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from skadapt.errors import SkadaptError
+from skadapt.recipe import require_unique_names
 
 TASK_TYPES = (
     "STS",
@@ -144,11 +145,7 @@ class Suite(BaseModel):
     @field_validator("tasks")
     @classmethod
     def _unique(cls, tasks: list[Any]) -> list[Any]:
-        names = [t.name for t in tasks]
-        repeated = sorted({n for n in names if names.count(n) > 1})
-        if repeated:
-            raise ValueError(f"task names must be unique, repeated: {', '.join(repeated)}")
-        return tasks
+        return require_unique_names(tasks, "task")
 
     def data_path(self, relative: str) -> Path:
         """A task's data file, resolved against the suite directory."""
