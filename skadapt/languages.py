@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict
 
 from skadapt.errors import SkadaptError
@@ -21,6 +23,8 @@ class Language(BaseModel):
         wordfreq: wordfreq language code (Croatian uses wordfreq's "sh"), None where wordfreq lacks it.
         mteb_benchmark: Name of a registered mteb benchmark for the language, if any.
         mteb_tasks: mteb task names to evaluate on when no benchmark exists.
+        training_data: Public training datasets known for the language, as ``finetune.datasets`` recipe
+            entries (``skadapt recipe new`` writes them into the recipe).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -35,11 +39,42 @@ class Language(BaseModel):
     wordfreq: str | None
     mteb_benchmark: str | None = None
     mteb_tasks: tuple[str, ...] = ()
+    training_data: tuple[dict[str, Any], ...] = ()
 
     @property
     def eval_tasks(self) -> list[str]:
         """Task specs a new recipe evaluates on: the benchmark, else the task list."""
         return [self.mteb_benchmark] if self.mteb_benchmark else list(self.mteb_tasks)
+
+
+SKLEP = "hub:slovak-nlp/sklep"
+SLOVAK_TRAINING_DATA = (  # skLEP (verified against its dataset card and the skLEP/mteb loaders)
+    {
+        "name": "skquad",
+        "kind": "pairs",
+        "source": f"{SKLEP}:question-answering:train",
+        "columns": {"anchor": "question", "positive": "context"},
+    },
+    {
+        "name": "nli",
+        "kind": "nli",
+        "source": f"{SKLEP}:nli:train",
+        "columns": {"premise": "premise", "hypothesis": "hypothesis", "label": "label"},
+    },
+    {
+        "name": "rte",
+        "kind": "rte",
+        "source": f"{SKLEP}:rte:train",
+        "columns": {"premise": "text1", "hypothesis": "text2", "label": "label"},
+    },
+    {
+        "name": "sts",
+        "kind": "sts",
+        "source": f"{SKLEP}:sts:train",
+        "columns": {"sentence1": "sentence1", "sentence2": "sentence2", "score": "similarity_score"},
+        "score_range": [0, 5],
+    },
+)
 
 
 def _fw2(config: str) -> str:
@@ -57,6 +92,7 @@ _LANGUAGES = [
         corpus=_fw2("slk_Latn"),
         wordfreq="sk",
         mteb_benchmark="MTEB(slk, v1)",
+        training_data=SLOVAK_TRAINING_DATA,
     ),
     Language(
         code="ces",

@@ -43,6 +43,19 @@ _FINETUNE_EXAMPLE = """\
 #   max_seq_length: 256
 """
 
+_FINETUNE = """\
+# 2. Fine-tuning on the public {english} training data of the registry (SkMTEB settings).
+finetune:
+  datasets:
+{datasets}
+  batch_size: 32
+  learning_rate: 2.0e-5
+  warmup_ratio: 0.1                 # linear warm-up over the first 10% of steps
+  epochs: 3
+  weight_decay: 0.01                # AdamW
+  max_seq_length: 256
+"""
+
 _TAIL = """\
 # 3. Renormalization: remove the corpus-mean embedding (r1: e - mu, r2: remove the projection on mu-hat).
 renorm:
@@ -75,5 +88,19 @@ def render_recipe(language: Language, base_model: str, name: str | None = None) 
         "base_model": base_model,
         "corpus": language.corpus,
         "tasks": "\n".join(f'    - "{task}"' for task in language.eval_tasks),
+        "datasets": _datasets_yaml(language),
     }
-    return (_HEADER + "\n" + _FINETUNE_EXAMPLE + "\n" + _TAIL).format(**fields)
+    finetune = _FINETUNE if language.training_data else _FINETUNE_EXAMPLE
+    return (_HEADER + "\n" + finetune + "\n" + _TAIL).format(**fields)
+
+
+def _datasets_yaml(language: Language) -> str:
+    """The registry's training datasets as an indented YAML list (flow style for the small mappings)."""
+    import yaml
+
+    options = {"sort_keys": False, "allow_unicode": True, "default_flow_style": None, "width": 300}
+    lines = []
+    for entry in language.training_data:
+        text = yaml.safe_dump([entry], **options)
+        lines.extend("    " + line for line in text.rstrip("\n").splitlines())
+    return "\n".join(lines)

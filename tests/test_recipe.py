@@ -193,3 +193,13 @@ def test_recipe_new_is_valid_for_every_language(tmp_path: Path, code: str) -> No
     assert recipe.language == code
     assert recipe.trim.corpus == get_language(code).corpus
     assert set(recipe.enabled_stages()) <= set(STAGES)
+
+
+def test_recipe_new_slovak_equals_the_shipped_skmteb_recipe(tmp_path: Path) -> None:
+    """Slovak's public training data lives in the registry: `recipe new --language slk` is e5_sk_small."""
+    text = render_recipe(get_language("slk"), "intfloat/multilingual-e5-small")
+    new = load_recipe(write(tmp_path, text))
+    shipped = load_recipe(ROOT / "recipes" / "e5_sk_small.yaml")
+    assert new.finetune == shipped.finetune
+    assert new.trim == shipped.trim
+    assert load_recipe(write(tmp_path, render_recipe(get_language("ces"), "m"))).finetune is None
