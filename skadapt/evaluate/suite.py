@@ -152,14 +152,17 @@ class Suite(BaseModel):
         path = Path(relative)
         return path if path.is_absolute() else self.root / path
 
-    def data_files(self) -> list[Path]:
-        """Every data file the suite names."""
+    def task_files(self, task: Any) -> list[Path]:
+        """The data files one task names."""
         return [
             self.data_path(getattr(task, field))
-            for task in self.tasks
             for field in DATA_FIELDS
             if isinstance(getattr(task, field, None), str)
         ]
+
+    def data_files(self) -> list[Path]:
+        """Every data file the suite names."""
+        return [path for task in self.tasks for path in self.task_files(task)]
 
 
 def is_suite_spec(spec: str) -> bool:
@@ -243,18 +246,28 @@ def load_suite(path: str | Path) -> Suite:
     return suite
 
 
+def task_texts(suite: Suite) -> dict[str, list[str]]:
+    """Task name -> every text (non-id string field) in the task's data files."""
+    return {
+        task.name: [t for path in suite.task_files(task) for t in _file_texts(path)] for task in suite.tasks
+    }
+
+
 def suite_texts(suite: Suite) -> set[str]:
     """Every text in a suite's data files (for keeping other data disjoint from evaluation data)."""
-    texts: set[str] = set()
-    for path in suite.data_files():
-        with path.open(encoding="utf-8") as handle:
-            for line in handle:
-                try:
-                    row = json.loads(line) if line.strip() else None
-                except json.JSONDecodeError:
-                    continue
-                if isinstance(row, dict):
-                    texts.update(_strings(row))
+    return {text for texts in task_texts(suite).values() for text in texts}
+
+
+def _file_texts(path: Path) -> list[str]:
+    texts: list[str] = []
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            try:
+                row = json.loads(line) if line.strip() else None
+            except json.JSONDecodeError:
+                continue
+            if isinstance(row, dict):
+                texts.extend(_strings(row))
     return texts
 
 

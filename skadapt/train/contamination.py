@@ -8,23 +8,20 @@ the threshold.
 
 Test texts come from the recipe's ``evaluate.tasks``:
 
-- a local suite YAML (``tasks: [{name, type, data | corpus / queries / ..., ...}]``): every string field of
-  every JSON line of every ``.jsonl`` file a task names (paths relative to the suite file);
+- a local suite YAML (the evaluation's suite format): every non-id string field of every line of the data
+  files a task names;
 - an mteb task or benchmark name: the task's evaluation splits via mteb (offline when the Hub is
   unreachable); a task whose data cannot be loaded is reported ``unreachable``, not an error.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from skadapt.errors import SkadaptError
 
@@ -45,48 +42,15 @@ def normalize(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
-def _strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            yield from _strings(item)
-
-
-def _jsonl_strings(path: Path) -> Iterator[str]:
-    with path.open(encoding="utf-8") as handle:
-        for line in handle:
-            if line.strip():
-                try:
-                    yield from _strings(json.loads(line))
-                except json.JSONDecodeError:
-                    continue
-
-
 def suite_texts(suite: Path) -> dict[str, list[str]]:
-    """Task name -> test texts of a local suite YAML file.
+    """Task name -> test texts of a local suite YAML file (read by the evaluation's suite loader).
 
     Raises:
-        OSError, yaml.YAMLError, ValueError: The suite or one of its files cannot be read.
+        SkadaptError: The suite or one of its files cannot be read.
     """
-    data = yaml.safe_load(suite.read_text(encoding="utf-8")) or {}
-    tasks = data.get("tasks") if isinstance(data, dict) else None
-    if not isinstance(tasks, list):
-        raise ValueError(f"{suite}: expected a mapping with a 'tasks' list")
-    texts: dict[str, list[str]] = {}
-    for index, task in enumerate(tasks):
-        if not isinstance(task, dict):
-            continue
-        name = str(task.get("name", f"task{index}"))
-        files = [suite.parent / value for value in _strings(task) if value.endswith(".jsonl")]
-        texts[name] = [text for file in files if file.is_file() for text in _jsonl_strings(file)]
-        missing = [str(file) for file in files if not file.is_file()]
-        if missing:
-            raise FileNotFoundError(f"{suite}: task {name!r} names missing file(s): {', '.join(missing)}")
-    return texts
+    from skadapt.evaluate.suite import load_suite, task_texts
+
+    return task_texts(load_suite(suite))
 
 
 def _dataset_strings(value: Any) -> Iterator[str]:
