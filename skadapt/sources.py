@@ -130,15 +130,28 @@ def _iter_file_texts(path: Path, column: str) -> Iterator[str]:
         for number, row in iter_jsonl(path):
             yield _column(row, column, f"{path}:{number}")
     else:
-        import datasets
-
-        builder = {".json": "json", ".csv": "csv", ".parquet": "parquet"}[path.suffix]
-        try:
-            stream = datasets.load_dataset(builder, data_files=str(path), split="train", streaming=True)
-        except Exception as error:  # datasets raises many types for unreadable files
-            raise SourceError(f"{path}: cannot read as {builder}: {error}") from None
-        for number, row in enumerate(stream, 1):
+        for number, row in iter_table_rows(path):
             yield _column(row, column, f"{path}: row {number}")
+
+
+TABLE_BUILDERS = {".json": "json", ".csv": "csv", ".parquet": "parquet"}
+"""File suffix -> ``datasets`` builder of the tabular local formats."""
+
+
+def iter_table_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(row number, row)`` of a ``.json``/``.csv``/``.parquet`` file, streamed with ``datasets``.
+
+    Raises:
+        SourceError: The file cannot be read in the format its suffix names.
+    """
+    import datasets
+
+    builder = TABLE_BUILDERS[path.suffix]
+    try:
+        stream = datasets.load_dataset(builder, data_files=str(path), split="train", streaming=True)
+        yield from enumerate((dict(row) for row in stream), 1)
+    except Exception as error:  # datasets raises many types for unreadable files
+        raise SourceError(f"{path}: cannot read as {builder}: {error}") from None
 
 
 def _column(row: object, column: str, where: str) -> str:

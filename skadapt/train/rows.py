@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from skadapt.errors import SkadaptError
-from skadapt.sources import SourceError, iter_jsonl, parse_source, resolve_files
+from skadapt.sources import SourceError, iter_jsonl, iter_table_rows, parse_source, resolve_files
 
 ROW_SUFFIXES = (".jsonl", ".json", ".csv", ".parquet")
 
@@ -90,12 +90,8 @@ def _file_rows(path: Path, dataset: str) -> Iterator[tuple[str, dict[str, Any]]]
         except SourceError as error:
             raise TrainingDataError(f"dataset {dataset!r}: {error}") from None
         return
-    import datasets
-
-    builder = {".json": "json", ".csv": "csv", ".parquet": "parquet"}[path.suffix]
     try:
-        table = datasets.load_dataset(builder, data_files=str(path), split="train")
-    except Exception as error:  # datasets raises many types for unreadable files
-        raise TrainingDataError(f"dataset {dataset!r}: {path}: cannot read as {builder}: {error}") from None
-    for number, row in enumerate(table, 1):
-        yield f"{path} row {number}", dict(row)
+        for number, row in iter_table_rows(path):
+            yield f"{path} row {number}", row
+    except SourceError as error:
+        raise TrainingDataError(f"dataset {dataset!r}: {error}") from None

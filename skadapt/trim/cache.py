@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import uuid
 from pathlib import Path
@@ -46,9 +45,7 @@ def save_counts(key: str, counts: np.ndarray, meta: dict[str, Any]) -> Path:
     tmp = directory / f".{key}.tmp-{uuid.uuid4().hex[:8]}.npz"
     np.savez_compressed(tmp, counts=counts)
     os.replace(tmp, path)
-    meta_tmp = directory / f".{key}.tmp-{uuid.uuid4().hex[:8]}.json"
-    meta_tmp.write_text(json.dumps(meta, indent=2, ensure_ascii=False), encoding="utf-8")
-    os.replace(meta_tmp, directory / f"{key}.json")
+    artifacts.write_json(directory / f"{key}.json", meta)
     return path
 
 
