@@ -33,7 +33,7 @@ from pydantic import BaseModel
 
 from skadapt import artifacts
 from skadapt.errors import SkadaptError, StageNotAvailableError
-from skadapt.recipe import MODEL_STAGES, STAGES, Recipe
+from skadapt.recipe import MODEL_STAGES, Recipe
 
 log = logging.getLogger("skadapt")
 
@@ -169,18 +169,6 @@ def stage_input_files(stage: str, config: BaseModel) -> list[str]:
     module = _stage_module(stage)
     function = getattr(module, "input_files", None) if module is not None else None
     return [str(path) for path in function(config)] if function is not None else []
-
-
-def available_stages() -> list[str]:
-    """Stages this version implements, in run order."""
-    available = []
-    for stage in STAGES:
-        try:
-            resolve_runner(stage)
-        except StageNotAvailableError:
-            continue
-        available.append(stage)
-    return available
 
 
 def stage_key(recipe: Recipe, stage: str, upstream: list[str]) -> tuple[str, dict[str, Any]]:

@@ -11,7 +11,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from skadapt.errors import SkadaptError
-from skadapt.languages import LANGUAGES, UnknownLanguageError, get_language
+from skadapt.languages import UnknownLanguageError, get_language
 
 STAGES: tuple[str, ...] = ("trim", "finetune", "renorm", "evaluate", "robustness", "publish")
 """Pipeline stages in run order; each is an optional recipe section of the same name."""
@@ -403,8 +403,3 @@ def load_recipe(path: str | Path, overrides: list[str] | None = None) -> Recipe:
 def recipe_to_yaml(recipe: Recipe) -> str:
     """The resolved recipe (defaults filled in) as YAML."""
     return yaml.safe_dump(recipe.model_dump(mode="json"), sort_keys=False, allow_unicode=True)
-
-
-def known_languages() -> list[str]:
-    """Registered ISO 639-3 codes."""
-    return sorted(LANGUAGES)
