@@ -11,9 +11,6 @@ The result loads in vanilla ``SentenceTransformer(path)`` and mteb, without skad
 from __future__ import annotations
 
 import logging
-import random
-import re
-from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -25,16 +22,13 @@ from skadapt.errors import SkadaptError
 from skadapt.modeldir import finalize_model_dir
 from skadapt.recipe import RenormConfig
 from skadapt.sources import iter_texts
+from skadapt.textsample import normalize_text, sample_sentences, split_sentences
 
 log = logging.getLogger("skadapt.renorm")
 
 Method = Literal["r1", "r2"]
 PromptChoice = Literal["none", "query", "passage"]
-POOL_FACTOR = 3
-"""Sentences read from the corpus per requested sample (the seeded sample is drawn from this pool)."""
 REPORT = "renorm_report.json"
-
-_SENTENCE_END = re.compile(r"(?<=[.!?…])[\"'”»)\]]*\s+(?=[\"'„“«(\[]?[A-ZÁ-Ž0-9])")
 
 
 class RenormError(SkadaptError, ValueError):
@@ -51,66 +45,13 @@ class RenormResult:
     prompt_text: str
     samples: int
     pool: int
+    documents: int
     dropped_eval_overlap: int
     mu_norm: float
     mean_cos_to_mu_before: float
     mean_cos_to_mu_after: float
     dimension: int
     seed: int
-
-
-def split_sentences(text: str) -> list[str]:
-    """Split a text into sentences at ., !, ?, … followed by space and an upper-case letter or digit."""
-    return [s.strip() for line in text.splitlines() for s in _SENTENCE_END.split(line) if s.strip()]
-
-
-def normalize_text(text: str) -> str:
-    """Key for overlap checks: whitespace-collapsed, case-folded."""
-    return " ".join(text.split()).casefold()
-
-
-def sample_sentences(
-    texts: Iterable[str],
-    samples: int,
-    *,
-    min_chars: int,
-    max_chars: int,
-    seed: int,
-    exclude: set[str] | None = None,
-) -> tuple[list[str], int, int]:
-    """Seeded sample of unique sentences with ``min_chars <= len <= max_chars``, not in ``exclude``.
-
-    Reads sentences until a pool of ``POOL_FACTOR * samples`` is filled (or the texts end), then draws
-    ``samples`` of them with ``random.Random(seed)``.
-
-    Returns:
-        (sample, pool size, sentences dropped because they occur in the evaluation data).
-    """
-    exclude = exclude or set()
-    pool: list[str] = []
-    seen: set[str] = set()
-    dropped = 0
-    target = POOL_FACTOR * samples
-    for sentence in _sentences(texts):
-        if not min_chars <= len(sentence) <= max_chars:
-            continue
-        key = normalize_text(sentence)
-        if key in seen:
-            continue
-        seen.add(key)
-        if key in exclude:
-            dropped += 1
-            continue
-        pool.append(sentence)
-        if len(pool) >= target:
-            break
-    chosen = random.Random(seed).sample(pool, min(samples, len(pool)))
-    return chosen, len(pool), dropped
-
-
-def _sentences(texts: Iterable[str]) -> Iterator[str]:
-    for text in texts:
-        yield from split_sentences(text)
 
 
 def prompt_text(model: Any, prompt: PromptChoice) -> str:
@@ -136,7 +77,7 @@ def encode(model: Any, texts: list[str], prompt: str, batch_size: int = 64) -> n
     """Embeddings exactly as the model outputs them (after its own Normalize), float32."""
     return np.asarray(
         model.encode(
-            texts, prompt=prompt, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False
+            texts, prompt=prompt, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=True
         ),
         dtype=np.float32,
     )
@@ -190,6 +131,7 @@ def renormalize(
     config: RenormConfig,
     *,
     seed: int = 42,
+    language: str = "en",
     exclude: set[str] | None = None,
     batch_size: int = 64,
 ) -> RenormResult:
@@ -200,6 +142,7 @@ def renormalize(
         out_dir: Where the renormalized model and ``renorm_report.json`` are written.
         config: Method, corpus (must be set), sample size, prompt and sentence-length window.
         seed: Seed of the corpus sample.
+        language: ISO 639-1 code of the corpus language (sentence splitting rules).
         exclude: Normalized evaluation texts that must not enter the sample.
         batch_size: Encoding batch size.
 
@@ -215,14 +158,16 @@ def renormalize(
 
     model = SentenceTransformer(model_path)  # a GPU when there is one: the mean needs ~100k encodings
     text = prompt_text(model, prompt)
-    sentences, pool, dropped = sample_sentences(
-        iter_texts(corpus, config.text_column),
+    sample = sample_sentences(
+        iter_texts(corpus, config.text_column, max_documents=config.max_documents),
         samples,
         min_chars=min_chars,
         max_chars=max_chars,
         seed=seed,
+        language=language,
         exclude=exclude,
     )
+    sentences = sample.sentences
     if not sentences:
         raise RenormError(
             f"{corpus}: no sentence of {min_chars}-{max_chars} characters (after dropping evaluation texts); "
@@ -244,8 +189,9 @@ def renormalize(
         prompt=prompt,
         prompt_text=text,
         samples=len(sentences),
-        pool=pool,
-        dropped_eval_overlap=dropped,
+        pool=sample.eligible,
+        documents=sample.documents,
+        dropped_eval_overlap=sample.dropped,
         mu_norm=float(np.linalg.norm(mu)),
         mean_cos_to_mu_before=float((embeddings.astype(np.float64) @ unit).mean()),
         mean_cos_to_mu_after=float((after @ unit).mean()),
@@ -256,7 +202,7 @@ def renormalize(
     return result
 
 
-def evaluation_texts(task_specs: list[str]) -> set[str]:
+def evaluation_texts(task_specs: list[str], language: str = "en") -> set[str]:
     """Normalized texts (and their sentences) of the local suites among evaluation task specs."""
     from skadapt.evaluate.selection import suites_in
     from skadapt.evaluate.suite import suite_texts
@@ -265,13 +211,18 @@ def evaluation_texts(task_specs: list[str]) -> set[str]:
     for suite in suites_in(task_specs):
         for text in suite_texts(suite):
             keys.add(normalize_text(text))
-            keys.update(normalize_text(s) for s in split_sentences(text))
+            keys.update(normalize_text(s) for s in split_sentences(text, language))
     return keys
 
 
 def run_stage(ctx: Any) -> dict[str, Any]:
     """Pipeline entry: renormalize the newest model; evaluation suites of the recipe are kept disjoint."""
+    from skadapt.languages import get_language
+
+    language = get_language(ctx.recipe.language).iso639_1 or "en"
     evaluate = ctx.recipe.evaluate
-    exclude = evaluation_texts(list(evaluate.tasks)) if evaluate is not None else set()
-    result = renormalize(ctx.input_model, ctx.out_dir, ctx.config, seed=ctx.recipe.seed, exclude=exclude)
+    exclude = evaluation_texts(list(evaluate.tasks), language) if evaluate is not None else set()
+    result = renormalize(
+        ctx.input_model, ctx.out_dir, ctx.config, seed=ctx.recipe.seed, language=language, exclude=exclude
+    )
     return asdict(result)

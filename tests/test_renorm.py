@@ -11,35 +11,58 @@ from typer.testing import CliRunner
 
 from skadapt.cli import app
 from skadapt.recipe import RenormConfig
-from skadapt.renorm import renorm_formula, renormalize, sample_sentences, split_sentences
+from skadapt.renorm import renorm_formula, renormalize
+from skadapt.textsample import reservoir_sample, sample_sentences, split_sentences
 
 DATA = Path(__file__).parent / "data"
 CORPUS = DATA / "sk_corpus.txt"
 SUITE_SK = DATA / "suite_sk" / "suite.yaml"
-TEXTS = ["Prvá veta je tu. Druhá veta ide hneď za ňou! A tretia? Áno, aj tá.", "Krátka."]
+TEXTS = ["Prvá veta je krátka. Druhá veta ide hneď za ňou! A tretia? Áno, aj tá.", "Krátka."]
 
 
-def test_split_sentences():
-    assert split_sentences(TEXTS[0]) == [
-        "Prvá veta je tu.",
+def test_split_sentences_uses_the_language_rules():
+    assert split_sentences(TEXTS[0], "sk") == [
+        "Prvá veta je krátka.",
         "Druhá veta ide hneď za ňou!",
         "A tretia?",
         "Áno, aj tá.",
     ]
-    assert split_sentences("Cena je 12,50 €. To je veľa.") == ["Cena je 12,50 €.", "To je veľa."]
+    assert split_sentences("Cena je 12,50 €. To je veľa.", "sk") == ["Cena je 12,50 €.", "To je veľa."]
+    # Abbreviations a regex splits at: pysbd's Slovak rules keep them inside the sentence.
+    assert split_sentences("Prišiel napr. aj p. Novák. Potom odišiel.", "sk") == [
+        "Prišiel napr. aj p. Novák.",
+        "Potom odišiel.",
+    ]
+    assert split_sentences("Jedna veta. Druhá veta.", "xx") == ["Jedna veta.", "Druhá veta."]  # fallback
 
 
-def test_sample_is_seeded_windowed_unique_and_disjoint():
+def test_sample_is_a_seeded_reservoir_of_the_whole_stream():
     texts = [f"Veta číslo {i} má presne toľko znakov, koľko treba." for i in range(50)] * 2 + ["Krátka veta."]
     exclude = {"veta číslo 3 má presne toľko znakov, koľko treba."}
-    a, pool, dropped = sample_sentences(texts, 10, min_chars=20, max_chars=80, seed=1, exclude=exclude)
-    b, _, _ = sample_sentences(texts, 10, min_chars=20, max_chars=80, seed=1, exclude=exclude)
-    c, _, _ = sample_sentences(texts, 10, min_chars=20, max_chars=80, seed=2, exclude=exclude)
-    assert a == b and a != c
-    assert len(a) == len(set(a)) == 10
-    assert pool == 30 and dropped == 1  # pool = 3 x samples; one excluded sentence
-    assert all(20 <= len(s) <= 80 for s in a)
-    assert not any("číslo 3 " in s for s in a)
+    a = sample_sentences(texts, 10, min_chars=20, max_chars=80, seed=1, language="sk", exclude=exclude)
+    b = sample_sentences(texts, 10, min_chars=20, max_chars=80, seed=1, language="sk", exclude=exclude)
+    c = sample_sentences(texts, 10, min_chars=20, max_chars=80, seed=2, language="sk", exclude=exclude)
+    assert a.sentences == b.sentences and a.sentences != c.sentences
+    assert len(a.sentences) == len(set(a.sentences)) == 10
+    assert a.eligible == 49 and a.dropped == 1 and a.documents == 101  # every unique sentence was a candidate
+    assert all(20 <= len(s) <= 80 for s in a.sentences)
+    assert not any("číslo 3 " in s for s in a.sentences)
+    # Not the head of the stream: over seeds, late sentences are drawn as often as early ones.
+    numbers = [
+        int(s.split()[2])
+        for seed in range(200)
+        for s in sample_sentences(texts, 10, min_chars=20, max_chars=80, seed=seed, language="sk").sentences
+    ]
+    late = sum(n >= 25 for n in numbers) / len(numbers)
+    assert 0.4 < late < 0.6
+
+
+def test_reservoir_sample_is_uniform():
+    counts = [0] * 20
+    for seed in range(2000):
+        for item in reservoir_sample((str(i) for i in range(20)), 5, seed)[0]:
+            counts[int(item)] += 1
+    assert max(counts) / min(counts) < 1.3  # each item drawn with probability 1/4
 
 
 def _check_renormalized(base: Path, renormed: Path, method: str, texts: list[str]) -> None:
@@ -73,7 +96,7 @@ def test_tiny_model_renorm_loads_vanilla_and_equals_formula(
         float(np.linalg.norm(np.load(out / "renorm_mu.npy")))
     )
     assert json.loads((out / "renorm_report.json").read_text())["method"] == method
-    _check_renormalized(tiny_models["unigram"], out, method, split_sentences(CORPUS.read_text())[:20])
+    _check_renormalized(tiny_models["unigram"], out, method, split_sentences(CORPUS.read_text(), "sk")[:20])
     if method == "r2":
         assert abs(result.mean_cos_to_mu_after) < 1e-6
 
@@ -153,7 +176,7 @@ def test_pipeline_renorm_then_evaluate(tiny_models: dict[str, Path], tmp_path: P
     assert [o.status for o in outcomes] == ["ran", "ran"]
     run = tmp_path / "run"
     _check_renormalized(
-        tiny_models["unigram"], run / "renorm", "r2", split_sentences(CORPUS.read_text())[:10]
+        tiny_models["unigram"], run / "renorm", "r2", split_sentences(CORPUS.read_text(), "sk")[:10]
     )
     report = json.loads((run / "evaluate" / "report.json").read_text())
     assert [m["model"] for m in report["models"]] == ["base", "renorm"]
@@ -169,7 +192,7 @@ def test_real_e5_small_base_r1_r2_on_slovak_suite(e5_small: Path, tmp_path: Path
     from skadapt.renorm import evaluation_texts
 
     exclude = evaluation_texts([str(SUITE_SK)])
-    texts = split_sentences(CORPUS.read_text())[:16]
+    texts = split_sentences(CORPUS.read_text(), "sk")[:16]
     models = {"base": str(e5_small)}
     for method in ("r1", "r2"):
         out = tmp_path / method
