@@ -29,9 +29,10 @@ E5_POLICY = {
 def main() -> None:
     """Run the comparison and print the markdown report."""
     from skadapt.evaluate.report import report_markdown
+    from skadapt.evaluate.selection import evaluation_texts
     from skadapt.evaluate.stage import run_evaluation
     from skadapt.recipe import RenormConfig
-    from skadapt.renorm import evaluation_texts, renormalize
+    from skadapt.renorm import renormalize
 
     parser = argparse.ArgumentParser()
     parser.add_argument(

@@ -61,6 +61,8 @@ class TrimConfig(Section):
 DatasetKind = Literal["pairs", "nli", "sts", "rte"]
 LossName = Literal["mnrl", "cached_mnrl", "cosine", "cosent"]
 DEFAULT_LOSS: dict[str, str] = {"pairs": "mnrl", "nli": "mnrl", "rte": "mnrl", "sts": "cosine"}
+ANCHOR_DATASET = "anchor"
+"""Name of the distillation dataset that ``finetune.anchor`` adds to the multi-task round."""
 
 
 class FinetuneDataset(Section):
@@ -88,13 +90,43 @@ class FinetuneDataset(Section):
 
 
 class DevEvaluation(Section):
-    """Dev-set evaluation during training, used for best-checkpoint selection."""
+    """Dev-set evaluation during training, used for best-checkpoint selection and interpolation."""
 
     kind: Literal["sts", "retrieval"]
     source: str
     columns: dict[str, str] = Field(default_factory=dict)
     score_range: tuple[float, float] = (0.0, 5.0)
     steps: PositiveInt = 500
+    select_best: bool = Field(True, description="Keep the checkpoint with the best dev score")
+
+
+class AnchorConfig(Section):
+    """Distillation towards the frozen starting model's embeddings on corpus text (MSELoss).
+
+    Mixed into the multi-task round as one more dataset; its loss is ``weight`` x the mean squared
+    Euclidean distance between the trained and the starting model's embeddings (2(1 - cos) for
+    normalized embeddings).
+    """
+
+    corpus: str = Field(description="Source spec of the anchor texts (file/glob or hub:...)")
+    text_column: str = "text"
+    samples: PositiveInt = 2000
+    weight: PositiveFloat = 1.0
+    prompt: str | None = Field(
+        None, description="Model prompt name the texts are encoded with; default: document/passage"
+    )
+    min_chars: PositiveInt = 32
+    max_chars: PositiveInt = 512
+
+
+def _default_grid() -> list[float]:
+    return [round(i / 10, 1) for i in range(11)]
+
+
+class InterpolationConfig(Section):
+    """WiSE-FT: weights (1 - a) * start + a * fine-tuned, with ``a`` chosen on the dev set from ``grid``."""
+
+    grid: list[Fraction] = Field(default_factory=_default_grid, min_length=1)
 
 
 class ContaminationConfig(Section):
@@ -122,6 +154,8 @@ class FinetuneConfig(Section):
     save_steps: PositiveInt = 500
     save_total_limit: PositiveInt = 2
     dev: DevEvaluation | None = None
+    anchor: AnchorConfig | None = None
+    interpolation: InterpolationConfig | None = None
     report_to: Literal["none", "tensorboard", "wandb", "trackio"] = "none"
     contamination: ContaminationConfig = Field(default_factory=ContaminationConfig)
 
@@ -129,6 +163,14 @@ class FinetuneConfig(Section):
     @classmethod
     def _unique_names(cls, datasets: list[FinetuneDataset]) -> list[FinetuneDataset]:
         return require_unique_names(datasets, "dataset")
+
+    @model_validator(mode="after")
+    def _interpolation_needs_dev(self) -> FinetuneConfig:
+        if self.interpolation is not None and self.dev is None:
+            raise ValueError("interpolation chooses its mixing coefficient on the dev set: add finetune.dev")
+        if self.anchor is not None and any(d.name == ANCHOR_DATASET for d in self.datasets):
+            raise ValueError(f"dataset name {ANCHOR_DATASET!r} is reserved for finetune.anchor")
+        return self
 
 
 class RenormConfig(Section):
@@ -138,6 +180,9 @@ class RenormConfig(Section):
     corpus: str | None = None
     text_column: str = "text"
     samples: PositiveInt = 100_000
+    max_documents: PositiveInt | None = Field(
+        200_000, description="Texts read from the corpus; the sample is a reservoir sample of all of them"
+    )
     prompt: Literal["none", "query", "passage"] = "none"
     min_chars: PositiveInt = 64
     max_chars: PositiveInt = 512
@@ -166,6 +211,8 @@ class EvaluateConfig(Section):
     batch_size: PositiveInt = 32
     tost_margin: PositiveFloat = 2.0
     alpha: Annotated[float, Field(gt=0, lt=0.5)] = 0.05
+    bootstrap: int = Field(1000, ge=0, description="Bootstrap resamples for per-task CIs (0 = none)")
+    fail_on_harm: bool = Field(False, description="Exit non-zero when a stage harms its input model")
 
 
 class LLMConfig(Section):

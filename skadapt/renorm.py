@@ -22,7 +22,7 @@ from skadapt.errors import SkadaptError
 from skadapt.modeldir import finalize_model_dir
 from skadapt.recipe import RenormConfig
 from skadapt.sources import iter_texts
-from skadapt.textsample import normalize_text, sample_sentences, split_sentences
+from skadapt.textsample import sample_sentences
 
 log = logging.getLogger("skadapt.renorm")
 
@@ -202,21 +202,9 @@ def renormalize(
     return result
 
 
-def evaluation_texts(task_specs: list[str], language: str = "en") -> set[str]:
-    """Normalized texts (and their sentences) of the local suites among evaluation task specs."""
-    from skadapt.evaluate.selection import suites_in
-    from skadapt.evaluate.suite import suite_texts
-
-    keys: set[str] = set()
-    for suite in suites_in(task_specs):
-        for text in suite_texts(suite):
-            keys.add(normalize_text(text))
-            keys.update(normalize_text(s) for s in split_sentences(text, language))
-    return keys
-
-
 def run_stage(ctx: Any) -> dict[str, Any]:
     """Pipeline entry: renormalize the newest model; evaluation suites of the recipe are kept disjoint."""
+    from skadapt.evaluate.selection import evaluation_texts
     from skadapt.languages import get_language
 
     language = get_language(ctx.recipe.language).iso639_1 or "en"

@@ -69,7 +69,8 @@ def test_two_datasets_two_losses_train_and_reload(tiny_models: dict[str, Path], 
 
     model = SentenceTransformer(str(out))  # vanilla loading, no skadapt involved
     assert model.prompts["query"] == "query: " and model.prompts["passage"] == "passage: "
-    assert model.max_seq_length == 32
+    assert model.max_seq_length == 128  # the starting model's inference length, not the training 32
+    assert report["max_seq_length"] == {"training": 32, "inference": 128}
     assert model.encode(["Prší."], prompt_name="query").shape == (1, 32)
 
 
@@ -97,7 +98,8 @@ def test_killed_training_resumes_from_checkpoint(tiny_models: dict[str, Path], t
 
 def test_dev_set_selects_best_checkpoint(tiny_models: dict[str, Path], tmp_path: Path) -> None:
     dev = {"kind": "sts", "source": str(DATA / "sk_dev_sts.jsonl"), "steps": 4}
-    recipe = validate_recipe(recipe_data(tiny_models["unigram"], tmp_path / "run", dev=dev, epochs=1))
+    data = recipe_data(tiny_models["unigram"], tmp_path / "run", dev=dev, epochs=1, max_seq_length=128)
+    recipe = validate_recipe(data)
     out = tmp_path / "model"
     out.mkdir()
     finetune(str(tiny_models["unigram"]), recipe, out, tmp_path / "work")

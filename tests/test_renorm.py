@@ -133,7 +133,7 @@ def test_cli_renorm_and_its_errors(tiny_models: dict[str, Path], tmp_path: Path)
 
 
 def test_suite_sentences_are_dropped_from_the_sample(tiny_models: dict[str, Path], tmp_path: Path):
-    from skadapt.renorm import evaluation_texts
+    from skadapt.evaluate.selection import evaluation_texts
 
     corpus = tmp_path / "c.txt"
     leaked = "Slovenskí hokejisti porazili Fínov po predĺžení a postúpili do semifinále turnaja."
@@ -188,8 +188,8 @@ def test_pipeline_renorm_then_evaluate(tiny_models: dict[str, Path], tmp_path: P
 @pytest.mark.slow
 @pytest.mark.real_model
 def test_real_e5_small_base_r1_r2_on_slovak_suite(e5_small: Path, tmp_path: Path):
+    from skadapt.evaluate.selection import evaluation_texts
     from skadapt.evaluate.stage import run_evaluation
-    from skadapt.renorm import evaluation_texts
 
     exclude = evaluation_texts([str(SUITE_SK)])
     texts = split_sentences(CORPUS.read_text(), "sk")[:16]

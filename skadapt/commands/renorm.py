@@ -36,8 +36,9 @@ def command(
 ) -> None:
     """Estimate the mean embedding on a corpus sample and save MODEL + Dense + Normalize to --out."""
     from skadapt.artifacts import atomic_dir
+    from skadapt.evaluate.selection import evaluation_texts
     from skadapt.recipe import RenormConfig, section_from_options
-    from skadapt.renorm import evaluation_texts, renormalize
+    from skadapt.renorm import renormalize
 
     config = section_from_options(
         RenormConfig,

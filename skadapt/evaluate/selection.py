@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from skadapt.errors import SkadaptError
 from skadapt.evaluate.local_tasks import build_task
-from skadapt.evaluate.suite import Suite, is_suite_spec, load_suite
+from skadapt.evaluate.suite import Suite, is_suite_spec, load_suite, suite_texts
 
 if TYPE_CHECKING:
     from mteb.abstasks.abstask import AbsTask
@@ -109,6 +109,26 @@ def suites_in(specs: list[str]) -> list[Suite]:
             except SkadaptError:
                 continue
     return suites
+
+
+def evaluation_texts(specs: list[str], language: str = "en") -> set[str]:
+    """Normalized texts, and their sentences, of the local suites among task specs.
+
+    Corpus samples (renormalization, the fine-tuning anchor) drop these so that no evaluation text is
+    trained or estimated on.
+
+    Args:
+        specs: Evaluation task specs; only local suite files count.
+        language: ISO 639-1 code for sentence splitting.
+    """
+    from skadapt.textsample import normalize_text, split_sentences
+
+    keys: set[str] = set()
+    for suite in suites_in(specs):
+        for text in suite_texts(suite):
+            keys.add(normalize_text(text))
+            keys.update(normalize_text(s) for s in split_sentences(text, language))
+    return keys
 
 
 def task_info(task: AbsTask) -> dict[str, Any]:

@@ -77,8 +77,8 @@ class TaskDataset:
 
     @property
     def text_columns(self) -> list[str]:
-        """Columns holding texts (everything but the score)."""
-        return [c for c in self.columns if c != "score"]
+        """Columns holding texts (everything but the score or distillation label)."""
+        return [c for c in self.columns if c not in ("score", "label")]
 
     def texts(self) -> list[str]:
         """All training texts of the dataset (with repeats)."""

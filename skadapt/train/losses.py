@@ -34,6 +34,8 @@ def check_loss(dataset: TaskDataset) -> None:
     Raises:
         TrainingDataError: A scored loss on unscored pairs, or a ranking loss on scored pairs.
     """
+    if dataset.kind == "anchor":
+        return
     scored = "score" in dataset.columns
     if dataset.loss in SCORED_LOSSES and not scored:
         raise TrainingDataError(

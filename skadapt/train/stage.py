@@ -9,16 +9,22 @@ from __future__ import annotations
 import logging
 import os
 import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from skadapt import artifacts
+from skadapt.languages import get_language
+from skadapt.recipe import ANCHOR_DATASET
+from skadapt.train.anchor import build_anchor_dataset
 from skadapt.train.contamination import contamination_report
 from skadapt.train.datasets import TaskDataset, build_task_dataset
+from skadapt.train.interpolation import choose_interpolation, snapshot
 from skadapt.train.losses import check_loss
 from skadapt.train.trainer import copy_logs, load_model, save_model, train
 
 if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
     from transformers import TrainerCallback
 
     from skadapt.pipeline import StageContext
@@ -93,9 +99,18 @@ def finetune(
         config.contamination.allow,
     )
     dev = build_dev_set(config.dev, config.batch_size) if config.dev is not None else None
-    loaded = load_model(model, config)
+    loaded = load_model(model)
+    inference_length = loaded.max_seq_length  # the saved model keeps it: training length is not inference
     dev_before = dev.evaluator(loaded) if dev is not None else {}
+    if config.anchor is not None:
+        datasets.append(_anchor_dataset(recipe, loaded))
+    start = snapshot(loaded) if config.interpolation is not None else None
+    loaded.max_seq_length = config.max_seq_length
     result = train(loaded, datasets, config, recipe.seed, work_dir, dev, callbacks)
+    result.model.max_seq_length = inference_length
+    interpolation = None
+    if config.interpolation is not None and dev is not None and start is not None:
+        interpolation = choose_interpolation(result.model, start, config.interpolation.grid, dev)
     dev_after = dev.evaluator(result.model) if dev is not None else {}
     report: dict[str, Any] = {
         "model": model,
@@ -104,7 +119,7 @@ def finetune(
             {
                 "name": d.name,
                 "kind": d.kind,
-                "source": next(e.source for e in config.datasets if e.name == d.name),
+                "source": _dataset_source(config, d.name),
                 "examples": len(d),
                 "columns": d.columns,
                 "loss": d.loss,
@@ -117,6 +132,7 @@ def finetune(
         "sampling": config.sampling,
         "world_size": int(os.environ.get("WORLD_SIZE", "1")),  # processes of a torchrun/accelerate launch
         "steps": {"done": result.global_step, "planned": result.planned_steps},
+        "max_seq_length": {"training": config.max_seq_length, "inference": inference_length},
         "resumed_from": result.resumed_from,
         "time_s": {"train": round(result.seconds, 3), "total": round(time.perf_counter() - started, 3)},
         "train_metrics": result.metrics,
@@ -131,6 +147,7 @@ def finetune(
             "history": result.dev_history,
             "best_checkpoint": result.best_checkpoint,
         },
+        "interpolation": None if interpolation is None else asdict(interpolation),
         "contamination": contamination,
         "versions": artifacts.library_versions(),
     }
@@ -148,12 +165,37 @@ def finetune(
         "dev": None
         if dev is None
         else {"metric": dev.metric, "before": dev_before.get(dev.metric), "final": dev_after.get(dev.metric)},
+        "interpolation": None if interpolation is None else interpolation.chosen,
         "contamination": {
             "status": contamination["status"],
             "max_rate": contamination["max_rate"],
             "unreachable": sorted(contamination["unreachable"]),
         },
     }
+
+
+def _dataset_source(config: FinetuneConfig, name: str) -> str:
+    if name == ANCHOR_DATASET and config.anchor is not None:
+        return config.anchor.corpus
+    return next(e.source for e in config.datasets if e.name == name)
+
+
+def _anchor_dataset(recipe: Recipe, model: SentenceTransformer) -> TaskDataset:
+    """The anchor's distillation dataset; the recipe's evaluation suites never enter its sample."""
+    from skadapt.evaluate.selection import evaluation_texts
+
+    assert recipe.finetune is not None and recipe.finetune.anchor is not None
+    language = get_language(recipe.language).iso639_1 or "en"
+    tasks = list(recipe.evaluate.tasks) if recipe.evaluate is not None else []
+    dataset = build_anchor_dataset(
+        recipe.finetune.anchor,
+        model,
+        seed=recipe.seed,
+        language=language,
+        exclude=evaluation_texts(tasks, language),
+    )
+    log.info("finetune: anchor: %d corpus sentences, weight %g", len(dataset), recipe.finetune.anchor.weight)
+    return dataset
 
 
 def _floats(scores: dict[str, Any]) -> dict[str, float]:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from skadapt.errors import SkadaptError
 from skadapt.modeldir import finalize_model_dir
+from skadapt.train.anchor import ANCHOR_LOSS, make_anchor_loss
 from skadapt.train.losses import check_loss, make_loss, needs_no_duplicates
 
 if TYPE_CHECKING:
@@ -137,7 +138,7 @@ def training_arguments(
         dev_args = {
             "eval_strategy": "steps",
             "eval_steps": config.dev.steps,
-            "load_best_model_at_end": True,
+            "load_best_model_at_end": config.dev.select_best,
             "metric_for_best_model": f"eval_{dev.metric}",
             "greater_is_better": True,
         }
@@ -170,8 +171,8 @@ def training_arguments(
     )
 
 
-def load_model(model: str, config: FinetuneConfig) -> SentenceTransformer:
-    """Load the starting model (local directory or Hub id) with the recipe's max_seq_length.
+def load_model(model: str) -> SentenceTransformer:
+    """Load the starting model (local directory or Hub id) as it is saved (its own max_seq_length).
 
     Raises:
         SkadaptError: The model cannot be loaded.
@@ -185,7 +186,6 @@ def load_model(model: str, config: FinetuneConfig) -> SentenceTransformer:
             f"cannot load model {model!r} ({type(error).__name__}: {str(error)[:300]}); give a "
             "sentence-transformers directory or a reachable Hub id"
         ) from None
-    loaded.max_seq_length = config.max_seq_length
     return loaded
 
 
@@ -216,7 +216,12 @@ def train(
         check_loss(dataset)
     planned = estimate_steps(datasets, config)
     args = training_arguments(config, seed, work_dir, datasets, dev, planned)
-    losses = {d.name: make_loss(d.loss, model, config.mini_batch_size) for d in datasets}
+    losses = {
+        d.name: make_anchor_loss(model, config.anchor.weight)
+        if d.loss == ANCHOR_LOSS and config.anchor is not None
+        else make_loss(d.loss, model, config.mini_batch_size)
+        for d in datasets
+    }
     trainer = SentenceTransformerTrainer(
         model=model,
         args=args,
@@ -242,7 +247,8 @@ def train(
     if dev is not None:
         key = f"eval_{dev.metric}"
         dev_history = [{"step": e["step"], "score": float(e[key])} for e in history if key in e]
-    best = Path(state.best_model_checkpoint).name if state.best_model_checkpoint else None
+    selected = args.load_best_model_at_end and state.best_model_checkpoint
+    best = Path(state.best_model_checkpoint).name if selected else None
     return TrainingResult(
         model=trainer.model,
         global_step=state.global_step,

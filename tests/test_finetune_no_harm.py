@@ -1,0 +1,135 @@
+"""Fine-tuning that does no harm: WiSE-FT interpolation chosen on dev, the anchor, best checkpoint."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from skadapt.recipe import RecipeError, validate_recipe
+from skadapt.train.interpolation import mix
+from skadapt.train.stage import REPORT, finetune
+from tests.test_finetune_train import DATA, recipe_data
+
+CORPUS = Path(__file__).parent / "data" / "sk_corpus.txt"
+DEV = {"kind": "sts", "source": str(DATA / "sk_dev_sts.jsonl"), "steps": 4}
+
+
+def _embed(model: Path, texts: list[str]) -> np.ndarray:
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(str(model), device="cpu").encode(texts, prompt="")
+
+
+def _held_out() -> list[str]:
+    return [line for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()][-20:]
+
+
+def test_mix_interpolates_floats_and_keeps_integer_buffers() -> None:
+    start = {"w": torch.zeros(2, 2), "ids": torch.arange(3)}
+    tuned = {"w": torch.ones(2, 2), "ids": torch.arange(3)}
+    mixed = mix(start, tuned, 0.3)
+    assert torch.allclose(mixed["w"], torch.full((2, 2), 0.3))
+    assert torch.equal(mixed["ids"], torch.arange(3))
+    with pytest.raises(ValueError, match="shape"):
+        mix(start, {"w": torch.ones(3), "ids": torch.arange(3)}, 0.5)
+
+
+def test_interpolation_needs_a_dev_set(tiny_models: dict[str, Path], tmp_path: Path) -> None:
+    with pytest.raises(RecipeError, match=r"interpolation .* add finetune.dev"):
+        validate_recipe(recipe_data(tiny_models["unigram"], tmp_path, interpolation={}))
+
+
+def test_interpolation_grid_is_scored_on_dev_and_the_best_is_saved(
+    tiny_models: dict[str, Path], tmp_path: Path
+) -> None:
+    base = tiny_models["unigram"]
+    grid = [0.0, 0.5, 1.0]
+    data = recipe_data(base, tmp_path / "run", dev=DEV, epochs=1, interpolation={"grid": grid})
+    recipe = validate_recipe(data)
+    out = tmp_path / "model"
+    out.mkdir()
+    summary = finetune(str(base), recipe, out, tmp_path / "work")
+    report = json.loads((out / REPORT).read_text(encoding="utf-8"))
+    scores = report["interpolation"]["scores"]
+    assert [s["alpha"] for s in scores] == grid
+    best = max(scores, key=lambda s: (s["score"], -s["alpha"]))
+    assert report["interpolation"]["chosen"] == summary["interpolation"] == best["alpha"]
+    # a = 0 is the starting model: its dev score is the "before" score
+    assert scores[0]["score"] == pytest.approx(report["dev"]["before"]["dev_spearman_cosine"], abs=1e-5)
+    # the saved model is the chosen mixture: its dev score is the chosen grid point's
+    assert report["dev"]["final"]["dev_spearman_cosine"] == pytest.approx(best["score"], abs=1e-5)
+    assert report["dev"]["final"]["dev_spearman_cosine"] >= max(s["score"] for s in scores) - 1e-6
+
+
+def test_interpolation_at_zero_gives_back_the_starting_model(
+    tiny_models: dict[str, Path], tmp_path: Path
+) -> None:
+    base = tiny_models["unigram"]
+    data = recipe_data(base, tmp_path / "run", dev=DEV, epochs=1, interpolation={"grid": [0.0]})
+    out = tmp_path / "model"
+    out.mkdir()
+    finetune(str(base), validate_recipe(data), out, tmp_path / "work")
+    texts = _held_out()
+    assert np.abs(_embed(out, texts) - _embed(base, texts)).max() < 1e-5
+
+
+def test_anchor_keeps_the_model_near_its_start(tiny_models: dict[str, Path], tmp_path: Path) -> None:
+    base = tiny_models["unigram"]
+    texts = _held_out()
+    start = _embed(base, texts)
+    drift = {}
+    for name, extra in {
+        "free": {},
+        "anchored": {"anchor": {"corpus": str(CORPUS), "samples": 200, "weight": 50.0, "min_chars": 20}},
+    }.items():
+        out = tmp_path / name
+        out.mkdir()
+        data = recipe_data(base, tmp_path / f"run-{name}", epochs=2, learning_rate=3e-3, **extra)
+        finetune(str(base), validate_recipe(data), out, tmp_path / f"work-{name}")
+        drift[name] = float(np.mean(1 - np.sum(_embed(out, texts) * start, axis=1)))
+        report = json.loads((out / REPORT).read_text(encoding="utf-8"))
+    anchor = next(d for d in report["datasets"] if d["name"] == "anchor")
+    assert anchor["loss"] == "anchor_mse" and anchor["source"] == str(CORPUS)
+    assert 0 < anchor["examples"] <= 200 and anchor["stats"]["weight"] == 50.0
+    assert drift["anchored"] < 0.5 * drift["free"], drift
+
+
+def test_anchor_sample_leaves_out_evaluation_texts(tiny_models: dict[str, Path], tmp_path: Path) -> None:
+    lines = [line for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    rows = [{"text": line, "label": i % 2} for i, line in enumerate(lines[:10])]
+    (suite / "c.jsonl").write_text(
+        "\n".join(json.dumps(r, ensure_ascii=False) for r in rows), encoding="utf-8"
+    )
+    (suite / "s.yaml").write_text("tasks:\n  - {name: C, type: Clustering, data: c.jsonl}\n")
+    data = recipe_data(
+        tiny_models["unigram"],
+        tmp_path / "run",
+        max_steps=2,
+        anchor={"corpus": str(CORPUS), "samples": 10_000, "min_chars": 5},
+    )
+    data["evaluate"] = {"tasks": [str(suite / "s.yaml")]}
+    out = tmp_path / "model"
+    out.mkdir()
+    finetune(str(tiny_models["unigram"]), validate_recipe(data), out, tmp_path / "work")
+    anchor = next(d for d in json.loads((out / REPORT).read_text())["datasets"] if d["name"] == "anchor")
+    assert anchor["stats"]["dropped_eval_overlap"] >= 10
+
+
+def test_select_best_false_keeps_the_last_step(tiny_models: dict[str, Path], tmp_path: Path) -> None:
+    dev = {**DEV, "select_best": False}
+    # training length = inference length, so that the history and the final score are comparable
+    data = recipe_data(tiny_models["unigram"], tmp_path / "run", dev=dev, epochs=1, max_seq_length=128)
+    recipe = validate_recipe(data)
+    out = tmp_path / "model"
+    out.mkdir()
+    finetune(str(tiny_models["unigram"]), recipe, out, tmp_path / "work")
+    report = json.loads((out / REPORT).read_text(encoding="utf-8"))
+    assert report["dev"]["best_checkpoint"] is None
+    last = report["dev"]["history"][-1]
+    assert report["dev"]["final"]["dev_spearman_cosine"] == pytest.approx(last["score"], abs=1e-4)
