@@ -55,7 +55,7 @@ def main() -> None:
                 norms[f"{method}-{prompt}"] = result.mu_norm
             models[f"{method}-{prompt}"] = str(target)
     start = time.perf_counter()
-    table, items = run_evaluation(
+    table, items, _ = run_evaluation(
         models, [str(SUITE)], work / "eval", language="slk", cache_dir=work / "cache", prompt_policy=E5_POLICY
     )
     print(report_markdown(table, items))

@@ -70,6 +70,13 @@ def train(
     report = loaded.run_dir / "evaluate" / "report.md"
     if "evaluate" in loaded.enabled_stages() and report.is_file():
         out.print(f"evaluation report: {report}")
+    evaluated = next((o for o in outcomes if o.stage == "evaluate"), None)
+    if evaluated is not None:
+        for pair, verdict in (evaluated.result.get("verdicts") or {}).items():
+            out.print(f"do-no-harm {pair}: {verdict}")
+        harms = evaluated.result.get("harms") or []
+        if harms and loaded.evaluate is not None and loaded.evaluate.fail_on_harm:
+            fail(f"evaluate.fail_on_harm: harm beyond the margin cannot be excluded for {', '.join(harms)}")
 
 
 @recipe_app.command("validate")

@@ -204,7 +204,7 @@ def test_real_e5_small_base_r1_r2_on_slovak_suite(e5_small: Path, tmp_path: Path
     policy = {
         t: "query: " for t in ("STS", "PairClassification", "Classification", "Clustering", "BitextMining")
     }
-    table, items = run_evaluation(
+    table, items, _ = run_evaluation(
         models,
         [str(SUITE_SK)],
         tmp_path / "eval",

@@ -7,8 +7,9 @@ from typing import Annotated
 
 import typer
 
-from skadapt.console import console, handle_errors, out
+from skadapt.console import console, fail, handle_errors, out
 from skadapt.errors import SkadaptError
+from skadapt.evaluate.verdicts import HARMS
 
 
 class EvaluateOptionError(SkadaptError, ValueError):
@@ -27,6 +28,7 @@ def _pairs(values: list[str] | None, option: str) -> dict[str, str]:
 
 def _models(values: list[str]) -> dict[str, str]:
     from skadapt.evaluate.runner import model_label
+    from skadapt.model_sources import resolve_model
 
     taken: set[str] = set()
     models = {}
@@ -36,7 +38,7 @@ def _models(values: list[str]) -> dict[str, str]:
             taken.add(label)
         else:
             label, path = model_label(value, taken), value
-        models[label] = path
+        models[label] = resolve_model(path)
     return models
 
 
@@ -70,6 +72,12 @@ def command(
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Recompute every task.")] = False,
     margin: Annotated[float, typer.Option(help="TOST equivalence margin in points.")] = 2.0,
     alpha: Annotated[float, typer.Option(help="Significance level (TOST CI is 1-2*alpha).")] = 0.05,
+    bootstrap: Annotated[
+        int, typer.Option(min=0, help="Bootstrap resamples for per-task CIs of local suites (0: none).")
+    ] = 1000,
+    fail_on_harm: Annotated[
+        bool, typer.Option(help="Exit 1 when a model harms the one before it (do-no-harm verdict).")
+    ] = False,
     overwrite: Annotated[bool, typer.Option(help="Replace an existing --out directory.")] = False,
 ) -> None:
     """Evaluate models side by side; print the Table-1 averages and paired comparisons."""
@@ -87,13 +95,14 @@ def command(
         "batch_size": batch_size,
         "margin": margin,
         "alpha": alpha,
+        "bootstrap": bootstrap,
     }
     console.print(f"evaluating {', '.join(labelled)} on {', '.join(tasks)}")
     if out_dir is not None:
         with atomic_dir(out_dir, overwrite=overwrite) as tmp:
-            table, items = run_evaluation(labelled, tasks, tmp, **options)
+            table, items, verdicts = run_evaluation(labelled, tasks, tmp, **options)
     else:
-        table, items = run_evaluation(labelled, tasks, None, **options)
+        table, items, verdicts = run_evaluation(labelled, tasks, None, **options)
 
     summary = RichTable(title="main scores ×100 (All = mean over tasks, Type = mean over types)")
     for column in ("model", *table.types, "All", "Type"):
@@ -119,5 +128,21 @@ def command(
                 "yes" if c.equivalent else "no",
             )
         out.print(stats)
+    if verdicts:
+        lines = RichTable(title="do-no-harm verdicts: each model against the one before it")
+        for column in ("input -> output", "mean Δ", "CI", "Wilcoxon p", "verdict"):
+            lines.add_column(column)
+        for v in verdicts:
+            lines.add_row(
+                f"{v.a} -> {v.b}",
+                f"{v.mean_diff:+.2f}",
+                f"[{v.ci_low:+.2f}, {v.ci_high:+.2f}]",
+                f"{v.wilcoxon_p:.3f}",
+                v.verdict,
+            )
+        out.print(lines)
     if out_dir is not None:
         console.print(f"report: {out_dir / 'report.md'}")
+    harms = [f"{v.a} -> {v.b}" for v in verdicts if v.verdict == HARMS]
+    if fail_on_harm and harms:
+        fail(f"harm beyond the ±{margin:g} margin cannot be excluded for: {', '.join(harms)}")

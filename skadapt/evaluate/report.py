@@ -7,8 +7,10 @@ from typing import Any
 
 from skadapt import artifacts
 from skadapt.evaluate.aggregate import Table, aggregate
+from skadapt.evaluate.bootstrap import SuiteIntervals
 from skadapt.evaluate.runner import TaskScore
 from skadapt.evaluate.stats import Comparison, compare
+from skadapt.evaluate.verdicts import Verdict, stage_verdicts, verdicts_markdown
 
 
 def comparisons(table: Table, *, margin: float, alpha: float) -> list[Comparison]:
@@ -74,12 +76,49 @@ def comparisons_markdown(items: list[Comparison]) -> str:
     return "\n".join(lines)
 
 
-def report_markdown(table: Table, items: list[Comparison]) -> str:
+def intervals_markdown(intervals: SuiteIntervals) -> str:
+    """Per local task and model: the bootstrap statistic and its 95% interval."""
+    if not intervals.scores:
+        return ""
+    models = list(next(iter(intervals.scores.values())))
+    lines = ["| Task | " + " | ".join(models) + " |", "|" + "---|" * (len(models) + 1)]
+    for task, by_model in intervals.scores.items():
+        cells = [f"{v['value']:.2f} [{v['low']:.2f}, {v['high']:.2f}]" for v in by_model.values()]
+        lines.append(f"| {task} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def report_markdown(
+    table: Table,
+    items: list[Comparison],
+    verdicts: list[Verdict] | None = None,
+    intervals: SuiteIntervals | None = None,
+    alpha: float = 0.05,
+) -> str:
     """The whole report as markdown."""
     parts = ["# Evaluation", "", "## Averages (main scores ×100)", "", summary_markdown(table), ""]
     parts += ["## Tasks", "", tasks_markdown(table), ""]
     if items:
-        parts += ["## Comparisons (paired over tasks)", "", comparisons_markdown(items), ""]
+        parts += [
+            "## Comparisons with the first model (paired over tasks)",
+            "",
+            comparisons_markdown(items),
+            "",
+        ]
+    if verdicts:
+        parts += [verdicts_markdown(verdicts, alpha), ""]
+    if intervals is not None and intervals.scores:
+        parts += [
+            f"## Bootstrap intervals of the local tasks ({intervals.resamples} resamples, 95%)",
+            "",
+            "Item-level statistics recomputed from the embeddings (see skadapt/evaluate/bootstrap.py); they "
+            "follow mteb's main scores and can differ slightly from them. Clustering: mteb scores the "
+            "V-measure of k-means over the whole clustering set here (local suites use no bootstrap "
+            "subsampling of the clustering set).",
+            "",
+            intervals_markdown(intervals),
+            "",
+        ]
     return "\n".join(parts)
 
 
@@ -105,18 +144,32 @@ def plot(table: Table, path: Path) -> None:
 
 
 def write_report(
-    scores: list[TaskScore], out_dir: Path, *, margin: float = 2.0, alpha: float = 0.05, extra: Any = None
-) -> tuple[Table, list[Comparison]]:
+    scores: list[TaskScore],
+    out_dir: Path,
+    *,
+    margin: float = 2.0,
+    alpha: float = 0.05,
+    intervals: SuiteIntervals | None = None,
+    extra: Any = None,
+) -> tuple[Table, list[Comparison], list[Verdict]]:
     """Write ``report.md``, ``report.json`` and ``report.png`` into ``out_dir``."""
     table = aggregate(scores)
     items = comparisons(table, margin=margin, alpha=alpha)
-    (out_dir / "report.md").write_text(report_markdown(table, items), encoding="utf-8")
+    verdicts = stage_verdicts(
+        table, intervals.deltas if intervals is not None else None, margin=margin, alpha=alpha
+    )
+    markdown = report_markdown(table, items, verdicts, intervals, alpha)
+    (out_dir / "report.md").write_text(markdown, encoding="utf-8")
     data = {
         **table.to_dict(),
         "scores": [vars(s) for s in scores],
         "comparisons": [c.to_dict() for c in items],
+        "verdicts": [v.to_dict() for v in verdicts],
+        "bootstrap": None
+        if intervals is None
+        else {"resamples": intervals.resamples, "scores": intervals.scores},
         "settings": {"tost_margin": margin, "alpha": alpha, **(extra or {})},
     }
     artifacts.write_json(out_dir / "report.json", data)
     plot(table, out_dir / "report.png")
-    return table, items
+    return table, items, verdicts

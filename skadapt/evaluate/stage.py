@@ -10,10 +10,12 @@ from typing import Any
 
 from skadapt.errors import SkadaptError
 from skadapt.evaluate.aggregate import Table
+from skadapt.evaluate.bootstrap import suite_intervals
 from skadapt.evaluate.report import write_report
-from skadapt.evaluate.runner import evaluate_models
+from skadapt.evaluate.runner import evaluate_models, validate_prompt_policy
 from skadapt.evaluate.selection import select_tasks, suites_in
 from skadapt.evaluate.stats import Comparison
+from skadapt.evaluate.verdicts import HARMS, Verdict
 from skadapt.recipe import EvaluateConfig
 
 log = logging.getLogger("skadapt.evaluate")
@@ -41,8 +43,9 @@ def run_evaluation(
     margin: float = 2.0,
     alpha: float = 0.05,
     seed: int = 42,
+    bootstrap: int = 1000,
     show_progress: bool = False,
-) -> tuple[Table, list[Comparison]]:
+) -> tuple[Table, list[Comparison], list[Verdict]]:
     """Evaluate labelled models on the selected tasks; write results and the report into ``out_dir``.
 
     ``out_dir`` gets ``results/<model>/<task>.json`` (mteb's result files), ``report.md``, ``report.json``
@@ -58,7 +61,19 @@ def run_evaluation(
         batch_size=batch_size,
         show_progress=show_progress,
     )
+    suites = suites_in(task_specs)
+    intervals = None
+    if bootstrap and suites:
+        intervals = suite_intervals(
+            models,
+            suites,
+            policy=validate_prompt_policy(dict(prompt_policy or {})),
+            count=bootstrap,
+            seed=seed,
+            batch_size=batch_size,
+        )
     settings = {
+        "bootstrap_resamples": bootstrap,
         "models": models,
         "tasks": task_specs,
         "prompt_policy": prompt_policy or {},
@@ -68,10 +83,12 @@ def run_evaluation(
         scratch = Path(os.environ.get("TMPDIR", "/tmp")) / f"skadapt-eval-{os.getpid()}"
         scratch.mkdir(parents=True, exist_ok=True)
         try:
-            return write_report(scores, scratch, margin=margin, alpha=alpha, extra=settings)
+            return write_report(
+                scores, scratch, margin=margin, alpha=alpha, intervals=intervals, extra=settings
+            )
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
-    return write_report(scores, out_dir, margin=margin, alpha=alpha, extra=settings)
+    return write_report(scores, out_dir, margin=margin, alpha=alpha, intervals=intervals, extra=settings)
 
 
 def _selected_models(config: EvaluateConfig, available: dict[str, str]) -> dict[str, str]:
@@ -98,7 +115,7 @@ def run_stage(ctx: Any) -> dict[str, Any]:
     """Pipeline entry: evaluate ``evaluate.models`` of the run; the mteb cache lives in the run directory."""
     config: EvaluateConfig = ctx.config
     models = _selected_models(config, ctx.models)
-    table, items = run_evaluation(
+    table, items, verdicts = run_evaluation(
         models,
         list(config.tasks),
         ctx.out_dir,
@@ -110,8 +127,15 @@ def run_stage(ctx: Any) -> dict[str, Any]:
         margin=config.tost_margin,
         alpha=config.alpha,
         seed=ctx.recipe.seed,
+        bootstrap=config.bootstrap,
     )
+    for verdict in verdicts:
+        log.info(
+            "verdict %s -> %s: %s (mean %+.2f)", verdict.a, verdict.b, verdict.verdict, verdict.mean_diff
+        )
     return {
+        "verdicts": {f"{v.a}->{v.b}": v.verdict for v in verdicts},
+        "harms": [f"{v.a}->{v.b}" for v in verdicts if v.verdict == HARMS],
         "models": models,
         "tasks": len(table.task_types),
         "All": {r.model: round(r.all, 4) for r in table.rows},

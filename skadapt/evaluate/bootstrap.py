@@ -1,0 +1,285 @@
+"""Per-task bootstrap confidence intervals for local suites, paired across models.
+
+mteb reports one number per task. To tell whether a one-point difference between two models is real,
+each local task is reduced to per-item statistics computed from the model's embeddings (encoded with the
+same prompts as the mteb run) and the items are resampled with replacement (seeded, the same resamples
+for every model, so differences are paired):
+
+================== ======== ===================================================================
+type               item     statistic (x100)
+================== ======== ===================================================================
+STS                pair     Spearman correlation of cosine similarity with the gold score
+PairClassification pair     average precision of cosine similarity
+Retrieval          query    nDCG@10 over the whole corpus (cosine)
+Reranking          query    average precision of the query's candidates (cosine), i.e. MAP
+Classification     text     accuracy of logistic regressions on ``samples_per_label`` undersampled
+                            train sets (``n_experiments`` of them), averaged per text
+Clustering         text     V-measure of one k-means clustering (k = number of labels, all texts)
+BitextMining       pair     accuracy of nearest-neighbour matching of sentence1 to sentence2
+================== ======== ===================================================================
+
+The statistics follow mteb's main scores; where mteb takes a maximum over similarity functions or draws
+its own subsamples the point value can differ slightly from the mteb score in the tables. The intervals
+are percentile intervals of ``resamples`` draws.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from itertools import pairwise
+from typing import Any
+
+import numpy as np
+
+from skadapt.evaluate.suite import LocalTask, Suite
+
+Encode = Callable[[list[str], str | None], np.ndarray]
+"""(texts, role 'query' | 'document' | None for symmetric tasks) -> the model's embeddings."""
+
+
+@dataclass
+class ItemStatistic:
+    """A task reduced to items: ``value(indices)`` is the task statistic on those items (x100)."""
+
+    task: str
+    items: int
+    value: Callable[[np.ndarray], float]
+
+
+def _cos(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.sum(a * b, axis=1)
+
+
+def _spearman(x: np.ndarray, y: np.ndarray) -> float:
+    from scipy.stats import spearmanr
+
+    return float(spearmanr(x, y).statistic) if len(set(y.tolist())) > 1 else 0.0
+
+
+def _average_precision(scores: np.ndarray, labels: np.ndarray) -> float:
+    from sklearn.metrics import average_precision_score
+
+    return float(average_precision_score(labels, scores)) if labels.any() else 0.0
+
+
+def _ndcg_at_10(ranked_relevance: np.ndarray, ideal: np.ndarray) -> float:
+    discounts = 1 / np.log2(np.arange(2, 12))
+    dcg = float(np.sum(ranked_relevance[:10] * discounts[: len(ranked_relevance[:10])]))
+    best = np.sort(ideal)[::-1][:10]
+    idcg = float(np.sum(best * discounts[: len(best)]))
+    return dcg / idcg if idcg > 0 else 0.0
+
+
+def _rows(suite: Suite, name: str) -> list[dict[str, Any]]:
+    from skadapt.sources import iter_jsonl
+
+    return [row for _, row in iter_jsonl(suite.data_path(name))]
+
+
+def _sts(spec: Any, suite: Suite, encode: Encode) -> ItemStatistic:
+    rows = _rows(suite, spec.data)
+    sims = _cos(encode([r["sentence1"] for r in rows], None), encode([r["sentence2"] for r in rows], None))
+    gold = np.array([float(r["score"]) for r in rows])
+    return ItemStatistic(spec.name, len(rows), lambda i: 100 * _spearman(sims[i], gold[i]))
+
+
+def _pairs(spec: Any, suite: Suite, encode: Encode) -> ItemStatistic:
+    rows = _rows(suite, spec.data)
+    sims = _cos(encode([r["sentence1"] for r in rows], None), encode([r["sentence2"] for r in rows], None))
+    labels = np.array([int(r["label"]) for r in rows])
+    return ItemStatistic(spec.name, len(rows), lambda i: 100 * _average_precision(sims[i], labels[i]))
+
+
+def _retrieval(spec: Any, suite: Suite, encode: Encode) -> ItemStatistic:
+    corpus = _rows(suite, spec.corpus)
+    queries = _rows(suite, spec.queries)
+    relevant: dict[str, dict[str, float]] = {}
+    for row in _rows(suite, spec.qrels):
+        relevant.setdefault(str(row["query-id"]), {})[str(row["corpus-id"])] = float(row["score"])
+    ids = [str(r["id"]) for r in corpus]
+    texts = [f"{r['title']} {r['text']}".strip() if r.get("title") else r["text"] for r in corpus]
+    docs = encode(texts, "document")
+    asked = [q for q in queries if relevant.get(str(q["id"]))]
+    sims = encode([q["text"] for q in asked], "query") @ docs.T
+    per_query = []
+    for row, scores in zip(asked, sims, strict=True):
+        rel = relevant[str(row["id"])]
+        order = np.argsort(-scores, kind="stable")
+        gains = np.array([rel.get(ids[j], 0.0) for j in order])
+        per_query.append(_ndcg_at_10(gains, np.array(list(rel.values()))))
+    values = np.array(per_query)
+    return ItemStatistic(spec.name, len(values), lambda i: 100 * float(values[i].mean()))
+
+
+def _reranking(spec: Any, suite: Suite, encode: Encode) -> ItemStatistic:
+    rows = _rows(suite, spec.data)
+    texts = sorted({text for row in rows for text in [*row["positive"], *row["negative"]]})
+    index = {text: i for i, text in enumerate(texts)}
+    docs = encode(texts, "document")
+    queries = encode([row["query"] for row in rows], "query")
+    per_query = []
+    for row, query in zip(rows, queries, strict=True):
+        candidates = [index[t] for t in [*row["positive"], *row["negative"]]]
+        labels = np.array([1] * len(row["positive"]) + [0] * len(row["negative"]))
+        per_query.append(_average_precision(docs[candidates] @ query, labels))
+    values = np.array(per_query)
+    return ItemStatistic(spec.name, len(values), lambda i: 100 * float(values[i].mean()))
+
+
+def _classification(spec: Any, suite: Suite, encode: Encode, seed: int) -> ItemStatistic:
+    from sklearn.linear_model import LogisticRegression
+
+    train, test = _rows(suite, spec.train), _rows(suite, spec.test)
+    x_train = encode([r["text"] for r in train], None)
+    x_test = encode([r["text"] for r in test], None)
+    y_train = np.array([str(r["label"]) for r in train])
+    y_test = np.array([str(r["label"]) for r in test])
+    rng = np.random.default_rng(seed)
+    correct = np.zeros(len(test))
+    for _ in range(spec.n_experiments):
+        chosen = np.concatenate(
+            [
+                rng.permutation(np.flatnonzero(y_train == label))[: spec.samples_per_label]
+                for label in np.unique(y_train)
+            ]
+        )
+        classifier = LogisticRegression(max_iter=100).fit(x_train[chosen], y_train[chosen])
+        correct += classifier.predict(x_test) == y_test
+    per_item = correct / spec.n_experiments
+    return ItemStatistic(spec.name, len(test), lambda i: 100 * float(per_item[i].mean()))
+
+
+def _clustering(spec: Any, suite: Suite, encode: Encode, seed: int) -> ItemStatistic:
+    from sklearn.cluster import KMeans
+    from sklearn.metrics import v_measure_score
+
+    rows = _rows(suite, spec.data)
+    labels = np.array([str(r["label"]) for r in rows])
+    k = len(set(labels.tolist()))
+    predicted = KMeans(n_clusters=k, n_init=10, random_state=seed).fit_predict(
+        encode([r["text"] for r in rows], None)
+    )
+    return ItemStatistic(
+        spec.name, len(rows), lambda i: 100 * float(v_measure_score(labels[i], predicted[i]))
+    )
+
+
+def _bitext(spec: Any, suite: Suite, encode: Encode) -> ItemStatistic:
+    rows = _rows(suite, spec.data)
+    source = encode([r["sentence1"] for r in rows], None)
+    target = encode([r["sentence2"] for r in rows], None)
+    correct = (np.argmax(source @ target.T, axis=1) == np.arange(len(rows))).astype(float)
+    return ItemStatistic(spec.name, len(rows), lambda i: 100 * float(correct[i].mean()))
+
+
+def item_statistic(spec: LocalTask, suite: Suite, encode: Encode, seed: int = 42) -> ItemStatistic:
+    """Reduce one local task to per-item statistics for a model (its ``encode``)."""
+    if spec.type == "STS":
+        return _sts(spec, suite, encode)
+    if spec.type == "PairClassification":
+        return _pairs(spec, suite, encode)
+    if spec.type == "Retrieval":
+        return _retrieval(spec, suite, encode)
+    if spec.type == "Reranking":
+        return _reranking(spec, suite, encode)
+    if spec.type == "Classification":
+        return _classification(spec, suite, encode, seed)
+    if spec.type == "Clustering":
+        return _clustering(spec, suite, encode, seed)
+    return _bitext(spec, suite, encode)
+
+
+def resamples(items: int, count: int, seed: int) -> np.ndarray:
+    """``count`` bootstrap index draws of ``items`` items (the same for every model of a task)."""
+    return np.random.default_rng(seed).integers(0, items, size=(count, items))
+
+
+def interval(values: np.ndarray, alpha: float) -> tuple[float, float]:
+    """Two-sided (1 - alpha) percentile interval."""
+    low, high = np.percentile(values, [100 * alpha / 2, 100 * (1 - alpha / 2)])
+    return float(low), float(high)
+
+
+def bootstrap_values(statistic: ItemStatistic, draws: np.ndarray) -> np.ndarray:
+    """The statistic on every resample."""
+    return np.array([statistic.value(row) for row in draws])
+
+
+@dataclass
+class SuiteIntervals:
+    """Bootstrap results of the local suite tasks.
+
+    Attributes:
+        scores: task -> model -> ``{value, low, high}`` (the statistic and its interval).
+        deltas: (a, b) -> task -> ``{delta, low, high}`` of b - a on the same resamples.
+        resamples: Draws per task.
+    """
+
+    scores: dict[str, dict[str, dict[str, float]]]
+    deltas: dict[tuple[str, str], dict[str, dict[str, float]]]
+    resamples: int
+
+
+def model_encoder(path: str, task_type: str, policy: dict[str, str], batch_size: int) -> Encode:
+    """Encode like the mteb run: the policy's prompt for the task type, else the model's role prompt."""
+    from sentence_transformers import SentenceTransformer
+
+    from skadapt.evaluate.runner import role_prompts
+
+    model = _load(path)
+    assert isinstance(model, SentenceTransformer)
+    own = role_prompts(model.prompts or {})
+
+    def encode(texts: list[str], role: str | None) -> np.ndarray:
+        prompt = policy.get(task_type) or (own.get(role, "") if role else "")
+        return np.asarray(
+            model.encode(texts, prompt=prompt, batch_size=batch_size, convert_to_numpy=True), dtype=np.float64
+        )
+
+    return encode
+
+
+@cache
+def _load(path: str) -> Any:
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(path, device="cpu")
+
+
+def suite_intervals(
+    models: dict[str, str],
+    suites: list[Suite],
+    *,
+    policy: dict[str, str],
+    count: int,
+    alpha: float = 0.05,
+    seed: int = 42,
+    batch_size: int = 32,
+) -> SuiteIntervals:
+    """Bootstrap every local suite task for every model, and consecutive model pairs' differences."""
+    scores: dict[str, dict[str, dict[str, float]]] = {}
+    deltas: dict[tuple[str, str], dict[str, dict[str, float]]] = {}
+    labels = list(models)
+    try:
+        for suite in suites:
+            for spec in suite.tasks:
+                values: dict[str, np.ndarray] = {}
+                draws = None
+                for label in labels:
+                    encode = model_encoder(models[label], spec.type, policy, batch_size)
+                    statistic = item_statistic(spec, suite, encode, seed)
+                    if draws is None:
+                        draws = resamples(statistic.items, count, seed)
+                    values[label] = bootstrap_values(statistic, draws)
+                    low, high = interval(values[label], alpha)
+                    point = statistic.value(np.arange(statistic.items))
+                    scores.setdefault(spec.name, {})[label] = {"value": point, "low": low, "high": high}
+                for a, b in pairwise(labels):
+                    low, high = interval(values[b] - values[a], alpha)
+                    delta = scores[spec.name][b]["value"] - scores[spec.name][a]["value"]
+                    deltas.setdefault((a, b), {})[spec.name] = {"delta": delta, "low": low, "high": high}
+    finally:
+        _load.cache_clear()
+    return SuiteIntervals(scores, deltas, count)

@@ -1,0 +1,143 @@
+"""Do-no-harm verdicts: each evaluated model against the one before it (each stage against its input).
+
+Per pair of models ``a`` (input) -> ``b`` (output):
+
+- per task: the score difference b - a, with a paired bootstrap interval on local suite tasks;
+- over tasks: the paired Wilcoxon signed-rank test and the (1 - 2 alpha) t-interval of the mean
+  difference (the TOST interval);
+- the verdict: **non-inferior** when the interval's lower end is above ``-margin`` (TOST
+  non-inferiority); **improves** when it is non-inferior, the mean difference is positive and either the
+  Wilcoxon test is significant or the whole interval is above zero; **harms** otherwise (harm beyond the
+  margin cannot be excluded: the verdict fails closed).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from itertools import pairwise
+from typing import Any
+
+from skadapt.evaluate.aggregate import Table
+from skadapt.evaluate.stats import compare
+
+IMPROVES, NON_INFERIOR, HARMS = "improves", "non-inferior", "harms"
+
+
+@dataclass
+class Verdict:
+    """The verdict on model ``b`` against its input ``a``.
+
+    Attributes:
+        a: Input model.
+        b: Output model.
+        verdict: improves, non-inferior or harms.
+        mean_diff: Mean over tasks of b - a (points).
+        ci_low: Lower end of the (1 - 2 alpha) interval of the mean difference.
+        ci_high: Upper end of it.
+        wilcoxon_p: Two-sided paired Wilcoxon p-value over tasks.
+        margin: Non-inferiority margin (points).
+        tasks: Per task: ``{delta, low, high}`` (bootstrap interval where available, else None).
+    """
+
+    a: str
+    b: str
+    verdict: str
+    mean_diff: float
+    ci_low: float
+    ci_high: float
+    wilcoxon_p: float
+    margin: float
+    tasks: dict[str, dict[str, float | None]] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return asdict(self)
+
+
+def verdict_of(mean_diff: float, ci_low: float, wilcoxon_p: float, *, margin: float, alpha: float) -> str:
+    """improves / non-inferior / harms from the interval of the mean difference (see the module doc)."""
+    if not ci_low > -margin:  # also NaN (a single task): not shown non-inferior
+        return HARMS
+    significant = wilcoxon_p < alpha or ci_low > 0
+    return IMPROVES if mean_diff > 0 and significant else NON_INFERIOR
+
+
+def stage_verdicts(
+    table: Table,
+    task_deltas: dict[tuple[str, str], dict[str, dict[str, float]]] | None = None,
+    *,
+    margin: float,
+    alpha: float,
+) -> list[Verdict]:
+    """A verdict for every model against the one listed before it in ``table``.
+
+    Args:
+        table: Aggregated scores, models in stage order.
+        task_deltas: (a, b) -> task -> bootstrap ``{delta, low, high}`` of b - a, where computed.
+        margin: Non-inferiority margin in points.
+        alpha: Significance level (the interval is 1 - 2 alpha).
+    """
+    tasks = list(table.task_types)
+    verdicts = []
+    for before, after in pairwise(table.rows):
+        a = [before.tasks[t] for t in tasks]
+        b = [after.tasks[t] for t in tasks]
+        comparison = compare(before.model, a, after.model, b, margin=margin, alpha=alpha)
+        boot = (task_deltas or {}).get((before.model, after.model), {})
+        per_task = {
+            task: {
+                "delta": round(after.tasks[task] - before.tasks[task], 4),
+                "low": boot[task]["low"] if task in boot else None,
+                "high": boot[task]["high"] if task in boot else None,
+            }
+            for task in tasks
+        }
+        verdicts.append(
+            Verdict(
+                a=before.model,
+                b=after.model,
+                verdict=verdict_of(
+                    comparison.mean_diff,
+                    comparison.ci_low,
+                    comparison.wilcoxon_p,
+                    margin=margin,
+                    alpha=alpha,
+                ),
+                mean_diff=comparison.mean_diff,
+                ci_low=comparison.ci_low,
+                ci_high=comparison.ci_high,
+                wilcoxon_p=comparison.wilcoxon_p,
+                margin=margin,
+                tasks=per_task,
+            )
+        )
+    return verdicts
+
+
+def verdicts_markdown(verdicts: list[Verdict], alpha: float) -> str:
+    """One line per stage, then the per-task differences with their bootstrap intervals."""
+    if not verdicts:
+        return ""
+    level = round(100 * (1 - 2 * alpha))
+    lines = [
+        "## Do-no-harm verdicts (each model against the one before it)",
+        "",
+        f"| input → output | mean Δ | {level}% CI | Wilcoxon p | verdict |",
+        "|---|---|---|---|---|",
+    ]
+    for v in verdicts:
+        lines.append(
+            f"| {v.a} → {v.b} | {v.mean_diff:+.2f} | [{v.ci_low:+.2f}, {v.ci_high:+.2f}] | "
+            f"{v.wilcoxon_p:.3f} | **{v.verdict}** |"
+        )
+    lines += ["", "Per-task Δ (points) with 95% paired bootstrap intervals (local suite tasks):", ""]
+    header = ["Task", *(f"{v.a} → {v.b}" for v in verdicts)]
+    lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for task in verdicts[0].tasks:
+        cells = [task]
+        for v in verdicts:
+            d = v.tasks[task]
+            interval = f" [{d['low']:+.2f}, {d['high']:+.2f}]" if d["low"] is not None else ""
+            cells.append(f"{d['delta']:+.2f}{interval}")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)

@@ -1,0 +1,100 @@
+"""Do-no-harm verdicts and per-task paired bootstrap intervals of local suites."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from skadapt.cli import app
+from skadapt.evaluate.aggregate import aggregate
+from skadapt.evaluate.bootstrap import item_statistic, model_encoder, suite_intervals
+from skadapt.evaluate.runner import TaskScore, evaluate_model
+from skadapt.evaluate.selection import select_tasks
+from skadapt.evaluate.suite import load_suite
+from skadapt.evaluate.verdicts import HARMS, IMPROVES, NON_INFERIOR, stage_verdicts, verdict_of
+
+SUITE_SK = Path(__file__).parent / "data" / "suite_sk" / "suite.yaml"
+
+
+def _table(rows: dict[str, list[float]]):  # model -> per-task scores
+    return aggregate(
+        [
+            TaskScore(model, f"T{i}", "STS", "cosine_spearman", score)
+            for model, scores in rows.items()
+            for i, score in enumerate(scores)
+        ]
+    )
+
+
+@pytest.mark.parametrize(
+    ("after", "expected"),
+    [
+        ([50.3, 59.6, 70.1, 40.4, 54.7, 65.2, 44.9], NON_INFERIOR),  # small changes both ways
+        ([53.0, 63.5, 72.8, 43.1, 58.0, 67.9, 48.3], IMPROVES),  # every task up ~3
+        ([45.0, 57.0, 64.0, 36.5, 50.0, 61.0, 41.0], HARMS),  # every task down ~4
+        ([58.0, 52.0, 78.0, 32.0, 63.0, 57.0, 53.0], HARMS),  # mean 0, but too noisy to rule out harm
+    ],
+)
+def test_stage_verdicts(after: list[float], expected: str) -> None:
+    before = [50.0, 60.0, 70.0, 40.0, 55.0, 65.0, 45.0]
+    [verdict] = stage_verdicts(_table({"base": before, "tuned": after}), margin=2.0, alpha=0.05)
+    assert (verdict.a, verdict.b, verdict.verdict) == ("base", "tuned", expected)
+    assert verdict.tasks["T0"]["delta"] == pytest.approx(after[0] - before[0])
+
+
+def test_verdict_needs_more_than_one_task() -> None:
+    assert verdict_of(5.0, float("nan"), float("nan"), margin=2.0, alpha=0.05) == HARMS
+
+
+def test_consecutive_models_are_compared() -> None:
+    scores = [50.0, 60.0, 70.0]
+    table = _table({"base": scores, "trim": scores, "finetune": [s + 3 for s in scores]})
+    verdicts = stage_verdicts(table, margin=2.0, alpha=0.05)
+    assert [(v.a, v.b) for v in verdicts] == [("base", "trim"), ("trim", "finetune")]
+
+
+@pytest.mark.slow
+def test_item_statistics_reproduce_mteb_main_scores(tiny_models: dict[str, Path], tmp_path: Path) -> None:
+    model = str(tiny_models["unigram"])
+    suite = load_suite(SUITE_SK)
+    tasks = select_tasks([str(SUITE_SK)], language="slk")
+    mteb_scores = {
+        s.task: s.score for s in evaluate_model(model, "m", tasks, cache_dir=None, prompt_policy={})
+    }
+    for spec in suite.tasks:
+        if spec.type not in ("STS", "Retrieval", "Reranking", "BitextMining"):
+            continue  # the others follow mteb's metric but not its random subsamples / max over metrics
+        statistic = item_statistic(spec, suite, model_encoder(model, spec.type, {}, 32))
+        value = statistic.value(np.arange(statistic.items))
+        assert value == pytest.approx(mteb_scores[spec.name], abs=0.5), spec.name
+
+
+@pytest.mark.slow
+def test_identical_models_have_zero_paired_intervals(tiny_models: dict[str, Path]) -> None:
+    model = str(tiny_models["unigram"])
+    intervals = suite_intervals({"a": model, "b": model}, [load_suite(SUITE_SK)], policy={}, count=50, seed=1)
+    assert len(intervals.scores) == 7
+    for task, delta in intervals.deltas[("a", "b")].items():
+        assert delta == {"delta": 0.0, "low": 0.0, "high": 0.0}, task
+    for by_model in intervals.scores.values():
+        assert by_model["a"]["low"] <= by_model["a"]["high"]
+
+
+@pytest.mark.slow
+def test_cli_report_has_verdicts_and_fail_on_harm(tiny_models: dict[str, Path], tmp_path: Path) -> None:
+    model = str(tiny_models["unigram"])
+    out = tmp_path / "eval"
+    args = ["evaluate", f"base={model}", f"same={model}", "--tasks", str(SUITE_SK), "--out", str(out)]
+    result = CliRunner().invoke(app, [*args, "--bootstrap", "40", "--no-cache", "--fail-on-harm"])
+    assert result.exit_code == 0, result.output
+    report = json.loads((out / "report.json").read_text())
+    [verdict] = report["verdicts"]
+    assert verdict["verdict"] == NON_INFERIOR and verdict["mean_diff"] == 0
+    assert report["bootstrap"]["resamples"] == 40
+    markdown = (out / "report.md").read_text()
+    assert "Do-no-harm verdicts" in markdown and "**non-inferior**" in markdown
+    assert "Bootstrap intervals" in markdown
