@@ -20,6 +20,7 @@ import numpy as np
 from skadapt import artifacts
 from skadapt.errors import SkadaptError
 from skadapt.modeldir import finalize_model_dir
+from skadapt.prompts import role_prompt
 from skadapt.recipe import RenormConfig
 from skadapt.sources import iter_texts
 from skadapt.textsample import sample_sentences
@@ -63,9 +64,8 @@ def prompt_text(model: Any, prompt: PromptChoice) -> str:
     if prompt == "none":
         return ""
     prompts = model.prompts or {}
-    keys = ("query",) if prompt == "query" else ("document", "passage", "corpus")
-    text = next((prompts[k] for k in keys if prompts.get(k)), None)
-    if text is None:
+    text = role_prompt(prompts, "query" if prompt == "query" else "document")
+    if not text:
         raise RenormError(
             f"renorm.prompt {prompt!r}: the model has no {prompt} prompt (its prompts: {prompts}); "
             "use prompt: none"

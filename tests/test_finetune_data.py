@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from skadapt.prompts import E5_PROMPTS, model_prompts
 from skadapt.recipe import FinetuneDataset
 from skadapt.train.datasets import build_task_dataset
 from skadapt.train.losses import check_loss
@@ -29,16 +30,29 @@ def test_pairs_columns_and_prompts(tmp_path: Path) -> None:
         tmp_path / "p.jsonl", [{"q": "Kde je Bratislava?", "p": "Bratislava leží na Dunaji."}]
     )
     built = build_task_dataset(
-        entry(kind="pairs", source=str(source), columns={"anchor": "q", "positive": "p"})
+        entry(kind="pairs", source=str(source), columns={"anchor": "q", "positive": "p"}),
+        model_prompts=E5_PROMPTS,
     )
     assert built.columns == ["anchor", "positive"]
     assert built.prompts == {"anchor": "query: ", "positive": "passage: "}
+    bare = build_task_dataset(
+        entry(kind="pairs", source=str(source), columns={"anchor": "q", "positive": "p"})
+    )
+    bare.resolve_prompts({})  # a model without prompts: no prompt anywhere
+    assert bare.prompts == {"anchor": "", "positive": ""}
+    other = build_task_dataset(
+        entry(kind="pairs", source=str(source), columns={"anchor": "q", "positive": "p"}),
+        model_prompts={"query": "Instruct: find the answer\nQuery: ", "document": ""},
+    )
+    assert other.prompts == {"anchor": "Instruct: find the answer\nQuery: ", "positive": ""}
     assert built.loss == "mnrl"
     assert built.to_hf()[0] == {"anchor": "Kde je Bratislava?", "positive": "Bratislava leží na Dunaji."}
 
 
 def test_nli_triplets_from_fixture() -> None:
-    built = build_task_dataset(entry(kind="nli", source=str(DATA / "sk_train_nli.jsonl")))
+    built = build_task_dataset(
+        entry(kind="nli", source=str(DATA / "sk_train_nli.jsonl")), model_prompts=E5_PROMPTS
+    )
     assert built.columns == ["anchor", "positive", "negative"]
     assert len(built) == 144  # one triplet per premise (entailed + contradicted), neutral rows dropped
     assert built.stats["dropped"] == {"neutral": 144}
@@ -77,7 +91,9 @@ def test_rte_keeps_entailment_pairs_and_finds_text1_text2(tmp_path: Path) -> Non
 
 
 def test_sts_scores_scaled_to_unit_interval() -> None:
-    built = build_task_dataset(entry(kind="sts", source=str(DATA / "sk_train_sts.jsonl"), max_samples=50))
+    built = build_task_dataset(
+        entry(kind="sts", source=str(DATA / "sk_train_sts.jsonl"), max_samples=50), model_prompts=E5_PROMPTS
+    )
     assert len(built) == 50 and built.loss == "cosine"
     assert built.columns == ["sentence1", "sentence2", "score"]
     assert all(0.0 <= s <= 1.0 for s in built.data["score"])
@@ -86,7 +102,9 @@ def test_sts_scores_scaled_to_unit_interval() -> None:
 
 def test_custom_prompts_override_defaults(tmp_path: Path) -> None:
     source = write_jsonl(tmp_path / "p.jsonl", [{"anchor": "a text", "positive": "b text"}])
-    built = build_task_dataset(entry(kind="pairs", source=str(source), prompts={"positive": ""}))
+    built = build_task_dataset(
+        entry(kind="pairs", source=str(source), prompts={"positive": ""}), model_prompts=E5_PROMPTS
+    )
     assert built.prompts == {"anchor": "query: ", "positive": ""}
     with pytest.raises(TrainingDataError, match="prompts has 'premise'"):
         build_task_dataset(entry(kind="pairs", source=str(source), prompts={"premise": "x"}))
@@ -186,3 +204,16 @@ def test_unreachable_hub_dataset_is_one_clear_error(monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
     with pytest.raises(TrainingDataError, match=r"dataset 'sts': cannot open hub:slovak-nlp/sklep:sts:train"):
         build_task_dataset(entry(name="sts", kind="sts", source="hub:slovak-nlp/sklep:sts:train"))
+
+
+@pytest.mark.parametrize(
+    ("own", "name", "expected"),
+    [
+        ({"query": "q> ", "document": ""}, "anything", {"query": "q> "}),
+        ({"document": ""}, "intfloat/multilingual-e5-large", E5_PROMPTS),  # family defaults
+        ({}, "/models/multilingual-e5-small-trimmed", E5_PROMPTS),
+        ({"document": ""}, "sentence-transformers/all-MiniLM-L6-v2", {}),
+    ],
+)
+def test_model_prompts_own_then_family_defaults(own: dict, name: str, expected: dict) -> None:
+    assert model_prompts(own, name) == expected

@@ -133,3 +133,24 @@ def test_select_best_false_keeps_the_last_step(tiny_models: dict[str, Path], tmp
     assert report["dev"]["best_checkpoint"] is None
     last = report["dev"]["history"][-1]
     assert report["dev"]["final"]["dev_spearman_cosine"] == pytest.approx(last["score"], abs=1e-4)
+
+
+def test_a_model_without_prompts_trains_end_to_end(tiny_models: dict[str, Path], tmp_path: Path) -> None:
+    import shutil
+
+    from sentence_transformers import SentenceTransformer
+
+    bare = tmp_path / "bare"
+    shutil.copytree(tiny_models["unigram"], bare)
+    config_path = bare / "config_sentence_transformers.json"
+    config = json.loads(config_path.read_text())
+    config["prompts"] = {}
+    config_path.write_text(json.dumps(config))
+    data = recipe_data(bare, tmp_path / "run", dev=DEV, epochs=1, interpolation={"grid": [0.0, 1.0]})
+    data["finetune"]["anchor"] = {"corpus": str(CORPUS), "samples": 50, "min_chars": 20}
+    out = tmp_path / "model"
+    out.mkdir()
+    finetune(str(bare), validate_recipe(data), out, tmp_path / "work")
+    report = json.loads((out / REPORT).read_text(encoding="utf-8"))
+    assert all(set(d["prompts"].values()) <= {""} for d in report["datasets"])
+    assert not any(SentenceTransformer(str(out)).prompts.values())

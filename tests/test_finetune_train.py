@@ -166,3 +166,29 @@ def test_cli_contamination_stops_and_set_allows(tiny_models: dict[str, Path], tm
 
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 1 and "--overwrite" in result.output
+
+
+def test_full_warmup_ratio_warms_up_over_the_whole_run(tiny_models: dict[str, Path], tmp_path: Path) -> None:
+    from skadapt.train.trainer import training_arguments, warmup_as_ratio
+
+    recipe = validate_recipe(recipe_data(tiny_models["unigram"], tmp_path / "run", warmup_ratio=1.0))
+    assert recipe.finetune is not None
+    args = training_arguments(recipe.finetune, 42, tmp_path, [], None, 24)
+    for steps in (1, 24, 1000, 123_457):
+        assert args.get_warmup_steps(steps) == steps
+    assert (
+        training_arguments(
+            recipe.finetune.model_copy(update={"warmup_ratio": 0.1}), 42, tmp_path, [], None, 24
+        ).get_warmup_steps(24)
+        == 3
+    )  # ceil(2.4), the trainer's own ratio semantics
+    assert warmup_as_ratio(0.0) == 0.0
+
+    out = tmp_path / "model"
+    out.mkdir()
+    finetune(str(tiny_models["unigram"]), recipe, out, tmp_path / "work")
+    state = json.loads(
+        next((tmp_path / "work" / "checkpoints").glob("checkpoint-*/trainer_state.json")).read_text()
+    )
+    rates = [e["learning_rate"] for e in state["log_history"] if "learning_rate" in e]
+    assert rates == sorted(rates) and len(set(rates)) > 3  # still rising at the end

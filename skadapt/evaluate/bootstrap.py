@@ -230,7 +230,7 @@ def model_encoder(path: str, task_type: str, policy: dict[str, str], batch_size:
 
     model = _load(path)
     assert isinstance(model, SentenceTransformer)
-    own = role_prompts(model.prompts or {})
+    own = role_prompts(model.prompts or {}, path)
 
     def encode(texts: list[str], role: str | None) -> np.ndarray:
         prompt = policy.get(task_type) or (own.get(role, "") if role else "")

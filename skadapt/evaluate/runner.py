@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, get_args
 
 from skadapt import artifacts
 from skadapt.errors import SkadaptError
+from skadapt.prompts import model_prompts, role_prompt
 
 if TYPE_CHECKING:
     from mteb.abstasks.abstask import AbsTask
@@ -96,7 +97,7 @@ def load_encoder(
         model = SentenceTransformer(path, device="cpu" if not _has_accelerator() else None)
     except (OSError, ValueError) as error:
         raise EvaluationError(f"{path}: cannot load as a sentence-transformers model ({error})") from None
-    own = role_prompts(model.prompts or {})
+    own = role_prompts(model.prompts or {}, path)
     prompts = {**own, **policy}
     wrapper_log = logging.getLogger("mteb.models.sentence_transformer_wrapper")
     level = wrapper_log.level
@@ -117,20 +118,15 @@ def load_encoder(
     return wrapper
 
 
-def role_prompts(prompts: dict[str, str | None]) -> dict[str, str]:
-    """The model's query/document prompts under mteb's keys.
+def role_prompts(prompts: dict[str, str | None], name: str = "") -> dict[str, str]:
+    """The model's query/document prompts under mteb's keys (its own, else its family's defaults).
 
     sentence-transformers 6 adds an empty ``document`` prompt to every model, which shadows an E5-style
     ``passage`` prompt in ``encode_document``; the first non-empty of document/passage/corpus is used.
     """
-    result = {}
-    query = prompts.get("query")
-    if query:
-        result["query"] = query
-    document = next((prompts[k] for k in ("document", "passage", "corpus") if prompts.get(k)), None)
-    if document:
-        result["document"] = document
-    return result
+    known = model_prompts(prompts, name)
+    roles = {"query": role_prompt(known, "query"), "document": role_prompt(known, "document")}
+    return {role: text for role, text in roles.items() if text}
 
 
 def _has_accelerator() -> bool:

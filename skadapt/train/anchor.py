@@ -13,6 +13,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from skadapt.errors import SkadaptError
+from skadapt.prompts import role_prompt
 from skadapt.recipe import ANCHOR_DATASET
 from skadapt.sources import iter_texts
 from skadapt.textsample import sample_sentences
@@ -47,7 +48,7 @@ def anchor_prompt(model: SentenceTransformer, name: str | None) -> str:
                 f"{', '.join(sorted(prompts)) or 'none'})"
             )
         return prompts[name]
-    return next((prompts[k] for k in ("document", "passage") if prompts.get(k)), "")
+    return role_prompt(prompts, "document")
 
 
 def build_anchor_dataset(

@@ -1,19 +1,19 @@
 """Task builders: recipe dataset entries -> training datasets with fixed columns, prompts and stats.
 
-- ``pairs``: roles anchor, positive[, negative] -> columns anchor, positive[, negative]; prompts
-  ``query: `` on the anchor, ``passage: `` on the others.
-- ``nli``: roles premise, hypothesis, label -> columns anchor, positive, negative (triplets); ``query: ``.
+- ``pairs``: roles anchor, positive[, negative] -> columns anchor, positive[, negative]; the query
+  prompt on the anchor, the document prompt on the others.
+- ``nli``: roles premise, hypothesis, label -> columns anchor, positive, negative (triplets); query prompt.
 - ``rte``: roles premise, hypothesis, label (skLEP's text1/text2 are found too) -> columns anchor,
-  positive (entailment pairs only); ``query: ``.
+  positive (entailment pairs only); query prompt.
 - ``sts``: roles sentence1, sentence2, score -> columns sentence1, sentence2, score (scaled from
-  ``score_range`` to [0, 1]); ``query: `` on both.
+  ``score_range`` to [0, 1]); query prompt on both.
 
 A dataset's ``columns`` maps a role to its source column when the names differ.
 
-Prompts follow the E5 convention: asymmetric retrieval pairs get ``query: `` / ``passage: ``; symmetric
-sentence tasks (NLI, RTE, STS) get ``query: `` on both sides, which is also what the evaluation's prompt
-policy uses for STS and pair classification. A dataset's ``prompts`` (training column -> prompt, ``""`` for
-none) replaces the defaults column by column.
+Prompts are data (see :mod:`skadapt.prompts`): each text column has a role, and gets the model's prompt
+for it (for E5: ``query: `` / ``passage: ``; symmetric sentence tasks take the query prompt on both
+sides, as the evaluation's prompt policy does for STS and pair classification). A dataset's ``prompts``
+(training column -> prompt, ``""`` for none) replaces them column by column.
 
 NLI rows become (premise, entailed hypothesis, contradicted hypothesis) triplets: each entailed hypothesis
 of a premise is paired with one of that premise's contradicted hypotheses (in turn); premises without both
@@ -29,6 +29,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from skadapt.prompts import Role, role_prompt
 from skadapt.train.rows import RowSource, TrainingDataError, open_rows
 
 if TYPE_CHECKING:
@@ -36,7 +37,6 @@ if TYPE_CHECKING:
 
     from skadapt.recipe import FinetuneDataset
 
-QUERY, PASSAGE = "query: ", "passage: "
 SOURCE_ROLES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     # kind -> (required roles, optional roles)
     "pairs": (("anchor", "positive"), ("negative",)),
@@ -71,6 +71,13 @@ class TaskDataset:
     data: dict[str, list[Any]]
     prompts: dict[str, str]
     stats: dict[str, Any] = field(default_factory=dict)
+    prompt_roles: dict[str, Role] = field(default_factory=dict)
+
+    def resolve_prompts(self, model_prompts: dict[str, str]) -> None:
+        """Give the columns without a recipe prompt the model's prompt for their role ('' if none)."""
+        for column, role in self.prompt_roles.items():
+            self.prompts[column] = role_prompt(model_prompts, role)
+        self.prompt_roles = {}
 
     def __len__(self) -> int:
         return len(self.data[self.columns[0]]) if self.columns else 0
@@ -91,11 +98,11 @@ class TaskDataset:
         return Dataset.from_dict({column: self.data[column] for column in self.columns})
 
 
-def default_prompts(kind: str, columns: list[str]) -> dict[str, str]:
-    """Default prompt per training text column of a dataset kind (see the module docstring)."""
+def default_prompt_roles(kind: str, columns: list[str]) -> dict[str, Role]:
+    """Default prompt role per training text column of a dataset kind (see the module docstring)."""
     if kind == "pairs":
-        return {column: QUERY if column == "anchor" else PASSAGE for column in columns}
-    return {column: QUERY for column in columns if column != "score"}
+        return {column: "query" if column == "anchor" else "document" for column in columns}
+    return {column: "query" for column in columns if column != "score"}
 
 
 def _resolve_columns(config: FinetuneDataset, first_row: dict[str, Any], where: str) -> dict[str, str]:
@@ -206,12 +213,16 @@ def _rows(source: RowSource, config: FinetuneDataset) -> list[tuple[str, dict[st
     return rows
 
 
-def build_task_dataset(config: FinetuneDataset, source: RowSource | None = None) -> TaskDataset:
+def build_task_dataset(
+    config: FinetuneDataset, source: RowSource | None = None, model_prompts: dict[str, str] | None = None
+) -> TaskDataset:
     """Read and convert one recipe dataset.
 
     Args:
         config: The recipe entry.
         source: Rows to use instead of opening ``config.source`` (tests, already opened sources).
+        model_prompts: The model's prompts, filling the columns the recipe sets no prompt for; None
+            leaves them to :meth:`TaskDataset.resolve_prompts` once the model is loaded.
 
     Raises:
         TrainingDataError: Missing column, empty text, unknown label, score outside ``score_range``, or an
@@ -231,16 +242,22 @@ def build_task_dataset(config: FinetuneDataset, source: RowSource | None = None)
             f"dataset {config.name!r}: no training examples left from {config.source} "
             f"({stats.get('dropped', {}) or 'all rows dropped'})"
         )
-    prompts = default_prompts(config.kind, out_columns)
+    roles = default_prompt_roles(config.kind, out_columns)
+    prompts: dict[str, str] = {}
     for column, prompt in (config.prompts or {}).items():
-        if column not in prompts:
+        if column not in roles:
             raise TrainingDataError(
                 f"dataset {config.name!r}: prompts has {column!r}, not a text column of kind "
-                f"{config.kind!r} (columns: {', '.join(prompts)})"
+                f"{config.kind!r} (columns: {', '.join(roles)})"
             )
         prompts[column] = prompt
+        del roles[column]
     stats.update(rows_read=len(rows), examples=size, source_columns=columns)
-    return TaskDataset(config.name, config.kind, str(config.loss), out_columns, data, prompts, stats)
+    dataset = TaskDataset(config.name, config.kind, str(config.loss), out_columns, data, prompts, stats)
+    dataset.prompt_roles = roles
+    if model_prompts is not None:
+        dataset.resolve_prompts(model_prompts)
+    return dataset
 
 
 Rows = list[tuple[str, dict[str, Any]]]

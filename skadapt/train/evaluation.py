@@ -1,9 +1,9 @@
 """The optional dev evaluation used during training for best-checkpoint selection.
 
 - ``kind: sts`` - rows with sentence1, sentence2, score (on ``score_range``) -> EmbeddingSimilarityEvaluator,
-  selected on Spearman of cosine similarities; both sentences get the ``query: `` prompt.
+  selected on Spearman of cosine similarities; both sentences get the model's query prompt.
 - ``kind: retrieval`` - rows with query, positive -> InformationRetrievalEvaluator over the corpus of all
-  positives, selected on nDCG@10; queries get ``query: ``, passages ``passage: ``.
+  positives, selected on nDCG@10; queries get the query prompt, passages the document prompt.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from skadapt.train.datasets import PASSAGE, QUERY
+from skadapt.prompts import role_prompt
 from skadapt.train.rows import TrainingDataError, open_rows
 
 if TYPE_CHECKING:
@@ -50,8 +50,10 @@ def _value(row: dict[str, Any], column: str, role: str, where: str) -> Any:
     return value
 
 
-def build_dev_set(config: DevEvaluation, batch_size: int = 32) -> DevSet:
-    """Read the dev source and build its evaluator.
+def build_dev_set(
+    config: DevEvaluation, batch_size: int = 32, prompts: dict[str, str] | None = None
+) -> DevSet:
+    """Read the dev source and build its evaluator, with the model's prompts (see skadapt.prompts).
 
     Raises:
         TrainingDataError: Missing/empty column, bad score, or an empty dev set.
@@ -61,6 +63,7 @@ def build_dev_set(config: DevEvaluation, batch_size: int = 32) -> DevSet:
         InformationRetrievalEvaluator,
     )
 
+    query, document = role_prompt(prompts or {}, "query"), role_prompt(prompts or {}, "document")
     rows = list(open_rows(config.source, "dev").rows)
     if not rows:
         raise TrainingDataError(f"dev set: {config.source} is empty (no rows)")
@@ -68,8 +71,8 @@ def build_dev_set(config: DevEvaluation, batch_size: int = 32) -> DevSet:
         low, high = config.score_range
         first, second, scores = [], [], []
         for where, row in rows:
-            first.append(QUERY + _value(row, _column(config, "sentence1"), "sentence1", where))
-            second.append(QUERY + _value(row, _column(config, "sentence2"), "sentence2", where))
+            first.append(query + _value(row, _column(config, "sentence1"), "sentence1", where))
+            second.append(query + _value(row, _column(config, "sentence2"), "sentence2", where))
             raw = _value(row, _column(config, "score"), "score", where)
             try:
                 score = float(raw)
@@ -89,12 +92,12 @@ def build_dev_set(config: DevEvaluation, batch_size: int = 32) -> DevSet:
     passage_ids: dict[str, str] = {}
     relevant: dict[str, set[str]] = {}
     for where, row in rows:
-        query = _value(row, _column(config, "query"), "query", where)
+        text = _value(row, _column(config, "query"), "query", where)
         positive = _value(row, _column(config, "positive"), "positive", where)
         doc_id = passage_ids.setdefault(positive, f"d{len(passage_ids)}")
         corpus[doc_id] = positive
         query_id = f"q{len(queries)}"
-        queries[query_id] = query
+        queries[query_id] = text
         relevant[query_id] = {doc_id}
     evaluator = InformationRetrievalEvaluator(
         queries,
@@ -102,8 +105,8 @@ def build_dev_set(config: DevEvaluation, batch_size: int = 32) -> DevSet:
         relevant,
         batch_size=batch_size,
         name=DEV_NAME,
-        query_prompt=QUERY,
-        corpus_prompt=PASSAGE,
+        query_prompt=query or None,
+        corpus_prompt=document or None,
         score_functions=None,
         write_csv=False,
     )

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from skadapt import artifacts
 from skadapt.languages import get_language
+from skadapt.prompts import model_prompts
 from skadapt.recipe import ANCHOR_DATASET
 from skadapt.train.anchor import build_anchor_dataset
 from skadapt.train.contamination import contamination_report
@@ -98,8 +99,12 @@ def finetune(
         config.contamination.threshold,
         config.contamination.allow,
     )
-    dev = build_dev_set(config.dev, config.batch_size) if config.dev is not None else None
     loaded = load_model(model)
+    prompts = model_prompts(loaded.prompts, model)
+    loaded.prompts = prompts  # a model saved without its family's prompts gets them
+    for dataset in datasets:
+        dataset.resolve_prompts(prompts)
+    dev = build_dev_set(config.dev, config.batch_size, prompts) if config.dev is not None else None
     inference_length = loaded.max_seq_length  # the saved model keeps it: training length is not inference
     dev_before = dev.evaluator(loaded) if dev is not None else {}
     if config.anchor is not None:

@@ -84,7 +84,7 @@ def prompt_name(prompt: str) -> str:
     return name or "prompt"
 
 
-def model_prompts(existing: dict[str, str], datasets: list[TaskDataset]) -> dict[str, str]:
+def saved_prompts(existing: dict[str, str], datasets: list[TaskDataset]) -> dict[str, str]:
     """The model's prompts after training: its own, plus every non-empty prompt used in training."""
     prompts = dict(existing)
     known = {text: name for name, text in prompts.items()}
@@ -106,6 +106,16 @@ def last_checkpoint(directory: Path) -> Path | None:
         if suffix.isdigit() and (path / "trainer_state.json").is_file():
             candidates.append((int(suffix), path))
     return max(candidates)[1] if candidates else None
+
+
+FULL_RATIO = 1 - 1e-9
+"""Warmup over the whole run: transformers 5 reads a float < 1 as a ratio of the total steps (rounded up)
+and a value >= 1 as a step count, so 1.0 would mean one step; ceil(n * (1 - 1e-9)) = n below 1e9 steps."""
+
+
+def warmup_as_ratio(ratio: float) -> float:
+    """The recipe's warmup ratio in [0, 1] as transformers' ``warmup_steps`` ratio (see FULL_RATIO)."""
+    return FULL_RATIO if ratio >= 1 else ratio
 
 
 def training_arguments(
@@ -148,7 +158,7 @@ def training_arguments(
         per_device_eval_batch_size=config.batch_size,
         gradient_accumulation_steps=config.gradient_accumulation_steps,
         learning_rate=config.learning_rate,
-        warmup_steps=config.warmup_ratio,  # a float < 1 is a ratio in transformers 5
+        warmup_steps=warmup_as_ratio(config.warmup_ratio),
         lr_scheduler_type="linear",
         weight_decay=config.weight_decay,
         num_train_epochs=config.epochs,
@@ -264,7 +274,7 @@ def train(
 
 def save_model(model: SentenceTransformer, datasets: list[TaskDataset], out_dir: Path) -> dict[str, str]:
     """Save the trained model with the training prompts as its prompts; return those prompts."""
-    model.prompts = model_prompts(dict(model.prompts or {}), datasets)
+    model.prompts = saved_prompts(dict(model.prompts or {}), datasets)
     model.save(str(out_dir))
     finalize_model_dir(out_dir)
     return json.loads((out_dir / "config_sentence_transformers.json").read_text(encoding="utf-8"))["prompts"]
