@@ -89,15 +89,37 @@ class FinetuneDataset(Section):
         return self
 
 
-class DevEvaluation(Section):
-    """Dev-set evaluation during training, used for best-checkpoint selection and interpolation."""
+class DevSetConfig(Section):
+    """One dev set: ``sts`` (sentence1, sentence2, score), ``retrieval`` (query, positive) or
+    ``triplets`` (anchor, positive, negative)."""
 
-    kind: Literal["sts", "retrieval"]
+    kind: Literal["sts", "retrieval", "triplets"]
     source: str
     columns: dict[str, str] = Field(default_factory=dict)
     score_range: tuple[float, float] = (0.0, 5.0)
+
+
+DEV_SET_FIELDS = tuple(DevSetConfig.model_fields)
+
+
+class DevEvaluation(Section):
+    """Dev evaluation during training, used for best-checkpoint selection and interpolation.
+
+    Either one set written inline (``{kind, source, ...}``) or several under ``sets``; with several the
+    dev score is the mean of their main scores.
+    """
+
+    sets: list[DevSetConfig] = Field(min_length=1)
     steps: PositiveInt = 500
     select_best: bool = Field(True, description="Keep the checkpoint with the best dev score")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _inline_set(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "sets" not in data and any(k in data for k in DEV_SET_FIELDS):
+            inline = {k: v for k, v in data.items() if k in DEV_SET_FIELDS}
+            return {**{k: v for k, v in data.items() if k not in DEV_SET_FIELDS}, "sets": [inline]}
+        return data
 
 
 class AnchorConfig(Section):

@@ -154,3 +154,34 @@ def test_a_model_without_prompts_trains_end_to_end(tiny_models: dict[str, Path],
     report = json.loads((out / REPORT).read_text(encoding="utf-8"))
     assert all(set(d["prompts"].values()) <= {""} for d in report["datasets"])
     assert not any(SentenceTransformer(str(out)).prompts.values())
+
+
+def test_several_dev_sets_score_their_mean(tiny_models: dict[str, Path], tmp_path: Path) -> None:
+    triplets = tmp_path / "triplets.jsonl"
+    rows = [json.loads(line) for line in (DATA / "sk_train_nli.jsonl").read_text().splitlines()[:60]]
+    premises: dict[str, dict[str, str]] = {}
+    for row in rows:
+        premises.setdefault(row["premise"], {})[row["label"]] = row["hypothesis"]
+    lines = [
+        {"anchor": p, "positive": h["entailment"], "negative": h["contradiction"]}
+        for p, h in premises.items()
+        if "entailment" in h and "contradiction" in h
+    ]
+    triplets.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in lines), encoding="utf-8")
+    dev = {
+        "steps": 4,
+        "sets": [{"kind": "sts", "source": DEV["source"]}, {"kind": "triplets", "source": str(triplets)}],
+    }
+    data = recipe_data(tiny_models["unigram"], tmp_path / "run", dev=dev, max_steps=4, max_seq_length=128)
+    out = tmp_path / "model"
+    out.mkdir()
+    finetune(str(tiny_models["unigram"]), validate_recipe(data), out, tmp_path / "work")
+    final = json.loads((out / REPORT).read_text())["dev"]["final"]
+    parts = [final["dev-sts-0_spearman_cosine"], final["dev-triplets-1_cosine_accuracy"]]
+    assert final["sequential_score"] == pytest.approx(sum(parts) / 2, abs=1e-6)
+
+
+def test_inline_dev_set_is_one_set(tiny_models: dict[str, Path], tmp_path: Path) -> None:
+    recipe = validate_recipe(recipe_data(tiny_models["unigram"], tmp_path, dev=DEV))
+    assert recipe.finetune is not None and recipe.finetune.dev is not None
+    assert [s.kind for s in recipe.finetune.dev.sets] == ["sts"] and recipe.finetune.dev.steps == 4

@@ -4,6 +4,10 @@
   selected on Spearman of cosine similarities; both sentences get the model's query prompt.
 - ``kind: retrieval`` - rows with query, positive -> InformationRetrievalEvaluator over the corpus of all
   positives, selected on nDCG@10; queries get the query prompt, passages the document prompt.
+- ``kind: triplets`` - rows with anchor, positive, negative (NLI-style) -> TripletEvaluator, selected on
+  cosine accuracy; the query prompt on all three.
+
+Several dev sets run in sequence and the dev score is the mean of their main scores.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from skadapt.prompts import role_prompt
 from skadapt.train.rows import TrainingDataError, open_rows
 
 if TYPE_CHECKING:
-    from skadapt.recipe import DevEvaluation
+    from skadapt.recipe import DevEvaluation, DevSetConfig
 
 DEV_NAME = "dev"
 
@@ -35,7 +39,7 @@ class DevSet:
     size: int
 
 
-def _column(config: DevEvaluation, role: str) -> str:
+def _column(config: DevSetConfig, role: str) -> str:
     return config.columns.get(role, role)
 
 
@@ -53,17 +57,37 @@ def _value(row: dict[str, Any], column: str, role: str, where: str) -> Any:
 def build_dev_set(
     config: DevEvaluation, batch_size: int = 32, prompts: dict[str, str] | None = None
 ) -> DevSet:
-    """Read the dev source and build its evaluator, with the model's prompts (see skadapt.prompts).
+    """Read the dev sets and build their evaluator, with the model's prompts (see skadapt.prompts).
+
+    One set is evaluated alone (named ``dev``); several run in sequence (``dev-<kind>-<n>``) and the dev
+    score is the mean of their main scores.
 
     Raises:
         TrainingDataError: Missing/empty column, bad score, or an empty dev set.
     """
+    if len(config.sets) == 1:
+        return _build_one(config.sets[0], DEV_NAME, batch_size, prompts or {})
+    from sentence_transformers.sentence_transformer.evaluation import SequentialEvaluator
+
+    parts = [
+        _build_one(entry, f"{DEV_NAME}-{entry.kind}-{index}", batch_size, prompts or {})
+        for index, entry in enumerate(config.sets)
+    ]
+    evaluator = SequentialEvaluator(
+        [part.evaluator for part in parts], main_score_function=lambda scores: sum(scores) / len(scores)
+    )
+    return DevSet(evaluator, "sequential_score", sum(part.size for part in parts))
+
+
+def _build_one(config: DevSetConfig, name: str, batch_size: int, prompts: dict[str, str]) -> DevSet:
+    """One dev set's evaluator, named ``name``."""
     from sentence_transformers.sentence_transformer.evaluation import (
         EmbeddingSimilarityEvaluator,
         InformationRetrievalEvaluator,
+        TripletEvaluator,
     )
 
-    query, document = role_prompt(prompts or {}, "query"), role_prompt(prompts or {}, "document")
+    query, document = role_prompt(prompts, "query"), role_prompt(prompts, "document")
     rows = list(open_rows(config.source, "dev").rows)
     if not rows:
         raise TrainingDataError(f"dev set: {config.source} is empty (no rows)")
@@ -84,9 +108,18 @@ def build_dev_set(
                 )
             scores.append((score - low) / (high - low))
         evaluator = EmbeddingSimilarityEvaluator(
-            first, second, scores, batch_size=batch_size, name=DEV_NAME, similarity_fn_names=["cosine"]
+            first, second, scores, batch_size=batch_size, name=name, similarity_fn_names=["cosine"]
         )
-        return DevSet(evaluator, f"{DEV_NAME}_spearman_cosine", len(scores))
+        return DevSet(evaluator, f"{name}_spearman_cosine", len(scores))
+    if config.kind == "triplets":
+        columns = {role: [] for role in ("anchor", "positive", "negative")}
+        for where, row in rows:
+            for role, values in columns.items():  # NLI-style triplets are symmetric: query prompt on all
+                values.append(query + _value(row, _column(config, role), role, where))
+        evaluator = TripletEvaluator(
+            columns["anchor"], columns["positive"], columns["negative"], name=name, batch_size=batch_size
+        )
+        return DevSet(evaluator, f"{name}_cosine_accuracy", len(rows))
     queries: dict[str, str] = {}
     corpus: dict[str, str] = {}
     passage_ids: dict[str, str] = {}
@@ -104,10 +137,10 @@ def build_dev_set(
         corpus,
         relevant,
         batch_size=batch_size,
-        name=DEV_NAME,
+        name=name,
         query_prompt=query or None,
         corpus_prompt=document or None,
         score_functions=None,
         write_csv=False,
     )
-    return DevSet(evaluator, f"{DEV_NAME}_cosine_ndcg@10", len(queries))
+    return DevSet(evaluator, f"{name}_cosine_ndcg@10", len(queries))
