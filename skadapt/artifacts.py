@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import glob
 import hashlib
 import json
 import os
 import platform
 import shutil
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -37,19 +38,26 @@ def _sibling(path: Path, tag: str) -> Path:
     return path.parent / f".{path.name}.{tag}-{uuid.uuid4().hex[:8]}"
 
 
-def clean_stale(parent: Path) -> list[Path]:
-    """Remove leftovers of interrupted runs in ``parent``: ``.NAME.tmp-*`` / ``.NAME.old-*`` directories of
-    atomic writes and ``.failed-*`` markers of failed distributed stages."""
+def clean_stale(parent: Path, names: Iterable[str]) -> list[Path]:
+    """Remove leftovers of interrupted writes of ``names`` in ``parent``: their ``.NAME.tmp-*`` /
+    ``.NAME.old-*`` directories and ``.failed-NAME-*`` markers of failed distributed stages.
+
+    Only the named targets are touched: temporary directories of other outputs (another run writing into
+    the same parent) are left alone.
+    """
     removed = []
-    if parent.is_dir():
+    prefixes = tuple(
+        prefix for name in names for prefix in (f".{name}.tmp-", f".{name}.old-", f".failed-{name}-")
+    )
+    if parent.is_dir() and prefixes:
         for child in parent.iterdir():
-            name = child.name
-            if name.startswith(".failed-"):
-                child.unlink(missing_ok=True)
-                removed.append(child)
-            elif name.startswith(".") and (".tmp-" in name or ".old-" in name):
+            if not child.name.startswith(prefixes):
+                continue
+            if child.is_dir():
                 shutil.rmtree(child, ignore_errors=True)
-                removed.append(child)
+            else:
+                child.unlink(missing_ok=True)
+            removed.append(child)
     return removed
 
 
@@ -121,8 +129,27 @@ def path_fingerprint(path: Path) -> str:
     return hash_json(entries)
 
 
+GLOB_CHARS = frozenset("*?[")
+
+
+def glob_matches(pattern: str) -> list[Path]:
+    """Files a glob pattern matches (sorted), or [] for a string without glob characters."""
+    if not GLOB_CHARS & set(pattern):
+        return []
+    return sorted(Path(p) for p in glob.glob(pattern, recursive=True) if Path(p).is_file())
+
+
+def input_fingerprint(spec: str) -> str | None:
+    """Fingerprint of a local file, directory or glob's matched files (their contents' sizes and mtimes)."""
+    path = Path(spec)
+    if path.exists():
+        return path_fingerprint(path)
+    matches = glob_matches(spec)
+    return hash_json([[str(m), path_fingerprint(m)] for m in matches]) if matches else None
+
+
 def local_paths_in(data: Any) -> list[str]:
-    """Strings inside nested config data that name existing local files or directories."""
+    """Strings inside nested config data that name existing local files, directories or matching globs."""
     found: list[str] = []
     if isinstance(data, dict):
         for value in data.values():
@@ -132,7 +159,7 @@ def local_paths_in(data: Any) -> list[str]:
             found.extend(local_paths_in(value))
     elif isinstance(data, str) and data and len(data) < 4096 and "\n" not in data:
         with contextlib.suppress(OSError):
-            if Path(data).exists():
+            if Path(data).exists() or glob_matches(data):
                 found.append(data)
     return found
 

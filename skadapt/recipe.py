@@ -58,9 +58,15 @@ class TrimConfig(Section):
     parity_documents: int = Field(1000, ge=0, description="Held-out corpus texts for the parity check")
 
 
-DatasetKind = Literal["pairs", "nli", "sts", "rte"]
+DatasetKind = Literal["pairs", "triplets", "nli", "sts", "rte"]
 LossName = Literal["mnrl", "cached_mnrl", "cosine", "cosent"]
-DEFAULT_LOSS: dict[str, str] = {"pairs": "mnrl", "nli": "mnrl", "rte": "mnrl", "sts": "cosine"}
+DEFAULT_LOSS: dict[str, str] = {
+    "pairs": "mnrl",
+    "triplets": "mnrl",
+    "nli": "mnrl",
+    "rte": "mnrl",
+    "sts": "cosine",
+}
 ANCHOR_DATASET = "anchor"
 """Name of the distillation dataset that ``finetune.anchor`` adds to the multi-task round."""
 

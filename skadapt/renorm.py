@@ -202,6 +202,13 @@ def renormalize(
     return result
 
 
+def input_files(recipe: Any) -> list[Path]:
+    """The recipe's evaluation suite files: their texts are kept out of the μ sample."""
+    from skadapt.evaluate.selection import suite_files
+
+    return suite_files(recipe)
+
+
 def run_stage(ctx: Any) -> dict[str, Any]:
     """Pipeline entry: renormalize the newest model; evaluation suites of the recipe are kept disjoint."""
     from skadapt.evaluate.selection import evaluation_texts

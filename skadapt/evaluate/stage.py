@@ -13,10 +13,10 @@ from skadapt.evaluate.aggregate import Table
 from skadapt.evaluate.bootstrap import suite_intervals
 from skadapt.evaluate.report import write_report
 from skadapt.evaluate.runner import evaluate_models, validate_prompt_policy
-from skadapt.evaluate.selection import select_tasks, suites_in
+from skadapt.evaluate.selection import select_tasks, suite_files, suites_in
 from skadapt.evaluate.stats import Comparison
 from skadapt.evaluate.verdicts import HARMS, Verdict
-from skadapt.recipe import EvaluateConfig
+from skadapt.recipe import EvaluateConfig, Recipe
 
 log = logging.getLogger("skadapt.evaluate")
 
@@ -106,9 +106,9 @@ def _selected_models(config: EvaluateConfig, available: dict[str, str]) -> dict[
     return selected
 
 
-def input_files(config: EvaluateConfig) -> list[Path]:
-    """Data files of the local suites named in ``config.tasks`` (the pipeline fingerprints them)."""
-    return [path for suite in suites_in(list(config.tasks)) for path in suite.data_files()]
+def input_files(recipe: Recipe) -> list[Path]:
+    """Data files of the local suites the recipe evaluates on (the pipeline fingerprints them)."""
+    return suite_files(recipe)
 
 
 def run_stage(ctx: Any) -> dict[str, Any]:

@@ -2,6 +2,8 @@
 
 - ``pairs``: roles anchor, positive[, negative] -> columns anchor, positive[, negative]; the query
   prompt on the anchor, the document prompt on the others.
+- ``triplets``: roles anchor, positive, negative (symmetric, NLI-style triplets written as such) -> the
+  same columns; query prompt on all three.
 - ``nli``: roles premise, hypothesis, label -> columns anchor, positive, negative (triplets); query prompt.
 - ``rte``: roles premise, hypothesis, label (skLEP's text1/text2 are found too) -> columns anchor,
   positive (entailment pairs only); query prompt.
@@ -40,6 +42,7 @@ if TYPE_CHECKING:
 SOURCE_ROLES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     # kind -> (required roles, optional roles)
     "pairs": (("anchor", "positive"), ("negative",)),
+    "triplets": (("anchor", "positive", "negative"), ()),
     "nli": (("premise", "hypothesis", "label"), ()),
     "rte": (("premise", "hypothesis", "label"), ()),
     "sts": (("sentence1", "sentence2", "score"), ()),
@@ -231,7 +234,8 @@ def build_task_dataset(
     source = source or open_rows(config.source, config.name)
     rows = _rows(source, config)
     columns = _resolve_columns(config, rows[0][1], rows[0][0])
-    builder = {"pairs": _build_pairs, "nli": _build_nli, "rte": _build_rte, "sts": _build_sts}[config.kind]
+    builders = {"pairs": _build_pairs, "triplets": _build_pairs, "nli": _build_nli, "rte": _build_rte}
+    builder = builders.get(config.kind, _build_sts)
     data, stats = builder(rows, columns, config, source)
     if config.max_samples is not None:
         data = {column: values[: config.max_samples] for column, values in data.items()}

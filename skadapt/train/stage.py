@@ -207,6 +207,13 @@ def _floats(scores: dict[str, Any]) -> dict[str, float]:
     return {k: round(float(v), 6) for k, v in scores.items() if isinstance(v, int | float)}
 
 
+def input_files(recipe: Recipe) -> list[Path]:
+    """The recipe's evaluation suite files: the contamination check and the anchor sample read them."""
+    from skadapt.evaluate.selection import suite_files
+
+    return suite_files(recipe)
+
+
 def run_stage(ctx: StageContext) -> dict[str, Any]:
     """Pipeline entry of the ``finetune`` stage: train ``ctx.input_model`` into ``ctx.out_dir``."""
     return finetune(ctx.input_model, ctx.recipe, ctx.out_dir, ctx.work_dir)
