@@ -55,7 +55,9 @@ class TrimConfig(Section):
     extra_vocab_size: int = Field(0, ge=0)
     workers: PositiveInt | None = None
     batch_size: PositiveInt = 1000
-    parity_documents: int = Field(1000, ge=0, description="Held-out corpus texts for the parity check")
+    parity_documents: int = Field(
+        1000, ge=0, description="Counted corpus texts sampled (recipe seed) for the parity check"
+    )
 
 
 DatasetKind = Literal["pairs", "triplets", "nli", "sts", "rte"]

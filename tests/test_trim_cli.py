@@ -48,8 +48,21 @@ def test_trim_command_writes_a_model(tiny_models: dict[str, Path], corpus: Path,
     assert "embedding rows" in output
     report = json.loads((out / REPORT_FILE).read_text())
     assert report["embedding_rows"]["after"] == 82
-    assert report["parity"]["texts"] == 1 and report["parity"]["passed"]
+    assert report["parity"]["texts"] == len(FIXTURE_TEXTS) and report["parity"]["passed"]  # whole corpus
+    assert report["parity"]["seed"] == 42
+    assert not report["exact"] and not report["coverage"]["all_counted_tokens_kept"]  # 80 cuts tokens
+    flat = " ".join(output.split())
+    assert "not exact" in flat and "corpus coverage" in flat and "most frequent dropped tokens" in flat
     assert (out / "modules.json").is_file() and (out / "1_Pooling" / "config.json").is_file()
+    assert (out / "README.md").is_file()
+
+    exact_out = tmp_path / "exact"
+    code, output = _trim(tiny_models["unigram"], str(corpus), exact_out, "--seed", "3", "--language", "sk")
+    assert code == 0, output
+    assert "exact: every counted corpus token is kept" in " ".join(output.split())
+    report = json.loads((exact_out / REPORT_FILE).read_text())
+    assert report["exact"] and report["parity"]["seed"] == 3
+    assert "language:\n- sk" in (exact_out / "README.md").read_text()
 
     code, output = _trim(tiny_models["unigram"], str(corpus), out)
     assert code == 1 and "already exists" in output
@@ -120,6 +133,9 @@ def test_trim_stage_runs_in_the_pipeline(tiny_models: dict[str, Path], corpus: P
         == json.loads((stage_dir / REPORT_FILE).read_text())["embedding_rows"]["after"]
     )
     assert manifest["result"]["parity"]["passed"]
+    assert manifest["result"]["parity"]["texts"] == 5
+    card = (stage_dir / "README.md").read_text()
+    assert "language:\n- sk" in card and f"base_model: {tiny_models['wordpiece']}" in card
     from sentence_transformers import SentenceTransformer
 
     assert SentenceTransformer(str(stage_dir), device="cpu").encode(["Dobrý deň"]).shape == (1, 32)

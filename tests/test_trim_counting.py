@@ -1,4 +1,4 @@
-"""Token counting: brute-force equality, parallel workers, the on-disk cache, word lists, hold-out."""
+"""Token counting: brute-force equality, parallel workers, the on-disk cache, word lists, parity sample."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from skadapt.sources import SourceError
-from skadapt.trim import counting
+from skadapt.trim import checkpoint, counting, parallel, sampling, wordlist
 from tests.tiny_models import FIXTURE_TEXTS
 
 
@@ -38,7 +38,7 @@ def _brute_force(tokenizer_json: str, texts: list[str]) -> Counter[int]:
 def test_counts_equal_brute_force(tiny_model: Path, workers: int) -> None:
     tokenizer_json = _tokenizer_json(tiny_model)
     texts = [*FIXTURE_TEXTS, "Neznáme znaky ☃ a 日本 tiež.", *FIXTURE_TEXTS[:5]]
-    counts, documents, size = counting.count_texts(tokenizer_json, texts, batch_size=3, workers=workers)
+    counts, documents, size = parallel.count_texts(tokenizer_json, texts, batch_size=3, workers=workers)
     expected = _brute_force(tokenizer_json, texts)
     assert {i: int(c) for i, c in enumerate(counts) if c} == dict(expected)
     assert documents == len(texts)
@@ -47,7 +47,7 @@ def test_counts_equal_brute_force(tiny_model: Path, workers: int) -> None:
 
 def test_special_tokens_are_not_counted(tiny_models: dict[str, Path]) -> None:
     tokenizer_json = _tokenizer_json(tiny_models["unigram"])
-    counts, _, _ = counting.count_texts(tokenizer_json, ["<s> Bratislava </s> <mask>"], workers=1)
+    counts, _, _ = parallel.count_texts(tokenizer_json, ["<s> Bratislava </s> <mask>"], workers=1)
     for special in range(5):  # <s> <pad> </s> <unk> <mask> are ids 0-4
         assert counts[special] == 0
 
@@ -65,7 +65,7 @@ def test_cache_is_hit_on_the_second_run(
     def fail(*args: object, **kwargs: object) -> None:
         raise AssertionError("counted again although the counts are cached")
 
-    monkeypatch.setattr(counting, "count_texts", fail)
+    monkeypatch.setattr(parallel, "count_texts", fail)
     second = counting.count_source(tokenizer_json, str(corpus), workers=1)
     assert second.cached
     assert second.key == first.key
@@ -88,18 +88,54 @@ def test_cache_key_changes_with_the_file(tiny_models: dict[str, Path], tmp_path:
     assert second.key != first.key and not second.cached and second.documents == 6
 
 
-def test_holdout_is_left_out_of_counting(tiny_models: dict[str, Path], tmp_path: Path) -> None:
-    texts = [f"{FIXTURE_TEXTS[i % len(FIXTURE_TEXTS)]} {i}" for i in range(35)]
+def _numbered_corpus(tmp_path: Path, count: int) -> tuple[Path, list[str]]:
+    texts = [f"{FIXTURE_TEXTS[i % len(FIXTURE_TEXTS)]} {i}" for i in range(count)]
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("\n".join(texts) + "\n", encoding="utf-8")
+    return corpus, texts
+
+
+def test_whole_corpus_is_counted_and_the_sample_is_drawn_from_it(
+    tiny_models: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    corpus, texts = _numbered_corpus(tmp_path, 35)
     tokenizer_json = _tokenizer_json(tiny_models["unigram"])
-    counted = counting.count_source(tokenizer_json, str(corpus), workers=1, parity_documents=2)
-    held = counting.parity_sample(str(corpus), "text", 2)
-    assert held == [texts[9], texts[19]]
-    assert counted.documents == 33
-    rest = [t for i, t in enumerate(texts) if i not in (9, 19)]
-    expected = _brute_force(tokenizer_json, rest)
-    assert {i: int(c) for i, c in enumerate(counted.counts) if c} == dict(expected)
+    counted = counting.count_source(tokenizer_json, str(corpus), workers=1, parity_documents=5, seed=7)
+    assert counted.documents == 35  # nothing held out
+    assert {i: int(c) for i, c in enumerate(counted.counts) if c} == dict(_brute_force(tokenizer_json, texts))
+    assert len(counted.sample) == 5 and set(counted.sample) <= set(texts)
+    assert counted.sample == sorted(counted.sample, key=texts.index)  # stream order
+    assert counted.sample == counting.draw_sample(str(corpus), "text", 5, 7)  # re-reading draws the same
+    other_seed = counting.draw_sample(str(corpus), "text", 5, 8)
+    assert other_seed != counted.sample and len(other_seed) == 5
+    assert counting.draw_sample(str(corpus), "text", 100, 7) == texts  # a sample larger than the corpus
+
+    def fail(*args: object, **kwargs: object) -> None:
+        raise AssertionError("counted again although the counts are cached")
+
+    monkeypatch.setattr(parallel, "count_texts", fail)
+    again = counting.count_source(tokenizer_json, str(corpus), workers=1, parity_documents=5, seed=7)
+    assert again.cached and again.sample == counted.sample
+    reseeded = counting.count_source(tokenizer_json, str(corpus), workers=1, parity_documents=5, seed=8)
+    assert reseeded.cached and reseeded.key == counted.key and reseeded.sample == other_seed
+
+
+def test_sampler_is_uniform_and_independent_of_batching() -> None:
+    texts = [f"text {i}" for i in range(2000)]
+    whole = sampling.ParitySampler(50, 3)
+    whole.observe(texts)
+    pieces = sampling.ParitySampler(50, 3)
+    for start in range(0, 2000, 7):
+        pieces.observe(texts[start : start + 7])
+    assert whole.sample() == pieces.sample() == sampling.sample_stream(texts, 50, 3, batch_size=13)
+    halfway = sampling.ParitySampler(50, 3)
+    halfway.observe(texts[:1000])
+    resumed = sampling.ParitySampler.from_state(json.loads(json.dumps(halfway.state())))
+    resumed.observe(texts[1000:])
+    assert resumed.sample() == whole.sample()
+    positions = [int(t.split()[1]) for s in range(200) for t in sampling.sample_stream(texts, 10, s)]
+    assert abs(np.mean(positions) - 999.5) < 60  # 2000 draws: the mean of a uniform sample
+    assert min(positions) < 100 and max(positions) > 1900
 
 
 def test_wordfreq_counts_capitalised_forms_digits_and_punctuation(e5_small: Path) -> None:
@@ -107,7 +143,11 @@ def test_wordfreq_counts_capitalised_forms_digits_and_punctuation(e5_small: Path
 
     tokenizer_json = _tokenizer_json(e5_small)
     tokenizer = Tokenizer.from_str(tokenizer_json)
-    counts = counting.count_source(tokenizer_json, "wordfreq:sk", max_documents=3000).counts
+    counted = counting.count_source(tokenizer_json, "wordfreq:sk", max_documents=3000, parity_documents=20)
+    counts = counted.counts
+    forms = list(wordlist.iter_word_forms("sk", 3000))
+    assert len(counted.sample) == 20 and set(counted.sample) <= set(forms)  # the sample is counted forms
+    assert counted.sample == counting.draw_sample("wordfreq:sk", "text", 20, 0, max_documents=3000)
     texts = [
         "Slovensko",
         "slovensko",
@@ -143,27 +183,28 @@ def test_source_errors_are_clear(tiny_models: dict[str, Path], tmp_path: Path) -
 def test_segmented_count_equals_brute_force(
     tiny_models: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, checkpoint_texts: int
 ) -> None:
-    texts = [f"{FIXTURE_TEXTS[i % len(FIXTURE_TEXTS)]} {i}" for i in range(35)]
-    corpus = tmp_path / "corpus.txt"
-    corpus.write_text("\n".join(texts) + "\n", encoding="utf-8")
+    corpus, texts = _numbered_corpus(tmp_path, 35)
     tokenizer_json = _tokenizer_json(tiny_models["wordpiece"])
-    monkeypatch.setattr(counting, "CHECKPOINT_TEXTS", checkpoint_texts)
-    counted = counting.count_source(tokenizer_json, str(corpus), workers=1, parity_documents=2)
-    rest = [t for i, t in enumerate(texts) if i not in (9, 19)]
-    assert {i: int(c) for i, c in enumerate(counted.counts) if c} == dict(_brute_force(tokenizer_json, rest))
-    assert (counted.documents, counted.bytes) == (33, sum(len(t.encode()) for t in rest))
+    monkeypatch.setattr(checkpoint, "CHECKPOINT_TEXTS", checkpoint_texts)
+    counted = counting.count_source(tokenizer_json, str(corpus), workers=1, parity_documents=6, seed=1)
+    assert {i: int(c) for i, c in enumerate(counted.counts) if c} == dict(_brute_force(tokenizer_json, texts))
+    assert (counted.documents, counted.bytes) == (35, sum(len(t.encode()) for t in texts))
+    assert counted.sample == counting.draw_sample(str(corpus), "text", 6, 1)
 
 
+@pytest.mark.parametrize("same_sample", [True, False])
 def test_interrupted_count_resumes_from_its_last_checkpoint(
-    tiny_models: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tiny_models: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, same_sample: bool
 ) -> None:
-    """A count killed after two segments resumes at text 8 and tokenizes only the rest; same result."""
-    texts = [f"{FIXTURE_TEXTS[i % len(FIXTURE_TEXTS)]} {i}" for i in range(30)]
-    corpus = tmp_path / "corpus.txt"
-    corpus.write_text("\n".join(texts) + "\n", encoding="utf-8")
+    """A count killed after two segments resumes at text 8 and tokenizes only the rest; same result.
+
+    The parity sample equals an uninterrupted run's: continued from the checkpoint when the resumed run
+    asks for the same seed and size, drawn again by re-reading the source otherwise.
+    """
+    corpus, texts = _numbered_corpus(tmp_path, 30)
     tokenizer_json = _tokenizer_json(tiny_models["bpe"])
-    monkeypatch.setattr(counting, "CHECKPOINT_TEXTS", 4)
-    real_count_texts = counting.count_texts
+    monkeypatch.setattr(checkpoint, "CHECKPOINT_TEXTS", 4)
+    real_count_texts = parallel.count_texts
     seen: list[str] = []
 
     def count_then_die(tokenizer: str, segment, **kwargs):
@@ -173,9 +214,9 @@ def test_interrupted_count_resumes_from_its_last_checkpoint(
         seen.extend(batch)
         return real_count_texts(tokenizer, batch, **kwargs)
 
-    monkeypatch.setattr(counting, "count_texts", count_then_die)
+    monkeypatch.setattr(parallel, "count_texts", count_then_die)
     with pytest.raises(KeyboardInterrupt):
-        counting.count_source(tokenizer_json, str(corpus), workers=1, parity_documents=1)
+        counting.count_source(tokenizer_json, str(corpus), workers=1, parity_documents=3, seed=5)
     assert seen == texts[:8]
 
     resumed: list[str] = []
@@ -185,10 +226,11 @@ def test_interrupted_count_resumes_from_its_last_checkpoint(
         resumed.extend(batch)
         return real_count_texts(tokenizer, batch, **kwargs)
 
-    monkeypatch.setattr(counting, "count_texts", count_and_record)
-    counted = counting.count_source(tokenizer_json, str(corpus), workers=1, parity_documents=1)
-    assert resumed == [t for i, t in enumerate(texts) if i >= 8 and i != 9]  # text 9 is the held-out one
-    rest = [t for i, t in enumerate(texts) if i != 9]
-    assert {i: int(c) for i, c in enumerate(counted.counts) if c} == dict(_brute_force(tokenizer_json, rest))
-    assert counted.documents == 29
+    monkeypatch.setattr(parallel, "count_texts", count_and_record)
+    seed = 5 if same_sample else 6
+    counted = counting.count_source(tokenizer_json, str(corpus), workers=1, parity_documents=3, seed=seed)
+    assert resumed == texts[8:]
+    assert {i: int(c) for i, c in enumerate(counted.counts) if c} == dict(_brute_force(tokenizer_json, texts))
+    assert counted.documents == 30
+    assert counted.sample == sampling.sample_stream(texts, 3, seed)
     assert not list((tmp_path / "cache" / "counts").glob("*.partial.npz"))  # removed once complete

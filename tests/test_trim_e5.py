@@ -2,7 +2,9 @@
 
 wordfreq:sk alone yields only ~24,000 distinct e5 tokens (with capitalised and upper-case forms), so the
 60,000-token test counts a word corpus built from several wordfreq lists (sk first, then cs, uk, de, en,
-pl, ru; each word also capitalised), which has ~63,000 distinct tokens.
+pl, ru; each word also capitalised), which has ~63,000 distinct tokens. The exactness test trims to 60,000
+on the ~2,000 Slovak texts of tests/data, whose ~2,750 tokens all fit, so every one of them must tokenize
+exactly as before.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import itertools
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -37,6 +40,7 @@ SLOVAK = [
 ]
 LANGUAGES = ("sk", "cs", "uk", "de", "en", "pl", "ru")
 WORDS_PER_LANGUAGE = 60_000
+DATA = Path(__file__).parent / "data"
 
 
 @pytest.fixture(autouse=True)
@@ -89,6 +93,64 @@ def test_trim_to_60000_gives_60002_rows_and_44_7m_parameters(
     assert report["embedding_rows"] == {"before": 250_037, "after": 60_002}
     assert report["parameters"]["before"] == 117_653_760
     assert report["selection"]["special_tokens_on_top"] == 2
+    coverage = report["coverage"]  # ~63,000 distinct tokens into 60,000: a cut, reported as such
+    assert not report["exact"] and report["verdict"].startswith("not exact:")
+    assert 0.99 < coverage["corpus_coverage"] < 1.0 and len(coverage["top_dropped_tokens"]) == 20
+    assert 0.0 < report["parity"]["identical_fraction"] < 1.0
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [text for item in value.values() for text in _strings(item)]
+    if isinstance(value, list):
+        return [text for item in value for text in _strings(item)]
+    return []
+
+
+@pytest.fixture(scope="module")
+def slovak_texts() -> list[str]:
+    """The ~2,000 distinct Slovak texts of tests/data (corpus, training and suite files)."""
+    texts = (DATA / "sk_corpus.txt").read_text(encoding="utf-8").splitlines()
+    for path in sorted(DATA.glob("finetune/*.jsonl")) + sorted(DATA.glob("suite_sk/*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            texts += [t for t in _strings(json.loads(line)) if " " in t.strip() and len(t) > 15]
+    return list(dict.fromkeys(t.strip() for t in texts if t.strip()))
+
+
+def test_every_slovak_corpus_text_tokenizes_identically_at_60000(
+    e5_small: Path, slovak_texts: list[str], tmp_path: Path
+) -> None:
+    from sentence_transformers import SentenceTransformer
+    from tokenizers import Tokenizer
+
+    assert len(slovak_texts) > 1_500
+    corpus = tmp_path / "slovak.txt"
+    corpus.write_text("\n".join(slovak_texts) + "\n", encoding="utf-8")
+    out = tmp_path / "e5-sk-60k"
+    out.mkdir()
+    config = TrimConfig(corpus=str(corpus), vocab_size=60_000, parity_documents=100, workers=2)
+    summary = trim_model(str(e5_small), config, out)
+    assert summary["embedding_rows"] < 60_000  # every counted token fits
+
+    before = Tokenizer.from_file(str(e5_small / "tokenizer.json"))
+    after = Tokenizer.from_file(str(out / "tokenizer.json"))
+    differing = [
+        text
+        for text, old, new in zip(
+            slovak_texts, before.encode_batch(slovak_texts), after.encode_batch(slovak_texts), strict=True
+        )
+        if [before.id_to_token(i) for i in old.ids] != [after.id_to_token(i) for i in new.ids]
+    ]
+    assert differing == []  # EVERY corpus text, not only the parity sample
+    assert summary["coverage"]["all_counted_tokens_kept"] and summary["exact"]
+    assert summary["parity"]["texts"] == 100 and summary["parity"]["identical_fraction"] == 1.0
+    sample = slovak_texts[::150]
+    a = SentenceTransformer(str(e5_small), device="cpu").encode(sample, prompt_name="passage")
+    b = SentenceTransformer(str(out), device="cpu").encode(sample, prompt_name="passage")
+    assert abs(a - b).max() <= 1e-5
+    assert not list(out.rglob("*.onnx")) and (out / "README.md").is_file()
 
 
 def test_slovak_text_is_unchanged_when_every_used_token_is_kept(e5_small: Path, tmp_path: Path) -> None:

@@ -74,8 +74,13 @@ def command(
             finetune(model, loaded, Path(scratch), work_dir)
         return
     clean_stale(out_dir.parent, [out_dir.name])
-    with atomic_dir(out_dir, overwrite=True) as tmp:
-        summary = finetune(model, loaded, tmp, work_dir)
+    try:
+        with atomic_dir(out_dir, overwrite=True) as tmp:
+            summary = finetune(model, loaded, tmp, work_dir)
+    except BaseException:
+        if not any(work_dir.iterdir()):  # failed before the first checkpoint: nothing to resume from
+            work_dir.rmdir()
+        raise
     shutil.rmtree(work_dir, ignore_errors=True)
     steps = summary["steps"]
     dev = summary.get("dev")

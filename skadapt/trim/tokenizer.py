@@ -246,6 +246,7 @@ def rewrite(info: TokenizerInfo, keep: list[int]) -> dict[str, Any]:
         model["vocab"] = [info.model["vocab"][old] for old in keep if old < len(info.model["vocab"])]
         if model.get("unk_id") is not None:
             model["unk_id"] = mapping[model["unk_id"]]
+            _keep_unknown_penalty(info, model)
     else:
         model_vocab = info.model["vocab"]
         model["vocab"] = {
@@ -265,6 +266,23 @@ def rewrite(info: TokenizerInfo, keep: list[int]) -> dict[str, Any]:
     if data.get("padding"):
         data["padding"]["pad_id"] = mapping.get(data["padding"]["pad_id"], 0)
     return data
+
+
+def _keep_unknown_penalty(info: TokenizerInfo, model: dict[str, Any]) -> None:
+    """Give the unknown piece the original lowest score, so a trimmed Unigram scores unknowns as before.
+
+    ``tokenizers`` scores an unknown character ``min(vocabulary scores) - 10``; dropping the rarest pieces
+    raises that minimum, which can make a path through an unknown character beat the original
+    segmentation. The unknown piece's own score is otherwise unused when it is an added token (added
+    tokens are split off before the model sees the text), so it carries the original minimum.
+    """
+    old_unk = info.model["unk_id"]
+    if old_unk not in info.added_ids or not model["vocab"]:
+        return
+    lowest = min(score for _, score in info.model["vocab"])
+    if min(score for _, score in model["vocab"]) > lowest:
+        piece = model["vocab"][model["unk_id"]]
+        model["vocab"][model["unk_id"]] = [piece[0], lowest]
 
 
 def _remap_processor(processor: dict[str, Any] | None, mapping: dict[int, int]) -> dict[str, Any] | None:

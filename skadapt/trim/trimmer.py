@@ -13,14 +13,20 @@ from typing import Any
 
 from skadapt.modeldir import finalize_model_dir
 from skadapt.recipe import TrimConfig
-from skadapt.trim import counting, model, parity, report, selection, tokenizer
+from skadapt.trim import card, counting, model, parity, report, selection, tokenizer
+from skadapt.trim.coverage import CorpusCoverage, corpus_coverage
+from skadapt.trim.encoder import load_tokenizer
 from skadapt.trim.errors import TrimError
+from skadapt.trim.parallel import ProgressHook
 
 log = logging.getLogger("skadapt.trim")
 
+DEFAULT_SEED = 42
+"""Seed of the parity sample when none is given (the recipe's default seed)."""
+
 
 @contextlib.contextmanager
-def counting_progress(label: str, enabled: bool) -> Iterator[counting.ProgressHook | None]:
+def counting_progress(label: str, enabled: bool) -> Iterator[ProgressHook | None]:
     """A rich progress line (documents, MB, MB/s) for counting, or no hook when disabled."""
     if not enabled:
         yield None
@@ -46,7 +52,14 @@ def counting_progress(label: str, enabled: bool) -> Iterator[counting.ProgressHo
 
 
 def _count(
-    tokenizer_json: str, spec: str, config: TrimConfig, *, use_cache: bool, show_progress: bool, holdout: int
+    tokenizer_json: str,
+    spec: str,
+    config: TrimConfig,
+    *,
+    use_cache: bool,
+    show_progress: bool,
+    parity_documents: int,
+    seed: int,
 ) -> counting.TokenCounts:
     with counting_progress(f"counting {spec}", show_progress) as hook:
         return counting.count_source(
@@ -55,7 +68,8 @@ def _count(
             column=config.text_column,
             max_documents=config.max_documents,
             max_bytes=config.max_bytes,
-            parity_documents=holdout,
+            parity_documents=parity_documents,
+            seed=seed,
             batch_size=config.batch_size,
             workers=config.workers,
             use_cache=use_cache,
@@ -91,6 +105,16 @@ def model_prompts(model_dir: Path) -> list[str]:
     return [p for p in (data.get("prompts") or {}).values() if isinstance(p, str) and p]
 
 
+def _log_fidelity(verdict: str, exact: bool, coverage: CorpusCoverage) -> None:
+    if exact:
+        log.info(verdict)
+        return
+    log.warning(verdict)
+    if coverage.top_dropped:
+        shown = ", ".join(f"{token!r} ({count:,})" for _, token, count in coverage.top_dropped)
+        log.warning("most frequent dropped tokens: %s", shown)
+
+
 def trim_model(
     model_ref: str,
     config: TrimConfig,
@@ -98,8 +122,16 @@ def trim_model(
     *,
     use_cache: bool = True,
     show_progress: bool = False,
+    seed: int = DEFAULT_SEED,
+    language: str | None = None,
 ) -> dict[str, Any]:
     """Trim a model's vocabulary to a corpus and write a sentence-transformers directory to ``out_dir``.
+
+    The whole corpus is counted; the parity sample is a seeded sample of the counted texts. When every
+    counted token is kept, every sampled text must tokenize identically (else :class:`ParityError`), and
+    the trim is reported as exact; when ``vocab_size`` cuts counted tokens, the report gives the share of
+    sampled texts tokenized identically, the corpus coverage and the most frequent dropped tokens.
+    Identically tokenized texts must embed within ``parity.PARITY_TOLERANCE`` in every case.
 
     Args:
         model_ref: A local model directory (sentence-transformers or transformers) or a Hub model id.
@@ -107,9 +139,11 @@ def trim_model(
         out_dir: An empty directory to write into (callers make it atomic).
         use_cache: Read/write the token-count cache.
         show_progress: Show a progress line while counting.
+        seed: Seed of the parity sample (the recipe seed).
+        language: Language code for the model card (default: inferred from the corpus spec, if it can be).
 
     Returns:
-        A small JSON summary (rows, parameters, parity) for manifests and the CLI.
+        A small JSON summary (rows, parameters, coverage, parity, exact, verdict) for manifests and the CLI.
 
     Raises:
         TrimError: Bad settings (no corpus, vocab size too small), unsupported tokenizer, failed parity.
@@ -131,7 +165,8 @@ def trim_model(
             config,
             use_cache=use_cache,
             show_progress=show_progress,
-            holdout=config.parity_documents,
+            parity_documents=config.parity_documents,
+            seed=seed,
         )
         extra = None
         if config.extra_corpus and config.extra_vocab_size > 0:
@@ -141,9 +176,10 @@ def trim_model(
                 config,
                 use_cache=use_cache,
                 show_progress=show_progress,
-                holdout=0,
+                parity_documents=0,
+                seed=seed,
             )
-        encoder = counting.load_tokenizer(tokenizer_json)
+        encoder = load_tokenizer(tokenizer_json)
         keep_ids = selection.keep_list_ids(
             info, lambda text: encoder.encode(text, add_special_tokens=False).ids, config.keep
         )
@@ -170,14 +206,11 @@ def trim_model(
         del transformer
         model.copy_modules(source_dir, out_dir, subdir)
 
-        sample = counting.parity_sample(
-            config.corpus,
-            config.text_column,
-            config.parity_documents,
-            max_documents=config.max_documents,
-            max_bytes=config.max_bytes,
-        )
-        checked = parity.check_parity(source_dir, out_dir, sample)
+        coverage = corpus_coverage(counts.counts, chosen.keep, info.tokens)
+        checked = parity.check_parity(source_dir, out_dir, counts.sample, require_identical=coverage.complete)
+        exact, verdict = report.fidelity(coverage, checked, config.vocab_size, config.min_frequency)
+        _log_fidelity(verdict, exact, coverage)
+        parity_summary = {**checked.summary(), "seed": seed}
         finalize_model_dir(out_dir)  # after the parity check, which compares with the source as saved
         trim_report = report.build_report(
             model=model_ref,
@@ -191,9 +224,21 @@ def trim_model(
             rows_after=len(chosen.keep),
             parameters_before=parameters_before,
             parameters_after=parameters_after,
-            parity=checked.summary(),
+            parity=parity_summary,
+            coverage=coverage.summary(),
+            exact=exact,
+            verdict=verdict,
         )
         report.write_report(out_dir, trim_report)
+        card.write_card(
+            out_dir,
+            trim_report,
+            model_ref=model_ref,
+            language=language or card.infer_language(config.corpus),
+            seed=seed,
+        )
+        if stale := model.stale_exports(out_dir):
+            raise TrimError(f"stale exports of the untrimmed model were copied: {', '.join(map(str, stale))}")
     log.info(
         "trimmed %s: %d -> %d embedding rows, %.2fM -> %.2fM parameters",
         model_ref,
@@ -209,6 +254,9 @@ def trim_model(
         "parameters_before": parameters_before,
         "counts_fingerprint": counts.key,
         "counts_cached": counts.cached,
-        "parity": checked.summary(),
+        "exact": exact,
+        "verdict": verdict,
+        "coverage": coverage.summary(),
+        "parity": parity_summary,
         "warnings": chosen.warnings,
     }
