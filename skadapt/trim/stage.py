@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
+from skadapt import artifacts
 from skadapt.languages import get_language
 from skadapt.pipeline import StageContext
-from skadapt.recipe import TrimConfig
+from skadapt.recipe import Recipe, TrimConfig
+from skadapt.trim.parity import compare_tokenization
+from skadapt.trim.report import REPORT_FILE
 from skadapt.trim.trimmer import trim_model
+
+log = logging.getLogger(__name__)
+TOKENIZER = "tokenizer.json"
 
 
 def run_stage(ctx: StageContext) -> dict[str, Any]:
@@ -22,7 +29,7 @@ def run_stage(ctx: StageContext) -> dict[str, Any]:
     config = ctx.config
     assert isinstance(config, TrimConfig)
     language = get_language(ctx.recipe.language)
-    return trim_model(
+    result = trim_model(
         ctx.input_model,
         config,
         Path(ctx.out_dir),
@@ -30,3 +37,38 @@ def run_stage(ctx: StageContext) -> dict[str, Any]:
         seed=ctx.recipe.seed,
         language=language.iso639_1 or language.code,
     )
+    check = evaluation_tokenization(ctx.recipe, Path(ctx.input_model), Path(ctx.out_dir))
+    if check is not None:
+        report_path = Path(ctx.out_dir) / REPORT_FILE
+        report = artifacts.read_json(report_path) or {}
+        artifacts.write_json(report_path, {**report, "evaluation_tokenization": check})
+        result = {**result, "evaluation_tokenization": check}
+    return result
+
+
+def evaluation_tokenization(recipe: Recipe, original: Path, trimmed: Path) -> dict[str, Any] | None:
+    """How the texts of the recipe's local evaluation suites tokenize after trimming (report only).
+
+    The parity sample checks the trimming corpus; this shows what the trimmed vocabulary does to the text
+    the model is evaluated on. None when the recipe has no local suite or a model has no tokenizer.json.
+    """
+    from tokenizers import Tokenizer
+
+    from skadapt.evaluate.selection import suites_in
+    from skadapt.evaluate.suite import suite_texts
+
+    specs = list(recipe.evaluate.tasks) if recipe.evaluate is not None else []
+    texts = sorted({text for suite in suites_in(specs) for text in suite_texts(suite)})
+    if not texts or not (original / TOKENIZER).is_file() or not (trimmed / TOKENIZER).is_file():
+        return None
+    comparison = compare_tokenization(
+        Tokenizer.from_file(str(original / TOKENIZER)), Tokenizer.from_file(str(trimmed / TOKENIZER)), texts
+    )
+    share = len(comparison.identical) / len(texts)
+    log.info("trim: %.1f%% of %d evaluation texts tokenize identically", 100 * share, len(texts))
+    return {
+        "texts": len(texts),
+        "identically_tokenized": len(comparison.identical),
+        "identical_fraction": round(share, 6),
+        "token_coverage": round(comparison.token_coverage, 6),
+    }

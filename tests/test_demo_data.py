@@ -1,0 +1,105 @@
+"""The demo data: well-formed, balanced, and independent of training data (no shared text, no shared
+word sequences that would betray a common template)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from skadapt.evaluate.suite import load_suite, suite_texts
+
+DEMO = Path(__file__).parent.parent / "data" / "demo_sk"
+TRAIN_FILES = ["nli", "nli_dev", "sts", "sts_dev", "qa", "qa_dev"]
+SHINGLE = 6  # words: a 6-word sequence in both sides would point at copied text or a shared template
+
+
+def _rows(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _training_texts() -> list[str]:
+    return [
+        value
+        for name in TRAIN_FILES
+        for row in _rows(DEMO / "train" / f"{name}.jsonl")
+        for value in row.values()
+        if isinstance(value, str)
+    ]
+
+
+def _key(text: str) -> str:
+    return " ".join(re.sub(r"[^\w\s]", " ", text.casefold()).split())
+
+
+def _shingles(text: str) -> set[tuple[str, ...]]:
+    words = _key(text).split()
+    return {tuple(words[i : i + SHINGLE]) for i in range(len(words) - SHINGLE + 1)}
+
+
+@pytest.fixture(scope="module")
+def eval_texts() -> list[str]:
+    return sorted(suite_texts(load_suite(DEMO / "suite" / "suite.yaml")))
+
+
+def test_suite_loads_with_all_seven_types() -> None:
+    suite = load_suite(DEMO / "suite" / "suite.yaml")
+    assert {task.type for task in suite.tasks} == {
+        "STS",
+        "Retrieval",
+        "PairClassification",
+        "Classification",
+        "Clustering",
+        "Reranking",
+        "BitextMining",
+    }
+
+
+def test_no_evaluation_text_is_in_the_training_data(eval_texts: list[str]) -> None:
+    train = {_key(text) for text in _training_texts()}
+    shared = [text for text in eval_texts if _key(text) in train]
+    assert not shared, shared[:5]
+
+
+def test_no_shared_word_sequences(eval_texts: list[str]) -> None:
+    train = set().union(*(_shingles(text) for text in _training_texts()))
+    hits = [text for text in eval_texts if _shingles(text) & train]
+    assert len(hits) <= 0.01 * len(eval_texts), hits[:10]
+
+
+def test_dev_sets_are_separate_from_training() -> None:
+    for name in ("nli", "sts", "qa"):
+        train = {
+            _key(v) for r in _rows(DEMO / "train" / f"{name}.jsonl") for v in r.values() if isinstance(v, str)
+        }
+        dev = {
+            _key(v)
+            for r in _rows(DEMO / "train" / f"{name}_dev.jsonl")
+            for v in r.values()
+            if isinstance(v, str)
+        }
+        assert not train & dev, name
+
+
+def test_training_data_is_varied_and_balanced() -> None:
+    sts = [float(r["score"]) for r in _rows(DEMO / "train" / "sts.jsonl")]
+    bands = Counter(min(int(s), 4) for s in sts)
+    assert min(bands.values()) >= 0.15 * len(sts), bands  # spread over 0-5
+    texts = _training_texts()
+    assert len(set(texts)) >= 0.95 * len(texts)
+    openings = Counter(" ".join(_key(t).split()[:2]) for t in texts)
+    assert openings.most_common(1)[0][1] <= 0.02 * len(texts), openings.most_common(3)  # no template
+
+
+def test_evaluation_labels_are_balanced() -> None:
+    suite = DEMO / "suite"
+    for name in ("cls_train", "cls_test", "clusters"):
+        counts = Counter(r["label"] for r in _rows(suite / f"{name}.jsonl"))
+        assert max(counts.values()) <= 1.2 * min(counts.values()), (name, counts)
+    pairs = Counter(r["label"] for r in _rows(suite / "pairs.jsonl"))
+    assert abs(pairs[0] - pairs[1]) <= 0.2 * sum(pairs.values())
+    sts = [float(r["score"]) for r in _rows(suite / "sts.jsonl")]
+    assert min(Counter(min(int(s), 4) for s in sts).values()) >= 0.15 * len(sts)
