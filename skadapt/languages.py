@@ -107,7 +107,6 @@ _LANGUAGES = [
             "CSFDCZMovieReviewSentimentClassification.v2",
             "CzechProductReviewSentimentClassification.v2",
             "SIB200Classification.v3",
-            "MassiveIntentClassification",
         ),
     ),
     Language(

@@ -1,13 +1,28 @@
-"""Contamination check: exact/normalised overlap with local suite test texts, unreachable tasks, threshold."""
+"""Contamination check: exact/folded overlap, threshold, mteb task data per subset and split, fails closed."""
 
 from __future__ import annotations
 
+import importlib
 import json
+import logging
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from skadapt.train.contamination import ContaminationError, contamination_report, normalize
+from skadapt.evaluate.local_tasks import build_task
+from skadapt.evaluate.suite import load_suite
+from skadapt.textsample import normalize_text
+from skadapt.train.contamination import (
+    ContaminationCheckError,
+    ContaminationError,
+    contamination_report,
+    folded_words,
+    task_test_texts,
+)
+from tests.suite_fixtures import SENTENCES, write_tiny_suite
+from tests.test_task_language import ENGLISH, dev_text, multilingual_task, register
 
 
 def make_suite(tmp_path: Path) -> Path:
@@ -26,8 +41,10 @@ def make_suite(tmp_path: Path) -> Path:
     return suite
 
 
-def test_normalize() -> None:
-    assert normalize("  PETER, včera   kúpil — nové auto!! ") == "peter včera kúpil nové auto"
+def test_folded_words_is_stronger_than_the_sampling_key() -> None:
+    text = "  PETER, včera   kúpil — nové ａｕｔｏ!! "
+    assert folded_words(text) == "peter včera kúpil nové auto"
+    assert normalize_text(text) == "peter, včera kúpil — nové ａｕｔｏ!!"  # case and whitespace only
 
 
 def test_exact_and_normalised_overlap(tmp_path: Path) -> None:
@@ -48,7 +65,148 @@ def test_over_threshold_stops_unless_allowed(tmp_path: Path) -> None:
     assert report["over_threshold"] == ["LocalSTS"]
 
 
-def test_unreachable_mteb_task_is_reported_not_raised() -> None:
-    report = contamination_report(["Nejaká veta na tréning."], ["NoSuchTaskXYZ"], threshold=0.0, allow=False)
-    assert report["status"] == "unreachable"
-    assert "NoSuchTaskXYZ" in report["unreachable"]
+def test_unreadable_suite_stops(tmp_path: Path) -> None:
+    with pytest.raises(ContaminationCheckError, match=r"evaluation suite .*missing.yaml.*not found"):
+        contamination_report(["Nejaká veta na tréning."], [str(tmp_path / "missing.yaml")], 0.0, allow=True)
+
+
+# --- the mteb path: task objects, subsets and splits -------------------------------------------------
+
+
+def test_local_suite_tasks_as_mteb_tasks_give_every_evaluated_text(tmp_path: Path) -> None:
+    """skadapt's own local tasks as mteb task objects: queries and corpus, reranking, the test split only."""
+    suite = load_suite(write_tiny_suite(tmp_path))
+    tasks = {entry.name: build_task(entry, suite, "slk") for entry in suite.tasks}
+    queries, documents = {a for a, _, _ in SENTENCES}, {b for _, b, _ in SENTENCES}
+    assert {t for t in task_test_texts(tasks["TinyRetrieval"]) if t} == queries | documents
+    assert set(task_test_texts(tasks["TinyRerank"])) == queries | documents
+    assert set(task_test_texts(tasks["TinySTS"])) == queries | documents
+    assert set(task_test_texts(tasks["TinyBitext"])) == queries | documents
+    topics = task_test_texts(tasks["TinyTopics"])
+    assert topics and all(t.endswith(" Naozaj.") for t in topics)  # the test file, not the train file
+    assert len(set(task_test_texts(tasks["TinyClusters"]))) == 12  # the texts; labels are not texts
+
+
+@pytest.mark.parametrize("task_type", ["STS", "Retrieval"])
+def test_multilingual_mteb_task_checks_the_evaluated_subsets_and_splits(
+    task_type: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A local multilingual mteb task behind an mteb task name: the same path as a built-in task."""
+    name = f"LocalMulti{task_type}"
+    register(monkeypatch, name, multilingual_task(task_type, name))
+    slovak = [a for a, _, _ in SENTENCES] + [b for _, b, _ in SENTENCES]
+    english = [a for a, _, _ in ENGLISH] + [b for _, b, _ in ENGLISH]
+    train = [*slovak[:5], *english[:5], dev_text("sk", 0), dev_text("en", 0)]
+
+    every = contamination_report(train, [name], threshold=1.0, allow=False)["tasks"][name]
+    assert (every["test_texts"], every["normalized"]) == (40, 10)  # both subsets, test split only
+
+    slk = contamination_report(train, [name], threshold=1.0, allow=False, language="slk")["tasks"][name]
+    assert (slk["test_texts"], slk["normalized"]) == (20, 5)  # the Slovak subset alone
+    assert {folded_words(t) for t in slovak[:5]} >= set(slk["examples"])
+
+    with pytest.raises(ContaminationCheckError, match=rf"{name}: no subset in language 'ces'"):
+        contamination_report(train, [name], threshold=1.0, allow=True, language="ces")
+
+
+# --- fails closed ------------------------------------------------------------------------------------
+
+
+def failing_task(name: str, error: BaseException) -> type:
+    """A registered mteb task whose data loading raises ``error``."""
+    cls = multilingual_task("STS", name)
+
+    def load_data(self: Any, num_proc: int | None = None, **kwargs: Any) -> None:
+        raise error
+
+    cls.load_data = load_data  # type: ignore[attr-defined]
+    return cls
+
+
+def _requests_error() -> BaseException:
+    import requests
+
+    return requests.exceptions.ConnectionError("Max retries exceeded with url: /datasets/x")
+
+
+def _httpx_error() -> BaseException:
+    """huggingface_hub's HTTP client: httpx, or httpx2 from huggingface_hub 2."""
+    for name in ("httpx2", "httpx"):
+        try:
+            return importlib.import_module(name).ConnectError("[Errno -2] Name or service not known")
+        except ImportError:
+            continue
+    pytest.skip("neither httpx nor httpx2 is installed")
+
+
+def _offline_error() -> BaseException:
+    from huggingface_hub.errors import OfflineModeIsEnabled
+
+    return OfflineModeIsEnabled("Cannot reach https://huggingface.co: offline mode is enabled.")
+
+
+def _missing_dataset() -> BaseException:
+    from datasets.exceptions import DatasetNotFoundError
+
+    return DatasetNotFoundError("Dataset 'nobody/nothing' doesn't exist on the Hub or cannot be accessed.")
+
+
+def _wrapped_connection_error() -> BaseException:
+    error = RuntimeError("loader failed")
+    error.__cause__ = ConnectionError("Couldn't reach 'x' on the Hub")
+    return error
+
+
+UNREACHABLE: dict[str, Callable[[], BaseException]] = {
+    "connection": lambda: ConnectionError("Couldn't reach 'mteb/x' on the Hub (LocalEntryNotFoundError)"),
+    "requests": _requests_error,
+    "httpx": _httpx_error,
+    "hf-offline": _offline_error,
+    "dataset-not-found": _missing_dataset,
+    "raised-from-connection-error": _wrapped_connection_error,
+}
+
+
+@pytest.mark.parametrize("kind", sorted(UNREACHABLE))
+def test_unreachable_data_stops_unless_allowed(
+    kind: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    register(monkeypatch, "Faraway", failing_task("Faraway", UNREACHABLE[kind]()))
+    with pytest.raises(ContaminationCheckError, match=r"task\(s\) Faraway .*dataset_mirrors.*allow: true"):
+        contamination_report(["Nejaká veta na tréning."], ["Faraway"], threshold=0.0, allow=False)
+    with caplog.at_level(logging.WARNING, logger="skadapt.train.contamination"):
+        report = contamination_report(["Nejaká veta na tréning."], ["Faraway"], threshold=0.0, allow=True)
+    assert report["status"] == "unreachable" and list(report["unreachable"]) == ["Faraway"]
+    assert "Faraway NOT CHECKED" in caplog.text
+
+
+@pytest.mark.parametrize(
+    "error", [ValueError("bad column 'sentence3'"), KeyError("test"), TypeError("'NoneType' is not iterable")]
+)
+def test_any_other_error_stops_even_when_allowed(error: Exception, monkeypatch: pytest.MonkeyPatch) -> None:
+    register(monkeypatch, "Broken", failing_task("Broken", error))
+    kind = type(error).__name__
+    with pytest.raises(ContaminationCheckError, match=rf"evaluation task Broken: .*failed \({kind}: "):
+        contamination_report(["Nejaká veta na tréning."], ["Broken"], threshold=0.0, allow=True)
+
+
+def test_offline_builtin_task_stops_unless_allowed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A built-in mteb task offline (no cached copy): unchecked only with allow, and then reported."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    with pytest.raises(ContaminationCheckError, match=r"SlovakSTS .*cannot be reached.*allow: true"):
+        contamination_report(["Nejaká veta na tréning."], ["SlovakSTS"], threshold=0.0, allow=False)
+    report = contamination_report(["Nejaká veta na tréning."], ["SlovakSTS"], threshold=0.0, allow=True)
+    assert report["status"] == "unreachable" and "SlovakSTS" in report["unreachable"]
+
+
+def test_partly_checked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    register(monkeypatch, "Faraway", failing_task("Faraway", ConnectionError("no network")))
+    suite = make_suite(tmp_path)
+    report = contamination_report(["Nejaká veta na tréning."], [str(suite), "Faraway"], 0.0, allow=True)
+    assert report["status"] == "partly checked" and list(report["tasks"]) == ["LocalSTS"]
+
+
+def test_unknown_task_name_stops() -> None:
+    with pytest.raises(ContaminationCheckError, match=r"NoSuchTaskXYZ.*not an mteb benchmark"):
+        contamination_report(["Nejaká veta na tréning."], ["NoSuchTaskXYZ"], threshold=0.0, allow=True)

@@ -182,7 +182,8 @@ def test_registry_entries_match_the_libraries() -> None:
         if language.mteb_benchmark:
             mteb.get_benchmark(language.mteb_benchmark)
         for task in language.mteb_tasks:
-            mteb.get_task(task)
+            languages = mteb.get_task(task).metadata.languages  # ISO 639-3 codes of its subsets
+            assert language.code in languages, f"{task} has no {language.code} subset"
     assert len(mteb.get_benchmark("MTEB(slk, v1)").tasks) == 31
 
 

@@ -56,7 +56,13 @@ def command(
     out_dir: Annotated[
         Path | None, typer.Option("--out", help="Write mteb result files and the report here.")
     ] = None,
-    language: Annotated[str, typer.Option(help="Language of local tasks that declare none.")] = "slk",
+    language: Annotated[
+        str,
+        typer.Option(
+            help="ISO 639-3 language: of local tasks that declare none, and the subset a multilingual mteb "
+            "task named on its own is scored on (benchmarks are evaluated as mteb defines them)."
+        ),
+    ] = "slk",
     prompt: Annotated[
         list[str] | None,
         typer.Option("--prompt", help="Prompt policy TYPE=PROMPT, e.g. --prompt 'STS=query: ' (repeatable)."),

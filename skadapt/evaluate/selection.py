@@ -19,7 +19,21 @@ class TaskSelectionError(SkadaptError, ValueError):
     """A task spec that names no mteb benchmark, mteb task or suite file, or a bad dataset mirror."""
 
 
-def _builtin_tasks(spec: str) -> list[AbsTask]:
+def mteb_tasks(spec: str, language: str | None = None) -> list[AbsTask]:
+    """The tasks of an mteb benchmark name, or the one task of an mteb task name.
+
+    A benchmark's tasks are taken as the benchmark defines them (its own languages and subsets). A task
+    named on its own is restricted to ``language``: a multilingual task keeps only its subsets in that
+    language (mteb's ``filter_languages``), so it is scored, and checked for contamination, on them alone.
+
+    Args:
+        spec: An mteb benchmark name (``MTEB(slk, v1)``) or task name (``SIB200Classification.v3``).
+        language: ISO 639-3 code (``slk``) or code-script (``slk-Latn``); None keeps every subset.
+
+    Raises:
+        TaskSelectionError: Neither a benchmark nor a task name; a named task without a subset in
+            ``language``.
+    """
     import mteb
 
     try:
@@ -27,11 +41,23 @@ def _builtin_tasks(spec: str) -> list[AbsTask]:
     except (KeyError, ValueError):
         pass
     try:
-        return [mteb.get_task(spec)]
+        task = mteb.get_task(spec)
     except (KeyError, ValueError) as error:
         hint = str(error).strip("'\"")
         raise TaskSelectionError(
             f"--tasks {spec!r}: not an mteb benchmark, an mteb task or a suite .yaml file ({hint})"
+        ) from None
+    if language is None:
+        return [task]
+    try:
+        return [task.filter_languages([language])]
+    except ValueError:
+        languages = task.metadata.languages
+        shown = ", ".join(languages[:12]) + (f", ... ({len(languages)})" if len(languages) > 12 else "")
+        raise TaskSelectionError(
+            f"mteb task {spec}: no subset in language {language!r} (its languages: {shown}); "
+            f"choose tasks that cover {language}, or set the language (the recipe's language, --language) "
+            "to one the task covers"
         ) from None
 
 
@@ -67,12 +93,14 @@ def select_tasks(
 
     Args:
         specs: mteb benchmark names (``MTEB(slk, v1)``), mteb task names, or suite ``.yaml`` files.
-        language: Default language of local tasks that do not declare one (ISO 639-3).
+        language: ISO 639-3 code: the language of local tasks that do not declare one, and the language
+            mteb task names are restricted to (see :func:`mteb_tasks`; benchmarks are taken as defined).
         mirrors: mteb task name -> local dataset directory.
         seed: Seed of local tasks.
 
     Raises:
-        TaskSelectionError: Unknown names, a mirror for a task that is not selected, duplicate names.
+        TaskSelectionError: Unknown names, a named mteb task without a subset in ``language``, a mirror for
+            a task that is not selected, duplicate names.
         SuiteError: A malformed suite.
     """
     if not specs:
@@ -84,7 +112,7 @@ def select_tasks(
             suite = load_suite(spec)
             found = [build_task(entry, suite, language, seed) for entry in suite.tasks]
         else:
-            found = _builtin_tasks(spec)
+            found = mteb_tasks(spec, language)
         for task in found:
             name = task.metadata.name
             if name in seen:

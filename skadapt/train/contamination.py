@@ -1,160 +1,332 @@
-"""Contamination check: overlap of training texts with the evaluation suite's test texts.
+"""Contamination check: overlap of training texts with the evaluation tasks' test texts.
 
-Texts are compared exactly and after normalisation (NFKC, casefold, punctuation -> space, whitespace
-collapsed). Normalised texts shorter than ``MIN_CHARS`` characters (ids, labels, one-word answers) are
+Texts are compared exactly and as :func:`folded_words` (NFKC, casefold, punctuation and symbols dropped,
+whitespace collapsed; a stronger key than :func:`skadapt.textsample.normalize_text`, which only folds case
+and whitespace). Folded texts shorter than ``MIN_CHARS`` characters (ids, labels, one-word answers) are
 ignored. For each evaluation task the report gives the number of its test texts found among the training
-texts and the rate (normalised overlap / test texts); the check fails when a reachable task's rate exceeds
-the threshold.
+texts and the rate (folded overlap / test texts); the check fails when a task's rate exceeds the threshold.
 
 Test texts come from the recipe's ``evaluate.tasks``:
 
 - a local suite YAML (the evaluation's suite format): every non-id string field of every line of the data
-  files a task names;
-- an mteb task or benchmark name: the task's evaluation splits via mteb (offline when the Hub is
-  unreachable); a task whose data cannot be loaded is reported ``unreachable``, not an error.
+  files a task names (:func:`skadapt.evaluate.suite.task_texts`);
+- an mteb benchmark or task name: resolved as the evaluation resolves it
+  (:func:`skadapt.evaluate.selection.mteb_tasks`: a task named on its own keeps only its subsets in the
+  recipe's language; ``evaluate.dataset_mirrors`` apply), then :func:`task_test_texts` loads each task's
+  data and reads every text of its evaluation splits in the subsets it is scored on: retrieval and
+  reranking queries and corpora, pairs, sentences, bitext columns.
+
+The check fails closed. Only unreachable data (no network, offline mode, a dataset that cannot be found:
+:func:`is_unreachable`) may leave a task unchecked, and only with ``allow``; then it is logged as a warning
+and listed in the report. Any other error while reading a task's data stops the run.
 """
 
 from __future__ import annotations
 
+import importlib
 import logging
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator
-from pathlib import Path
-from typing import Any
+from collections.abc import Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 from skadapt.errors import SkadaptError
+
+if TYPE_CHECKING:
+    from mteb.abstasks.abstask import AbsTask
 
 log = logging.getLogger(__name__)
 
 MIN_CHARS = 10
 EXAMPLES = 5
+ID_MAPS = ("relevant_docs", "top_ranked")
+"""Keys of mteb retrieval/reranking split data that map ids to ids (no texts)."""
+NOT_TEXT_COLUMNS = ("label", "labels")
 
 
 class ContaminationError(SkadaptError):
     """Training data overlaps the evaluation test data more than the recipe allows."""
 
 
-def normalize(text: str) -> str:
-    """Casefolded, punctuation-free, whitespace-collapsed NFKC text."""
+class ContaminationCheckError(SkadaptError):
+    """The check cannot read an evaluation task's test data (the run stops: the check fails closed)."""
+
+
+def folded_words(text: str) -> str:
+    """The words of ``text``: NFKC, case-folded, punctuation and symbols dropped, single spaces.
+
+    The contamination check's loose match key: ``"PETER, včera — auto!"`` and ``"peter včera auto"`` are
+    the same text.
+    """
     text = unicodedata.normalize("NFKC", text).casefold()
     text = "".join(" " if unicodedata.category(ch)[0] in "PS" else ch for ch in text)
     return re.sub(r"\s+", " ", text).strip()
 
 
-def suite_texts(suite: Path) -> dict[str, list[str]]:
-    """Task name -> test texts of a local suite YAML file (read by the evaluation's suite loader).
-
-    Raises:
-        SkadaptError: The suite or one of its files cannot be read.
-    """
-    from skadapt.evaluate.suite import load_suite, task_texts
-
-    return task_texts(load_suite(suite))
+def _is_id(name: Any) -> bool:
+    key = str(name).casefold()
+    return key in ("id", "ids", "_id", "docid", "qid", "pid") or key.endswith(("_id", "-id", "_ids", "-ids"))
 
 
-def _dataset_strings(value: Any) -> Iterator[str]:
-    """Strings inside mteb task data: HF datasets (string columns), dicts, lists."""
-    try:
-        from datasets import Dataset, DatasetDict
-    except ImportError:  # pragma: no cover - datasets is a core dependency
-        Dataset = DatasetDict = ()  # type: ignore[assignment,misc]
+def _text_feature(feature: Any) -> bool:
+    """Whether a ``datasets`` feature holds strings (a string value, or lists/structs of them)."""
+    if isinstance(feature, dict):
+        return any(_text_feature(f) for f in feature.values())
+    if getattr(feature, "dtype", None) in ("string", "large_string"):
+        return True
+    inner = getattr(feature, "feature", None)
+    return inner is not None and _text_feature(inner)
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """Texts inside mteb task data: HF datasets (text columns), mappings, lists; ids and labels skipped."""
+    from datasets import Dataset
+
     if isinstance(value, str):
         yield value
     elif isinstance(value, Dataset):
         for column, feature in value.features.items():
+            if _is_id(column) or column in NOT_TEXT_COLUMNS or not _text_feature(feature):
+                continue
             if getattr(feature, "dtype", None) in ("string", "large_string"):
-                yield from (v for v in value[column] if isinstance(v, str))
-    elif isinstance(value, dict | DatasetDict):
-        for item in value.values():
-            yield from _dataset_strings(item)
+                yield from (item for item in value[column] if isinstance(item, str))
+            else:  # lists or structs of strings (legacy clustering, reranking)
+                for item in value[column]:
+                    yield from _strings(item)
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            if not _is_id(key) and key not in ID_MAPS and key not in NOT_TEXT_COLUMNS:
+                yield from _strings(item)
     elif isinstance(value, list | tuple):
         for item in value:
-            yield from _dataset_strings(item)
+            yield from _strings(item)
 
 
-def mteb_texts(name: str) -> dict[str, list[str]]:
-    """Task name -> test texts of an mteb task or benchmark (loads the data; may need the Hub).
+def task_test_texts(task: AbsTask) -> list[str]:
+    """Every text of an mteb task's evaluation splits, in the subsets the task is scored on.
+
+    Loads the task's data (``task.load_data()``: may need the Hub) and reads, per subset in
+    ``task.hf_subsets`` (those left by a language filter) and split in ``task.eval_splits``, what mteb's
+    evaluation reads: retrieval/reranking queries and corpus, STS/pair sentences, classification and
+    clustering texts, bitext sentences (the language columns of parallel bitext tasks); an aggregate
+    task's texts are those of its tasks.
 
     Raises:
-        Exception: Whatever mteb/datasets raise when the task or its data cannot be loaded.
+        Exception: Whatever loading the data raises; KeyError when a subset or split is missing.
     """
-    import mteb
-
-    try:
-        tasks = list(mteb.get_benchmark(name).tasks)
-    except Exception:  # not a benchmark name: try a task name
-        tasks = list(mteb.get_tasks(tasks=[name]))
-    texts: dict[str, list[str]] = {}
-    for task in tasks:
-        task.load_data()
-        splits = set(task.metadata.eval_splits)
-        data = getattr(task, "dataset", None)
-        if isinstance(data, dict) and splits & set(data):
-            data = {split: data[split] for split in splits if split in data}
-        texts[task.metadata.name] = list(_dataset_strings(data))
+    if getattr(task, "is_aggregate", False):  # e.g. CQADupstackRetrieval: the texts of its tasks
+        return [text for sub in task.metadata.tasks for text in task_test_texts(sub)]
+    task.load_data()
+    convert = getattr(task, "convert_v1_dataset_format_to_v2", None)
+    if callable(convert):  # retrieval tasks in mteb's v1 layout (self.corpus/queries/relevant_docs)
+        convert(num_proc=None)
+    data = task.dataset
+    if data is None:
+        raise ValueError("load_data() left no dataset")
+    texts: list[str] = []
+    if getattr(task, "parallel_subsets", False):  # bitext: one dataset per split, a column per language
+        columns = {lang for pair in task.hf_subsets for lang in pair.split("-")}
+        for split in task.eval_splits:
+            part = data[split]
+            texts.extend(_strings(part.select_columns(sorted(columns & set(part.column_names)))))
+        return texts
+    for subset in task.hf_subsets or list(data):
+        for split in task.eval_splits:
+            part = data[split] if subset not in data and subset == "default" else data[subset][split]
+            texts.extend(_strings(part))
     return texts
 
 
-def collect_test_texts(tasks: Iterable[str]) -> tuple[dict[str, list[str]], dict[str, str]]:
-    """Test texts per evaluation task, and the tasks whose data could not be reached (with the reason)."""
+def _unreachable_types() -> tuple[type[BaseException], ...]:
+    """Exceptions that mean the data cannot be reached (network, offline mode, a dataset not found)."""
+    types: list[type[BaseException]] = [ConnectionError, TimeoutError]  # datasets: "Couldn't reach ..."
+    try:
+        import requests
+
+        types += [requests.exceptions.ConnectionError, requests.exceptions.Timeout]
+    except ImportError:  # pragma: no cover
+        pass
+    for client in ("httpx", "httpx2"):  # huggingface_hub's HTTP client (httpx2 from huggingface_hub 2)
+        try:
+            module = importlib.import_module(client)
+        except ImportError:
+            continue
+        types += [module.NetworkError, module.TimeoutException]
+    try:
+        from huggingface_hub import errors as hub
+
+        types += [
+            hub.OfflineModeIsEnabled,  # HF_HUB_OFFLINE
+            hub.RepositoryNotFoundError,  # also gated repositories without access
+            hub.RevisionNotFoundError,
+            hub.EntryNotFoundError,  # also LocalEntryNotFoundError: not in the offline cache
+        ]
+    except ImportError:  # pragma: no cover
+        pass
+    try:
+        from datasets.exceptions import DataFilesNotFoundError, DatasetNotFoundError
+
+        types += [DatasetNotFoundError, DataFilesNotFoundError]
+    except ImportError:  # pragma: no cover
+        pass
+    return tuple(types)
+
+
+def is_unreachable(error: BaseException) -> bool:
+    """Whether an error (or an error it was raised from) means the data cannot be reached, not a bug."""
+    types = _unreachable_types()
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        if isinstance(current, types):
+            return True
+        seen.add(id(current))
+        current = current.__cause__
+    return False
+
+
+def _reason(error: BaseException) -> str:
+    return f"{type(error).__name__}: {str(error)[:300]}"
+
+
+def collect_test_texts(
+    tasks: Iterable[str], *, language: str | None = None, mirrors: dict[str, str] | None = None
+) -> tuple[dict[str, list[str]], dict[str, str]]:
+    """Test texts per evaluation task, and the tasks whose data is unreachable (with the reason).
+
+    Args:
+        tasks: Evaluation task specs: suite ``.yaml`` files, mteb benchmark or task names.
+        language: The recipe's language (ISO 639-3): mteb tasks named on their own are checked on their
+            subsets in it, as the evaluation scores them; None checks every subset.
+        mirrors: mteb task name -> local dataset directory (``evaluate.dataset_mirrors``).
+
+    Raises:
+        ContaminationCheckError: A suite cannot be read, a name resolves to no task, or reading a task's
+            data fails for any reason but unreachable data.
+    """
+    from skadapt.evaluate.selection import apply_mirror, mteb_tasks
+    from skadapt.evaluate.suite import is_suite_spec, load_suite, task_texts
+
     texts: dict[str, list[str]] = {}
     unreachable: dict[str, str] = {}
-    for task in tasks:
-        try:
-            if task.endswith((".yaml", ".yml")) and Path(task).is_file():
-                found = suite_texts(Path(task))
-            else:
-                found = mteb_texts(task)
-        except Exception as error:  # unreachable data must not stop training
-            unreachable[task] = f"{type(error).__name__}: {str(error)[:300]}"
-            log.warning("contamination check: %s unreachable (%s)", task, unreachable[task])
+    for spec in tasks:
+        if is_suite_spec(spec):
+            try:
+                found = task_texts(load_suite(spec))
+            except (SkadaptError, OSError) as error:
+                raise ContaminationCheckError(
+                    f"contamination check: evaluation suite {spec}: {error}"
+                ) from None
+            for name, found_texts in found.items():
+                texts.setdefault(name, []).extend(found_texts)
             continue
-        texts.update(found)
+        try:
+            resolved = mteb_tasks(spec, language)
+            for task in resolved:
+                if task.metadata.name in (mirrors or {}):
+                    apply_mirror(task, (mirrors or {})[task.metadata.name])
+        except SkadaptError as error:
+            raise ContaminationCheckError(f"contamination check: {error}") from None
+        for task in resolved:
+            name = task.metadata.name
+            if name in texts or name in unreachable:
+                continue
+            try:
+                texts[name] = task_test_texts(task)
+            except Exception as error:
+                if not is_unreachable(error):
+                    raise ContaminationCheckError(
+                        f"contamination check: evaluation task {name}: reading its test data failed "
+                        f"({_reason(error)}). Fix the task or its data (dataset_mirrors); "
+                        "finetune.contamination.allow skips only unreachable data, not errors"
+                    ) from error
+                unreachable[name] = _reason(error)
     return texts, unreachable
 
 
 def check_overlap(train_texts: Iterable[str], test_texts: dict[str, list[str]]) -> dict[str, Any]:
-    """Exact and normalised overlap per test task.
+    """Exact and folded (:func:`folded_words`) overlap per test task.
 
     Returns:
-        ``{"train_texts", "tasks": {task: {test_texts, exact, normalized, rate, examples}}, "max_rate"}``.
+        ``{"train_texts", "tasks": {task: {test_texts, exact, normalized, rate, examples}}, "max_rate"}``;
+        ``normalized`` counts the task's folded test texts found among the folded training texts.
     """
-    train = {t for t in train_texts if len(normalize(t)) >= MIN_CHARS}
-    train_norm = {normalize(t) for t in train}
+    train = {t for t in train_texts if len(folded_words(t)) >= MIN_CHARS}
+    train_folded = {folded_words(t) for t in train}
     tasks: dict[str, Any] = {}
     for name, texts in test_texts.items():
-        unique = {t for t in texts if len(normalize(t)) >= MIN_CHARS}
+        unique = {t for t in texts if len(folded_words(t)) >= MIN_CHARS}
         exact = sorted(t for t in unique if t in train)
-        by_norm = {normalize(t) for t in unique}
-        normalized = sorted(n for n in by_norm if n in train_norm)
-        rate = len(normalized) / len(by_norm) if by_norm else 0.0
+        folded = {folded_words(t) for t in unique}
+        found = sorted(n for n in folded if n in train_folded)
+        rate = len(found) / len(folded) if folded else 0.0
         tasks[name] = {
-            "test_texts": len(by_norm),
+            "test_texts": len(folded),
             "exact": len(exact),
-            "normalized": len(normalized),
+            "normalized": len(found),
             "rate": round(rate, 6),
-            "examples": [text[:120] for text in normalized[:EXAMPLES]],
+            "examples": [text[:120] for text in found[:EXAMPLES]],
         }
     max_rate = max((task["rate"] for task in tasks.values()), default=0.0)
     return {"train_texts": len(train), "tasks": tasks, "max_rate": max_rate}
 
 
+def _status(checked: dict[str, list[str]], unreachable: dict[str, str]) -> str:
+    if checked and unreachable:
+        return "partly checked"
+    if checked:
+        return "checked"
+    return "unreachable" if unreachable else "no evaluation tasks"
+
+
 def contamination_report(
-    train_texts: Iterable[str], eval_tasks: list[str], threshold: float, allow: bool
+    train_texts: Iterable[str],
+    eval_tasks: list[str],
+    threshold: float,
+    allow: bool,
+    *,
+    language: str | None = None,
+    mirrors: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """Run the check for the recipe's evaluation tasks.
 
+    Args:
+        train_texts: Every training text.
+        eval_tasks: The recipe's ``evaluate.tasks``.
+        threshold: Highest allowed overlap rate per task.
+        allow: Train anyway: over the threshold, or with tasks whose data is unreachable (left unchecked,
+            logged as a warning and listed under ``unreachable``).
+        language: The recipe's language (see :func:`collect_test_texts`).
+        mirrors: The recipe's ``evaluate.dataset_mirrors``.
+
     Raises:
+        ContaminationCheckError: A task's data is unreachable and ``allow`` is False, or reading a task's
+            data fails otherwise (whatever ``allow`` says).
         ContaminationError: A task's overlap rate exceeds ``threshold`` and ``allow`` is False.
     """
-    test_texts, unreachable = collect_test_texts(eval_tasks)
+    test_texts, unreachable = collect_test_texts(eval_tasks, language=language, mirrors=mirrors)
+    if unreachable and not allow:
+        details = "; ".join(f"{name} ({reason})" for name, reason in sorted(unreachable.items()))
+        raise ContaminationCheckError(
+            f"contamination check: the test data of evaluation task(s) {details} cannot be reached, so "
+            "the training data cannot be checked against it. Make it reachable (network, HF_TOKEN for "
+            "gated data, no HF_HUB_OFFLINE/HF_DATASETS_OFFLINE without a cached copy), point the task at a "
+            "local copy with evaluate.dataset_mirrors, or set finetune.contamination.allow: true to train "
+            "without checking it"
+        )
+    for name, reason in sorted(unreachable.items()):
+        log.warning(
+            "contamination check: evaluation task %s NOT CHECKED, its test data is unreachable (%s); "
+            "training anyway because finetune.contamination.allow is true",
+            name,
+            reason,
+        )
     report = check_overlap(train_texts, test_texts)
     report.update(
         threshold=threshold,
         allow=allow,
         unreachable=unreachable,
-        status="checked" if test_texts else ("unreachable" if unreachable else "no evaluation tasks"),
+        status=_status(test_texts, unreachable),
     )
     over = {name: task for name, task in report["tasks"].items() if task["rate"] > threshold}
     report["over_threshold"] = sorted(over)

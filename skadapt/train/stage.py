@@ -83,6 +83,8 @@ def finetune(
     Raises:
         TrainingDataError: Bad training or dev data.
         ContaminationError: Training data overlaps the evaluation test data above the threshold.
+        ContaminationCheckError: The check could not run (unreachable data without ``allow``, or any
+            other error reading a task).
         FinetuneSetupError: Inconsistent training settings.
     """
     from skadapt.train.evaluation import build_dev_set
@@ -98,6 +100,8 @@ def finetune(
         eval_tasks,
         config.contamination.threshold,
         config.contamination.allow,
+        language=recipe.language,
+        mirrors=dict(recipe.evaluate.dataset_mirrors) if recipe.evaluate is not None else None,
     )
     loaded = load_model(model)
     prompts = model_prompts(loaded.prompts, model)
