@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from skadapt.evaluate.suite import load_suite, suite_texts
+from skadapt.evaluate.suite import TASK_TYPES, load_suite, suite_texts
 
 DEMO = Path(__file__).parent.parent / "data" / "demo_sk"
 TRAIN_FILES = ["nli", "nli_dev", "sts", "sts_dev", "qa", "qa_dev"]
@@ -47,15 +47,7 @@ def eval_texts() -> list[str]:
 
 def test_suite_loads_with_all_seven_types() -> None:
     suite = load_suite(DEMO / "suite" / "suite.yaml")
-    assert {task.type for task in suite.tasks} == {
-        "STS",
-        "Retrieval",
-        "PairClassification",
-        "Classification",
-        "Clustering",
-        "Reranking",
-        "BitextMining",
-    }
+    assert {task.type for task in suite.tasks} == set(TASK_TYPES)
 
 
 def test_no_evaluation_text_is_in_the_training_data(eval_texts: list[str]) -> None:

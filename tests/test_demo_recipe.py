@@ -24,6 +24,8 @@ def demo_recipe(tiny_models: dict[str, Path], tmp_path: Path, monkeypatch: pytes
         "finetune.max_steps=4",
         "finetune.save_steps=2",
         "finetune.dev.steps=2",
+        "finetune.anchor.samples=40",
+        "evaluate.bootstrap=20",
     ]
     return load_recipe(ROOT / "recipes" / "demo_sk.yaml", overrides)
 
@@ -38,14 +40,24 @@ def test_demo_recipe_runs_every_stage_and_resumes(demo_recipe, tmp_path: Path) -
     ]
     run = tmp_path / "run"
     trim = json.loads((run / "trim" / "trim_report.json").read_text())
-    assert trim["source"] == "wordfreq:sk" and trim["extra_counts"]["source"] == "tests/data/sk_corpus.txt"
+    assert trim["source"] == "wordfreq:sk" and trim["extra_counts"]["source"] == "wordfreq:en"
     assert trim["parity"]["max_abs_embedding_diff"] <= 1e-5
-    assert json.loads((run / "finetune" / "training_report.json").read_text())["steps"]["done"] == 4
+    assert trim["evaluation_tokenization"]["texts"] > 2000  # the demo suite's texts after trimming
+    training = json.loads((run / "finetune" / "training_report.json").read_text())
+    assert training["steps"]["done"] == 4
+    assert [d["name"] for d in training["datasets"]] == ["nli", "qa", "sts", "anchor"]
+    assert training["interpolation"]["chosen"] in [p["alpha"] for p in training["interpolation"]["scores"]]
     final = SentenceTransformer(str(run / "renorm"), device="cpu")  # vanilla loading, no skadapt code
     assert type(final[-2]).__name__ == "Dense" and type(final[-1]).__name__ == "Normalize"
     report = json.loads((run / "evaluate" / "report.json").read_text())
     assert [row["model"] for row in report["models"]] == ["base", "trim", "finetune", "renorm"]
     assert all(len(row["tasks"]) == 7 for row in report["models"])
+    assert [(v["a"], v["b"]) for v in report["verdicts"]] == [
+        ("base", "trim"),
+        ("trim", "finetune"),
+        ("finetune", "renorm"),
+    ]
+    assert all(v["verdict"] in ("improves", "non-inferior", "harms") for v in report["verdicts"])
     manifest = read_manifest(run / "evaluate")
     assert manifest["models"]["final"] == str(run / "renorm")
 

@@ -15,18 +15,10 @@ from skadapt.evaluate.aggregate import aggregate
 from skadapt.evaluate.runner import EvaluationError, TaskScore, evaluate_model, validate_prompt_policy
 from skadapt.evaluate.selection import TaskSelectionError, select_tasks
 from skadapt.evaluate.stats import compare
-from skadapt.evaluate.suite import load_suite
+from skadapt.evaluate.suite import TASK_TYPES, load_suite
 from tests.suite_fixtures import SENTENCES, write_tiny_suite
 
-TYPES = {
-    "STS",
-    "Retrieval",
-    "PairClassification",
-    "Classification",
-    "Clustering",
-    "Reranking",
-    "BitextMining",
-}
+TYPES = set(TASK_TYPES)
 
 
 @pytest.fixture(scope="module")

@@ -117,13 +117,13 @@ def test_custom_prompts_override_defaults(tmp_path: Path) -> None:
             "pairs",
             [{"anchor": "a", "positive": "b"}, {"anchor": "a"}],
             {},
-            r":2: missing column 'positive'",
+            r":2: no column 'positive' \(positive\)",
         ),
         (
             "pairs",
-            [{"anchor": "a", "positive": ""}],
+            [{"anchor": "", "positive": "b"}],
             {},
-            r":1: field 'positive' \(positive\) must be a non-empty",
+            r":1: field 'anchor' \(anchor\) must be a non-empty",
         ),
         (
             "pairs",
@@ -217,3 +217,137 @@ def test_unreachable_hub_dataset_is_one_clear_error(monkeypatch: pytest.MonkeyPa
 )
 def test_model_prompts_own_then_family_defaults(own: dict, name: str, expected: dict) -> None:
     assert model_prompts(own, name) == expected
+
+
+def _nli_with_classlabels():
+    from datasets import ClassLabel, Dataset, Features, Value
+
+    features = Features(
+        {
+            "premise": Value("string"),
+            "hypothesis": Value("string"),
+            "label": ClassLabel(names=["entailment", "neutral", "contradiction"]),
+        }
+    )
+    rows = {
+        "premise": ["Prší.", "Prší.", "Prší."],
+        "hypothesis": ["Je mokro.", "Je zima.", "Je sucho."],
+        "label": [0, 1, 2],
+    }
+    return Dataset.from_dict(rows, features)
+
+
+@pytest.mark.parametrize("form", ["save_to_disk", "datasetdict", "parquet"])
+def test_local_classlabel_columns_are_read_as_names(tmp_path: Path, form: str) -> None:
+    """A local dataset with a ClassLabel column: integer labels are read through its names."""
+    from datasets import DatasetDict
+
+    data = _nli_with_classlabels()
+    if form == "save_to_disk":
+        data.save_to_disk(str(tmp_path / "nli"))
+        source = tmp_path / "nli"
+    elif form == "datasetdict":  # the directory of a saved DatasetDict: its train split
+        DatasetDict({"train": data, "test": data.select([0])}).save_to_disk(str(tmp_path / "nli"))
+        source = tmp_path / "nli"
+    else:
+        data.to_parquet(str(tmp_path / "nli.parquet"))
+        source = tmp_path / "nli.parquet"
+    built = build_task_dataset(entry(kind="nli", source=str(source)))
+    assert built.to_hf()[:] == {"anchor": ["Prší."], "positive": ["Je mokro."], "negative": ["Je sucho."]}
+    assert built.stats["dropped"] == {"neutral": 1}
+    rte = build_task_dataset(entry(kind="rte", source=str(source)))
+    assert rte.to_hf()[:] == {"anchor": ["Prší."], "positive": ["Je mokro."]}
+
+
+QA_ROWS = [
+    {
+        "question": "Kde leží Bratislava?",
+        "context": "Bratislava leží na Dunaji.",
+        "answers": {"text": ["na Dunaji"], "answer_start": [17]},
+    },
+    {
+        "question": "Kto je prezident Marsu?",
+        "context": "Bratislava leží na Dunaji.",
+        "answers": {"text": [], "answer_start": []},
+    },
+    {
+        "question": "Aká rieka tečie Košicami?",
+        "context": "Košicami tečie Hornád.",
+        "answers": {"text": ["Hornád"], "answer_start": [15]},
+    },
+    {"question": "Koľko je hodín?", "context": "", "answers": {"text": [], "answer_start": []}},
+]
+
+
+def test_unanswerable_qa_rows_are_skipped_and_counted(tmp_path: Path) -> None:
+    """SQuAD-v2-style rows without an answer never become positives (skLEP question-answering)."""
+    source = write_jsonl(tmp_path / "qa.jsonl", QA_ROWS)
+    built = build_task_dataset(
+        entry(kind="pairs", source=str(source), columns={"anchor": "question", "positive": "context"})
+    )
+    assert built.data["anchor"] == ["Kde leží Bratislava?", "Aká rieka tečie Košicami?"]
+    assert built.stats["dropped"] == {"unanswerable": 2}
+    assert built.stats["source_columns"]["answer"] == "answers"  # found without mapping it
+    assert built.stats["rows_read"] == 4 and built.columns == ["anchor", "positive"]
+
+
+def test_answer_role_and_empty_positives(tmp_path: Path) -> None:
+    rows = [
+        {"q": "Kde?", "p": "Tu.", "a": "tu"},
+        {"q": "Kedy?", "p": "Včera.", "a": None},
+        {"q": "Prečo?", "p": "  ", "a": "preto"},
+        {"q": "Ako?", "p": None, "a": ""},
+        {"q": "Kto?", "p": "Ja.", "a": ["ja"]},
+        {"q": "Čo?", "p": "Nič.", "a": "nič"},
+    ]
+    source = write_jsonl(tmp_path / "qa.jsonl", rows)
+    mapped = {"anchor": "q", "positive": "p", "answer": "a"}
+    built = build_task_dataset(entry(kind="pairs", source=str(source), columns=mapped))
+    assert built.data == {"anchor": ["Kde?", "Kto?", "Čo?"], "positive": ["Tu.", "Ja.", "Nič."]}
+    assert built.stats["dropped"] == {"unanswerable": 3}
+    # without an answer column an empty positive alone marks the row unanswerable
+    no_answer = build_task_dataset(
+        entry(kind="pairs", source=str(source), columns={"anchor": "q", "positive": "p"})
+    )
+    assert no_answer.data["anchor"] == ["Kde?", "Kedy?", "Kto?", "Čo?"]
+    assert no_answer.stats["dropped"] == {"unanswerable": 2}
+    # max_samples counts answered rows: reading goes on past the unanswerable ones, and stops there
+    first_two = build_task_dataset(entry(kind="pairs", source=str(source), columns=mapped, max_samples=2))
+    assert first_two.data["anchor"] == ["Kde?", "Kto?"] and first_two.stats["rows_read"] == 5
+
+
+QA = {"anchor": "q", "positive": "p"}
+
+
+@pytest.mark.parametrize(
+    ("kind", "rows", "columns", "message"),
+    [
+        ("pairs", [{"q": "", "p": "Tu."}], QA, r"field 'q' \(anchor\) must be a non-empty"),
+        (
+            "pairs",
+            [{"q": "Kde?", "p": "Tu.", "a": "x"}, {"q": "Kde?", "p": "Tu."}],
+            QA | {"answer": "a"},
+            r":2: no column 'a' \(answer\)",
+        ),
+        ("pairs", [{"q": "Kde?", "p": ""}], QA, r"no training examples left .*\{'unanswerable': 1\}"),
+        ("pairs", [{"q": "Kde?", "p": 5}], QA, r"field 'p' \(positive\) must be a non-empty"),
+        (
+            "triplets",
+            [{"anchor": "a", "positive": "b", "negative": "c", "answer": "x"}],
+            {"answer": "answer"},
+            r"unknown role\(s\) answer for kind 'triplets'",
+        ),
+        (
+            "triplets",
+            [{"anchor": "a", "positive": "", "negative": "c"}],
+            {},
+            r"field 'positive' \(positive\) must be",
+        ),
+    ],
+)
+def test_answer_rules_stay_strict_elsewhere(
+    tmp_path: Path, kind: str, rows: list, columns: dict, message: str
+) -> None:
+    source = write_jsonl(tmp_path / "bad.jsonl", rows)
+    with pytest.raises(TrainingDataError, match=message):
+        build_task_dataset(entry(kind=kind, source=str(source), columns=columns))

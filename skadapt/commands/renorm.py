@@ -23,6 +23,12 @@ def command(
         Literal["none", "query", "passage"], typer.Option(help="Prompt the mean is estimated with.")
     ] = "none",
     text_column: Annotated[str, typer.Option(help="Column of the corpus texts.")] = "text",
+    max_documents: Annotated[
+        int, typer.Option(min=1, help="Texts read; the sample is a reservoir sample of all of them.")
+    ] = 200_000,
+    language: Annotated[
+        str, typer.Option(help="ISO 639-3 language of the corpus (sentence-splitting rules).")
+    ] = "slk",
     min_chars: Annotated[int, typer.Option(min=1)] = 64,
     max_chars: Annotated[int, typer.Option(min=1)] = 512,
     seed: int = 42,
@@ -37,6 +43,7 @@ def command(
     """Estimate the mean embedding on a corpus sample and save MODEL + Dense + Normalize to --out."""
     from skadapt.artifacts import atomic_dir
     from skadapt.evaluate.selection import evaluation_texts
+    from skadapt.languages import get_language
     from skadapt.model_sources import resolve_model
     from skadapt.recipe import RenormConfig, section_from_options
     from skadapt.renorm import renormalize
@@ -50,11 +57,15 @@ def command(
         text_column=text_column,
         min_chars=min_chars,
         max_chars=max_chars,
+        max_documents=max_documents,
     )
-    exclude = evaluation_texts(exclude_tasks or [])
+    split_language = get_language(language).iso639_1 or "en"
+    exclude = evaluation_texts(exclude_tasks or [], split_language)
     console.print(f"renorm {method}: estimating the mean of {model} on {corpus} ({samples} sentences)")
     with atomic_dir(out_dir, overwrite=overwrite) as tmp:
-        result = renormalize(resolve_model(model), tmp, config, seed=seed, exclude=exclude)
+        result = renormalize(
+            resolve_model(model), tmp, config, seed=seed, language=split_language, exclude=exclude
+        )
     out.print(
         f"[green]saved[/] {out_dir}: {result.method}, ||mu|| = {result.mu_norm:.4f} from {result.samples} "
         f"sentences (pool {result.pool}, {result.dropped_eval_overlap} evaluation sentences dropped), "

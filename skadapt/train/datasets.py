@@ -1,7 +1,10 @@
 """Task builders: recipe dataset entries -> training datasets with fixed columns, prompts and stats.
 
-- ``pairs``: roles anchor, positive[, negative] -> columns anchor, positive[, negative]; the query
-  prompt on the anchor, the document prompt on the others.
+- ``pairs``: roles anchor, positive[, negative][, answer] -> columns anchor, positive[, negative]; the
+  query prompt on the anchor, the document prompt on the others. Rows without an answer are skipped and
+  counted (``dropped: {unanswerable: N}``): an empty/None positive, or an empty ``answer`` - a column
+  that is only read, never trained on (SQuAD-v2-style ``answers: {text: []}``; a column named
+  ``answer`` or ``answers`` is found without mapping it). An empty anchor stays an error.
 - ``triplets``: roles anchor, positive, negative (symmetric, NLI-style triplets written as such) -> the
   same columns; query prompt on all three.
 - ``nli``: roles premise, hypothesis, label -> columns anchor, positive, negative (triplets); query prompt.
@@ -25,6 +28,7 @@ dataset's ``label_map`` (source label -> name), then the source's ClassLabel nam
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import defaultdict
 from collections.abc import Iterator
@@ -32,7 +36,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from skadapt.prompts import Role, role_prompt
+from skadapt.sources import column_text, column_value, is_blank
 from skadapt.train.rows import RowSource, TrainingDataError, open_rows
+
+Rows = list[tuple[str, dict[str, Any]]]
 
 if TYPE_CHECKING:
     from datasets import Dataset
@@ -41,14 +48,19 @@ if TYPE_CHECKING:
 
 SOURCE_ROLES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     # kind -> (required roles, optional roles)
-    "pairs": (("anchor", "positive"), ("negative",)),
+    "pairs": (("anchor", "positive"), ("negative", "answer")),
     "triplets": (("anchor", "positive", "negative"), ()),
     "nli": (("premise", "hypothesis", "label"), ()),
     "rte": (("premise", "hypothesis", "label"), ()),
     "sts": (("sentence1", "sentence2", "score"), ()),
 }
-ROLE_ALIASES: dict[str, dict[str, str]] = {"rte": {"premise": "text1", "hypothesis": "text2"}}
-"""Column names tried when a role is not mapped and no column has the role's own name (skLEP RTE)."""
+ROLE_ALIASES: dict[str, dict[str, str]] = {
+    "rte": {"premise": "text1", "hypothesis": "text2"},
+    "pairs": {"answer": "answers"},
+}
+"""Column names tried when a role is not mapped and no column has the role's own name (skLEP RTE, SQuAD)."""
+PAIR_ROLES = ("anchor", "positive", "negative")
+"""Text roles of pairs/triplets, in training column order (``answer`` is read, not trained on)."""
 NLI_LABELS = ("entailment", "neutral", "contradiction")
 RTE_LABELS = ("entailment", "not_entailment", "neutral", "contradiction")
 
@@ -135,17 +147,17 @@ def _resolve_columns(config: FinetuneDataset, first_row: dict[str, Any], where: 
 
 
 def _text(row: dict[str, Any], column: str, role: str, dataset: str, where: str) -> str:
-    if column not in row:
-        raise TrainingDataError(
-            f"dataset {dataset!r}: {where}: missing column {column!r} ({role}); "
-            f"the row has {', '.join(map(str, row))}"
-        )
-    value = row[column]
-    if not isinstance(value, str) or not value.strip():
-        raise TrainingDataError(
-            f"dataset {dataset!r}: {where}: field {column!r} ({role}) must be a non-empty text, got {value!r}"
-        )
-    return value
+    return column_text(row, column, f"dataset {dataset!r}: {where}", role, error=TrainingDataError)
+
+
+def _field(row: dict[str, Any], column: str, role: str, dataset: str, where: str) -> Any:
+    return column_value(row, column, f"dataset {dataset!r}: {where}", role, error=TrainingDataError)
+
+
+def _unanswerable(row: dict[str, Any], columns: dict[str, str]) -> bool:
+    """A QA row without an answer: a blank positive or a blank answer (a missing column is not: it errs)."""
+    checked = [columns[role] for role in ("positive", "answer") if role in columns]
+    return any(column in row and is_blank(row[column]) for column in checked)
 
 
 def _label(
@@ -156,12 +168,7 @@ def _label(
     allowed: tuple[str, ...],
     where: str,
 ) -> str:
-    if column not in row:
-        raise TrainingDataError(
-            f"dataset {config.name!r}: {where}: missing column {column!r} (label); "
-            f"the row has {', '.join(map(str, row))}"
-        )
-    raw = row[column]
+    raw = _field(row, column, "label", config.name, where)
     key = str(raw)
     if key in config.label_map:
         label = config.label_map[key]
@@ -180,12 +187,7 @@ def _label(
 
 
 def _score(row: dict[str, Any], column: str, config: FinetuneDataset, where: str) -> float:
-    if column not in row:
-        raise TrainingDataError(
-            f"dataset {config.name!r}: {where}: missing column {column!r} (score); "
-            f"the row has {', '.join(map(str, row))}"
-        )
-    raw = row[column]
+    raw = _field(row, column, "score", config.name, where)
     try:
         value = float(raw)
     except (TypeError, ValueError):
@@ -201,19 +203,25 @@ def _score(row: dict[str, Any], column: str, config: FinetuneDataset, where: str
     return (value - low) / (high - low)
 
 
-def _rows(source: RowSource, config: FinetuneDataset) -> list[tuple[str, dict[str, Any]]]:
-    rows = []
-    for item in source.rows:
-        if (
-            config.max_samples is not None
-            and config.kind in ("pairs", "sts")
-            and len(rows) >= config.max_samples
-        ):
-            break
-        rows.append(item)
-    if not rows:
+def _rows(source: RowSource, config: FinetuneDataset) -> tuple[Rows, dict[str, str]]:
+    """The rows to build from and the role -> column map (resolved on the first row).
+
+    With ``max_samples``, pairs and sts stop reading once that many usable rows were read (a pairs row
+    without an answer does not count); nli/rte read everything, as their rows do not map one to one.
+    """
+    rows_iter = iter(source.rows)
+    first = next(rows_iter, None)
+    if first is None:
         raise TrainingDataError(f"dataset {config.name!r}: {config.source} is empty (no rows)")
-    return rows
+    columns = _resolve_columns(config, first[1], first[0])
+    rows, usable = [], 0
+    limit = config.max_samples if config.kind in ("pairs", "sts") else None
+    for item in itertools.chain([first], rows_iter):
+        rows.append(item)
+        usable += not (config.kind == "pairs" and _unanswerable(item[1], columns))
+        if limit is not None and usable >= limit:
+            break
+    return rows, columns
 
 
 def build_task_dataset(
@@ -232,8 +240,7 @@ def build_task_dataset(
             empty result; the message names the dataset, the row and the field.
     """
     source = source or open_rows(config.source, config.name)
-    rows = _rows(source, config)
-    columns = _resolve_columns(config, rows[0][1], rows[0][0])
+    rows, columns = _rows(source, config)
     builders = {"pairs": _build_pairs, "triplets": _build_pairs, "nli": _build_nli, "rte": _build_rte}
     builder = builders.get(config.kind, _build_sts)
     data, stats = builder(rows, columns, config, source)
@@ -264,17 +271,27 @@ def build_task_dataset(
     return dataset
 
 
-Rows = list[tuple[str, dict[str, Any]]]
 Built = tuple[dict[str, list[Any]], dict[str, Any]]
 
 
 def _build_pairs(rows: Rows, columns: dict[str, str], config: FinetuneDataset, source: RowSource) -> Built:
-    roles = [role for role in ("anchor", "positive", "negative") if role in columns]
+    roles = [role for role in PAIR_ROLES if role in columns]
     data: dict[str, list[Any]] = {role: [] for role in roles}
+    unanswerable = 0
     for where, row in rows:
+        texts = {"anchor": _text(row, columns["anchor"], "anchor", config.name, where)}
+        if config.kind == "pairs":
+            for role in ("positive", "answer"):  # a missing column is an error, a blank one is no answer
+                if role in columns:
+                    _field(row, columns[role], role, config.name, where)
+            if _unanswerable(row, columns):
+                unanswerable += 1
+                continue
+        for role in roles[1:]:
+            texts[role] = _text(row, columns[role], role, config.name, where)
         for role in roles:
-            data[role].append(_text(row, columns[role], role, config.name, where))
-    return data, {}
+            data[role].append(texts[role])
+    return data, {"dropped": {"unanswerable": unanswerable} if unanswerable else {}}
 
 
 def _build_sts(rows: Rows, columns: dict[str, str], config: FinetuneDataset, source: RowSource) -> Built:

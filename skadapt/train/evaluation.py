@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from skadapt.prompts import role_prompt
+from skadapt.sources import column_text, column_value
 from skadapt.train.rows import TrainingDataError, open_rows
 
 if TYPE_CHECKING:
@@ -44,14 +45,8 @@ def _column(config: DevSetConfig, role: str) -> str:
 
 
 def _value(row: dict[str, Any], column: str, role: str, where: str) -> Any:
-    if column not in row:
-        raise TrainingDataError(
-            f"dev set: {where}: missing column {column!r} ({role}); the row has {', '.join(map(str, row))}"
-        )
-    value = row[column]
-    if role != "score" and (not isinstance(value, str) or not value.strip()):
-        raise TrainingDataError(f"dev set: {where}: field {column!r} ({role}) must be a non-empty text")
-    return value
+    read = column_value if role == "score" else column_text
+    return read(row, column, f"dev set: {where}", role, error=TrainingDataError)
 
 
 def build_dev_set(
