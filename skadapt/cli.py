@@ -54,13 +54,18 @@ def train(
     if not loaded.enabled_stages():
         fail(f"{recipe}: the recipe has no stage sections ({', '.join(STAGES)}); nothing to do")
 
-    from skadapt.console import console
+    from rich.markup import escape
+
+    from skadapt.console import console, console_warnings
 
     def show(stage: str, event: str) -> None:
         label = {"start": "[cyan]running[/]", "skip": "[dim]up to date, skipped[/]", "done": "[green]done[/]"}
         console.print(f"stage [bold]{stage}[/]: {label[event]}")
 
-    outcomes = run_recipe(loaded, from_stage=from_stage, only=only, on_stage=show)
+    log_file = escape(str(loaded.run_dir / "run.log"))
+    console.print(f"run [bold]{escape(loaded.name)}[/] -> {escape(str(loaded.run_dir))} (log: {log_file})")
+    with console_warnings():  # warnings reach the console as they happen, not only run.log
+        outcomes = run_recipe(loaded, from_stage=from_stage, only=only, on_stage=show)
     table = Table(title=f"run {loaded.name} -> {loaded.run_dir}")
     for column in ("stage", "status", "seconds", "artifact"):
         table.add_column(column)

@@ -1,15 +1,27 @@
-"""Terminal output and error handling shared by the CLI commands."""
+"""Terminal output and error handling shared by the CLI commands: messages, progress, warnings, errors."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Callable
+import logging
+import os
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NoReturn
 
+import click
 import typer
 from rich.console import Console
+from rich.markup import escape
 
-from skadapt.errors import SkadaptError, StageNotAvailableError
+from skadapt.errors import (
+    LOG_ONLY,
+    NOT_FOUND,
+    SkadaptError,
+    StageNotAvailableError,
+    classify_error,
+    describe_error,
+)
 
 console = Console(stderr=True)
 """Messages, progress and errors (stderr)."""
@@ -19,15 +31,261 @@ out = Console()
 EXIT_USER_ERROR = 1
 EXIT_NOT_AVAILABLE = 2
 
+PROGRESS_ENV = "SKADAPT_PROGRESS"
+"""``1`` shows progress bars even when stderr is not a terminal, ``0`` hides them; unset: terminals only."""
+DEBUG_ENV = "SKADAPT_DEBUG"
+"""Set (non-empty) to let unexpected errors of standalone commands end in their traceback."""
+
 
 def fail(message: str, code: int = EXIT_USER_ERROR) -> NoReturn:
     """Print an error message and exit with ``code``."""
-    console.print(f"[bold red]error:[/] {message}", highlight=False, markup=True, soft_wrap=True)
+    console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, markup=True, soft_wrap=True)
     raise typer.Exit(code)
 
 
+# ----------------------------------------------------------------------------------------------- progress
+
+
+def progress_enabled(show: bool | None = None) -> bool:
+    """Whether to draw progress bars: ``show`` if given, else ``$SKADAPT_PROGRESS``, else whether stderr
+    is a terminal."""
+    if show is not None:
+        return show
+    setting = os.environ.get(PROGRESS_ENV, "").strip().lower()
+    if setting in {"1", "true", "yes", "on"}:
+        return True
+    if setting in {"0", "false", "no", "off"}:
+        return False
+    return console.is_terminal
+
+
+class Bar:
+    """One line of a progress display; every method is a no-op when progress is off.
+
+    ``advance`` moves the bar (its ``unit``); ``count`` adds to a separate tally of ``rate_unit`` items
+    (e.g. texts encoded while the bar counts tasks) whose throughput is shown. Without ``count`` calls the
+    throughput is that of the bar itself.
+    """
+
+    def __init__(self, progress: Any = None, task: Any = None) -> None:
+        self._progress = progress
+        self._task = task
+
+    @property
+    def enabled(self) -> bool:
+        """Whether the bar is drawn."""
+        return self._progress is not None
+
+    def advance(self, amount: float = 1) -> None:
+        """Move the bar by ``amount`` units."""
+        if self._progress is not None:
+            self._progress.advance(self._task, amount)
+
+    def count(self, amount: int) -> None:
+        """Add ``amount`` items to the throughput tally."""
+        if self._progress is not None:
+            fields = self._progress.tasks[self._task].fields
+            self._progress.update(self._task, counted=(fields.get("counted") or 0) + amount)
+
+    def describe(self, description: str) -> None:
+        """Change the bar's label."""
+        if self._progress is not None:
+            self._progress.update(self._task, description=escape(description))
+
+
+class ProgressGroup:
+    """Bars drawn together (one rich ``Progress``), or no-op bars when progress is off."""
+
+    def __init__(self, progress: Any = None) -> None:
+        self._progress = progress
+
+    def bar(
+        self, description: str, total: float | None, unit: str = "texts", rate_unit: str | None = None
+    ) -> Bar:
+        """Add a bar of ``total`` ``unit``s; its throughput is shown in ``rate_unit`` per second."""
+        if self._progress is None:
+            return Bar()
+        task = self._progress.add_task(
+            escape(description), total=total, unit=unit, rate_unit=rate_unit or unit, counted=None
+        )
+        return Bar(self._progress, task)
+
+
+def _columns() -> tuple[Any, ...]:
+    from rich.progress import (
+        BarColumn,
+        ProgressColumn,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+    from rich.table import Column
+    from rich.text import Text
+
+    class ThroughputColumn(ProgressColumn):
+        """Average throughput since the bar started: the bar's units, or the separately counted items."""
+
+        def render(self, task: Any) -> Text:
+            counted = task.fields.get("counted")
+            unit = task.fields.get("rate_unit", "items")
+            done = task.completed if counted is None else counted
+            elapsed = task.finished_time if task.finished else task.elapsed
+            rate = f"{done / elapsed:,.1f}" if elapsed else "?"
+            shown = f"{counted:,} {unit}  " if counted is not None else ""
+            return Text(f"{shown}{rate} {unit}/s", style="progress.data.speed")
+
+    return (
+        SpinnerColumn(),
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed:,.0f}/{task.total:,.0f} {task.fields[unit]}"),
+        ThroughputColumn(table_column=Column(no_wrap=True)),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+    )
+
+
+@contextlib.contextmanager
+def progress_group(show: bool | None = None) -> Iterator[ProgressGroup]:
+    """Progress bars with throughput on the stderr console (see :func:`progress_enabled`)."""
+    if not progress_enabled(show):
+        yield ProgressGroup()
+        return
+    from rich.progress import Progress
+
+    with Progress(*_columns(), console=console, transient=False) as progress:
+        yield ProgressGroup(progress)
+
+
+def _batch_size(args: tuple[Any, ...], output: Any) -> int:
+    """Texts in one forward pass of a sentence-transformers model (features in, features out)."""
+    for features in (output, args[0] if args else None):
+        if isinstance(features, Mapping):  # a dict or transformers' BatchEncoding
+            for key in ("sentence_embedding", "input_ids", "attention_mask"):
+                value = features.get(key)
+                shape = getattr(value, "shape", None)
+                if shape:
+                    return int(shape[0])
+    return 0
+
+
+@contextlib.contextmanager
+def counting_forward_passes(
+    model: Any, on_batch: Callable[[int], None], enabled: bool = True
+) -> Iterator[None]:
+    """Call ``on_batch(texts)`` after every forward pass of a torch module (a sentence-transformers model).
+
+    ``encode`` runs one forward pass per batch, so this reports progress inside a single ``encode`` call
+    without changing how texts are batched (the embeddings stay exactly those of one call).
+    """
+    register = getattr(model, "register_forward_hook", None)
+    if not enabled or register is None:
+        yield
+        return
+    handle = register(lambda module, args, output: on_batch(_batch_size(args, output)))
+    try:
+        yield
+    finally:
+        handle.remove()
+
+
+# ----------------------------------------------------------------------------------------------- warnings
+
+
+class ConsoleWarnings(logging.Handler):
+    """Prints WARNING+ log records (python ``warnings`` included, via ``logging.captureWarnings``) on the
+    console, once each; records logged with ``extra=LOG_ONLY`` stay in the log files."""
+
+    def __init__(self, level: int = logging.WARNING) -> None:
+        super().__init__(level)
+        self._seen: set[tuple[str, int, str]] = set()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if getattr(record, "skadapt_log_only", False):
+            return
+        try:
+            message = _warning_text(record)
+            key = (record.name, record.levelno, message)
+            if key in self._seen:
+                return
+            self._seen.add(key)
+            label = "[yellow]warning:[/]" if record.levelno < logging.ERROR else "[red]error (logged):[/]"
+            console.print(f"{label} {escape(message)}", highlight=False, soft_wrap=True)
+        except Exception:  # a console that cannot be written must not end the run
+            self.handleError(record)
+
+
+def _warning_text(record: logging.LogRecord) -> str:
+    message = record.getMessage().strip()
+    if record.name == "py.warnings":  # "file:line: Category: text\n  <source line>": drop the source echo
+        lines = message.splitlines()
+        if len(lines) > 1 and lines[-1].startswith("  "):
+            message = "\n".join(lines[:-1]).strip()
+    return message
+
+
+@contextlib.contextmanager
+def console_warnings() -> Iterator[ConsoleWarnings]:
+    """While active, warnings reach the console as they happen, besides any log file (e.g. ``run.log``).
+
+    Installs :class:`ConsoleWarnings` on the root logger and routes python ``warnings`` into logging
+    (``logging.captureWarnings``), so that a run's log file gets them too; both are undone on exit.
+    """
+    handler = ConsoleWarnings()
+    root = logging.getLogger()
+    root.addHandler(handler)
+    capturing = getattr(logging, "_warnings_showwarning", None) is not None
+    if not capturing:
+        logging.captureWarnings(True)
+    try:
+        yield handler
+    finally:
+        if not capturing:
+            logging.captureWarnings(False)
+        root.removeHandler(handler)
+
+
+# ------------------------------------------------------------------------------------------------- errors
+
+_INPUT_PARAMETERS = ("recipe", "model", "models", "corpus", "extra_corpus", "tasks")
+
+
+def _command_name(function: Callable[..., Any]) -> str:
+    module = function.__module__
+    if module.startswith("skadapt.commands."):
+        return module.rpartition(".")[2].replace("_", "-")
+    return function.__name__.replace("_", " ")
+
+
+def _inputs(kwargs: dict[str, Any]) -> str:
+    shown = []
+    for name in _INPUT_PARAMETERS:
+        value = kwargs.get(name)
+        if value:
+            text = ", ".join(map(str, value)) if isinstance(value, list | tuple) else str(value)
+            shown.append(f"{name.replace('_', '-')} {text}")
+    return f" ({'; '.join(shown)})" if shown else ""
+
+
+def command_failure(command: str, kwargs: dict[str, Any], error: BaseException) -> str:
+    """The one-line message for an unexpected error of ``skadapt COMMAND``: command, inputs, cause, fix."""
+    output = kwargs.get("out_dir")
+    option = "output_dir" if "recipe" in kwargs else "--out"  # a recipe's, or the command's option
+    explained = describe_error(error, output=str(output) if output else None, output_option=option)
+    return f"skadapt {command} failed{_inputs(kwargs)}: {explained} (set {DEBUG_ENV}=1 to see the traceback)"
+
+
 def handle_errors(function: Callable[..., Any]) -> Callable[..., Any]:
-    """Decorator: user-facing errors become one clear message and an exit code, never a traceback."""
+    """Decorator: errors become one clear message and an exit code, never a traceback.
+
+    skadapt's own errors print their message (exit 1; 2 for stages not available yet). Other errors --
+    a full disk, a missing permission, an unreachable network or Hub, a library's ``ValueError`` -- print
+    one line naming the command, its inputs, the original error and what to do (exit 1); set
+    ``SKADAPT_DEBUG=1`` to get their traceback instead.
+    """
+    command = _command_name(function)
+    log = logging.getLogger("skadapt.cli")
 
     @functools.wraps(function)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -37,7 +295,15 @@ def handle_errors(function: Callable[..., Any]) -> Callable[..., Any]:
             fail(str(error), EXIT_NOT_AVAILABLE)
         except SkadaptError as error:
             fail(str(error))
-        except FileNotFoundError as error:
-            fail(f"file not found: {error.filename or error}")
+        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
+            raise
+        except Exception as error:
+            if os.environ.get(DEBUG_ENV):
+                raise
+            log.debug("skadapt %s failed", command, exc_info=error, extra=LOG_ONLY)
+            kind, culprit = classify_error(error)
+            if kind == NOT_FOUND and isinstance(culprit, FileNotFoundError):
+                fail(f"file not found: {culprit.filename or culprit}")
+            fail(command_failure(command, kwargs, error))
 
     return wrapper

@@ -17,6 +17,8 @@ only after success, so an interrupted stage never looks finished.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import importlib
 import logging
 import os
@@ -32,7 +34,14 @@ from typing import Any
 from pydantic import BaseModel
 
 from skadapt import artifacts
-from skadapt.errors import SkadaptError, StageNotAvailableError
+from skadapt.errors import (
+    LOG_ONLY,
+    SkadaptError,
+    StageFailedError,
+    StageNotAvailableError,
+    describe_error,
+    original_error,
+)
 from skadapt.model_sources import resolve_model
 from skadapt.recipe import MODEL_STAGES, Recipe
 
@@ -197,8 +206,20 @@ def read_manifest(stage_dir: Path) -> dict[str, Any] | None:
     return None
 
 
+class _RunLog(logging.FileHandler):
+    """``run.log``: best effort, so that a full disk ends a run with the stage's error, not logging's."""
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        """Drop a record that cannot be written (no "--- Logging error ---" traceback on the console)."""
+
+    def close(self) -> None:
+        """Close; a flush failing on a full disk is not the error to report."""
+        with contextlib.suppress(OSError):
+            super().close()
+
+
 def _setup_run_log(run_dir: Path) -> logging.Handler:
-    handler = logging.FileHandler(run_dir / "run.log", encoding="utf-8")
+    handler = _RunLog(run_dir / "run.log", encoding="utf-8")
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logging.getLogger().addHandler(handler)
     if logging.getLogger().level > logging.INFO or logging.getLogger().level == logging.NOTSET:
@@ -249,14 +270,85 @@ def _run_stage(
                 "versions": artifacts.library_versions(),
             }
             artifacts.write_json(tmp / artifacts.MANIFEST, manifest)
-    except BaseException:
+    except BaseException as error:
         if launch.world_size > 1:
-            _failure_marker(run_dir, stage, key, launch).touch()
-        raise
+            with contextlib.suppress(OSError):  # e.g. the disk is full: the error below matters more
+                _failure_marker(run_dir, stage, key, launch).touch()
+        failure = stage_failure(recipe, stage, models, error)
+        if failure is None:
+            raise
+        raise failure from error
     if _other_ranks_done(work_dir, stage, launch):
         shutil.rmtree(work_dir, ignore_errors=True)
     log.info("stage %s: done in %.1fs", stage, seconds)
     return StageOutcome(stage, "ran", run_dir / stage, seconds, result)
+
+
+SOURCE_FIELDS = frozenset({"corpus", "extra_corpus", "source", "tasks"})
+"""Config fields naming what a stage reads; a stage failure names them."""
+
+
+def stage_sources(config: BaseModel | None) -> list[str]:
+    """``field: value`` for every source a stage config names (``corpus``, ``datasets[0].source``, ...)."""
+    found: list[str] = []
+
+    def walk(data: Any, path: str) -> None:
+        if isinstance(data, dict):
+            for name, value in data.items():
+                where = f"{path}.{name}" if path else name
+                if name in SOURCE_FIELDS and value:
+                    shown = ", ".join(map(str, value)) if isinstance(value, list) else str(value)
+                    found.append(f"{where}: {shown}")
+                else:
+                    walk(value, where)
+        elif isinstance(data, list):
+            for index, value in enumerate(data):
+                walk(value, f"{path}[{index}]")
+
+    if config is not None:
+        walk(config.model_dump(mode="json"), "")
+    return found
+
+
+@functools.cache
+def _failure_type(original: type[BaseException]) -> type[StageFailedError]:
+    """A ``StageFailedError`` that is also an ``original`` (so ``except original`` still catches it)."""
+    try:
+        return type(f"StageFailed{original.__name__}", (StageFailedError, original), {"__module__": __name__})
+    except TypeError:  # a final type or an incompatible layout
+        return StageFailedError
+
+
+def stage_failure(
+    recipe: Recipe, stage: str, models: dict[str, str], error: BaseException
+) -> StageFailedError | None:
+    """The error to raise for a stage that failed with ``error``, after logging it (traceback) to run.log.
+
+    skadapt's own errors (their message already says what to do), ``KeyboardInterrupt`` and other
+    non-``Exception`` exits pass through unchanged (None). Any other error becomes one
+    :class:`StageFailedError` naming the stage, its input model, the sources its config reads and the
+    original error's type and message, with what to do for a full disk, a missing permission or an
+    unreachable network.
+    """
+    if not isinstance(error, Exception):
+        log.error("stage %s: stopped (%s)", stage, type(error).__name__, extra=LOG_ONLY)
+        return None
+    log.error("stage %s failed: %s", stage, original_error(error), exc_info=error, extra=LOG_ONLY)
+    if isinstance(error, SkadaptError):
+        return None
+    inputs = [f"input model {models.get('final', recipe.base_model)}", *stage_sources(getattr(recipe, stage))]
+    explained = describe_error(error, output=recipe.run_dir / stage, output_option="output_dir")
+    message = (
+        f"stage {stage} failed ({'; '.join(inputs)}): {explained}; "
+        f"the traceback is in {recipe.run_dir / 'run.log'}"
+    )
+    try:
+        failure = _failure_type(type(error))(message, stage=stage, cause=error)
+    except Exception:  # the original type's constructor wants other arguments
+        failure = StageFailedError(message, stage=stage, cause=error)
+    if isinstance(error, OSError) and isinstance(failure, OSError):
+        failure.errno, failure.strerror, failure.filename = error.errno, error.strerror, error.filename
+    return failure
 
 
 RANK_DONE_TIMEOUT_S = 600.0
@@ -297,6 +389,11 @@ def _run_stage_on_other_rank(
         try:
             context = StageContext(recipe, stage, getattr(recipe, stage), dict(models), scratch, work_dir)
             result = runner(context) or {}
+        except Exception as error:
+            failure = stage_failure(recipe, stage, models, error)
+            if failure is None:
+                raise
+            raise failure from error
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
         _rank_done_marker(work_dir, launch.rank).touch()

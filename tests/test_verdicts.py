@@ -59,6 +59,8 @@ def test_consecutive_models_are_compared() -> None:
 
 @pytest.mark.slow
 def test_item_statistics_reproduce_mteb_main_scores(tiny_models: dict[str, Path], tmp_path: Path) -> None:
+    from sentence_transformers import SentenceTransformer
+
     model = str(tiny_models["unigram"])
     suite = load_suite(SUITE_SK)
     tasks = select_tasks([str(SUITE_SK)], language="slk")
@@ -68,7 +70,7 @@ def test_item_statistics_reproduce_mteb_main_scores(tiny_models: dict[str, Path]
     for spec in suite.tasks:
         if spec.type not in ("STS", "Retrieval", "Reranking", "BitextMining"):
             continue  # the others follow mteb's metric but not its random subsamples / max over metrics
-        statistic = item_statistic(spec, suite, model_encoder(model, spec.type, {}, 32))
+        statistic = item_statistic(spec, suite, model_encoder(SentenceTransformer(model), spec.type, {}, 32))
         value = statistic.value(np.arange(statistic.items))
         assert value == pytest.approx(mteb_scores[spec.name], abs=0.5), spec.name
 
@@ -98,3 +100,25 @@ def test_cli_report_has_verdicts_and_fail_on_harm(tiny_models: dict[str, Path], 
     markdown = (out / "report.md").read_text()
     assert "Do-no-harm verdicts" in markdown and "**non-inferior**" in markdown
     assert "Bootstrap intervals" in markdown
+
+
+def test_encode_memo_serves_repeats_from_memory(tiny_models: dict[str, Path]) -> None:
+    from sentence_transformers import SentenceTransformer
+
+    from skadapt.evaluate.embedding_memo import memoize
+
+    plain = SentenceTransformer(str(tiny_models["unigram"]), device="cpu")
+    model = memoize(SentenceTransformer(str(tiny_models["unigram"]), device="cpu"))
+    texts = ["Prší.", "Slnko svieti nad mestom.", "Prší."]
+    first = model.encode(texts, prompt="query: ")
+    assert model.encode_memo.misses == 2 and model.encode_memo.hits == 1  # the repeat within the call
+    again = model.encode(texts[:2], prompt_name="query")  # the model's query prompt is "query: "
+    assert model.encode_memo.hits == 3
+    np.testing.assert_allclose(first, plain.encode(texts, prompt="query: "), atol=1e-6)
+    np.testing.assert_allclose(again, first[:2], atol=0)
+    passage = model.encode(texts[:1], prompt="passage: ", task="document")  # another prompt and task
+    assert model.encode_memo.misses == 3
+    model.encode(texts[:1], prompt="passage: ", task="document")
+    assert model.encode_memo.misses == 3 and model.encode_memo.hits == 4
+    np.testing.assert_allclose(passage, plain.encode(texts[:1], prompt="passage: "), atol=1e-6)
+    assert model.encode(texts, prompt="query: ", convert_to_tensor=True).shape == (3, first.shape[1])

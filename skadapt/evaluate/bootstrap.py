@@ -27,7 +27,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
 from itertools import pairwise
 from typing import Any
 
@@ -222,30 +221,79 @@ class SuiteIntervals:
     resamples: int
 
 
-def model_encoder(path: str, task_type: str, policy: dict[str, str], batch_size: int) -> Encode:
-    """Encode like the mteb run: the policy's prompt for the task type, else the model's role prompt."""
-    from sentence_transformers import SentenceTransformer
+@dataclass
+class ModelDraws:
+    """One model's statistic per task: on all items, and on each bootstrap resample."""
 
+    points: dict[str, float]
+    values: dict[str, np.ndarray]
+
+
+def model_encoder(
+    model: Any, task_type: str, policy: dict[str, str], batch_size: int, name: str = ""
+) -> Encode:
+    """Encode like the mteb run: the policy's prompt for the task type, else the model's role prompt
+    (its own, or its family's defaults by ``name``, as in :func:`skadapt.evaluate.runner.role_prompts`)."""
     from skadapt.evaluate.runner import role_prompts
 
-    model = _load(path)
-    assert isinstance(model, SentenceTransformer)
-    own = role_prompts(model.prompts or {}, path)
+    own = role_prompts(model.prompts or {}, name)
 
     def encode(texts: list[str], role: str | None) -> np.ndarray:
         prompt = policy.get(task_type) or (own.get(role, "") if role else "")
-        return np.asarray(
-            model.encode(texts, prompt=prompt, batch_size=batch_size, convert_to_numpy=True), dtype=np.float64
+        routed = {"task": role} if role else {}  # as encode_query/encode_document, which mteb calls
+        embeddings = model.encode(
+            list(texts), prompt=prompt, batch_size=batch_size, show_progress_bar=False, **routed
         )
+        return np.asarray(embeddings, dtype=np.float64)
 
     return encode
 
 
-@cache
-def _load(path: str) -> Any:
-    from sentence_transformers import SentenceTransformer
+def model_draws(
+    model: Any,
+    suites: list[Suite],
+    *,
+    policy: dict[str, str],
+    count: int,
+    seed: int = 42,
+    batch_size: int = 32,
+    name: str = "",
+) -> ModelDraws:
+    """Every local task's statistic for one loaded model, on all items and on ``count`` resamples.
 
-    return SentenceTransformer(path, device="cpu")
+    The resamples of a task depend only on its item count and ``seed``, so every model gets the same
+    ones and differences between models are paired.
+    """
+    points: dict[str, float] = {}
+    values: dict[str, np.ndarray] = {}
+    for suite in suites:
+        for spec in suite.tasks:
+            encode = model_encoder(model, spec.type, policy, batch_size, name)
+            statistic = item_statistic(spec, suite, encode, seed)
+            points[spec.name] = statistic.value(np.arange(statistic.items))
+            values[spec.name] = bootstrap_values(statistic, resamples(statistic.items, count, seed))
+    return ModelDraws(points, values)
+
+
+def combine(draws: dict[str, ModelDraws], *, count: int, alpha: float = 0.05) -> SuiteIntervals:
+    """Intervals per model and task, and paired intervals of consecutive models' differences."""
+    scores: dict[str, dict[str, dict[str, float]]] = {}
+    deltas: dict[tuple[str, str], dict[str, dict[str, float]]] = {}
+    labels = list(draws)
+    for label in labels:
+        for task, values in draws[label].values.items():
+            low, high = interval(values, alpha)
+            scores.setdefault(task, {})[label] = {
+                "value": draws[label].points[task],
+                "low": low,
+                "high": high,
+            }
+    for a, b in pairwise(labels):
+        for task in draws[a].values:
+            low, high = interval(draws[b].values[task] - draws[a].values[task], alpha)
+            delta = draws[b].points[task] - draws[a].points[task]
+            deltas.setdefault((a, b), {})[task] = {"delta": delta, "low": low, "high": high}
+    return SuiteIntervals(scores, deltas, count)
 
 
 def suite_intervals(
@@ -258,28 +306,19 @@ def suite_intervals(
     seed: int = 42,
     batch_size: int = 32,
 ) -> SuiteIntervals:
-    """Bootstrap every local suite task for every model, and consecutive model pairs' differences."""
-    scores: dict[str, dict[str, dict[str, float]]] = {}
-    deltas: dict[tuple[str, str], dict[str, dict[str, float]]] = {}
-    labels = list(models)
-    try:
-        for suite in suites:
-            for spec in suite.tasks:
-                values: dict[str, np.ndarray] = {}
-                draws = None
-                for label in labels:
-                    encode = model_encoder(models[label], spec.type, policy, batch_size)
-                    statistic = item_statistic(spec, suite, encode, seed)
-                    if draws is None:
-                        draws = resamples(statistic.items, count, seed)
-                    values[label] = bootstrap_values(statistic, draws)
-                    low, high = interval(values[label], alpha)
-                    point = statistic.value(np.arange(statistic.items))
-                    scores.setdefault(spec.name, {})[label] = {"value": point, "low": low, "high": high}
-                for a, b in pairwise(labels):
-                    low, high = interval(values[b] - values[a], alpha)
-                    delta = scores[spec.name][b]["value"] - scores[spec.name][a]["value"]
-                    deltas.setdefault((a, b), {})[spec.name] = {"delta": delta, "low": low, "high": high}
-    finally:
-        _load.cache_clear()
-    return SuiteIntervals(scores, deltas, count)
+    """Load each model (label -> path) and bootstrap every local task; see :func:`model_draws`."""
+    from sentence_transformers import SentenceTransformer
+
+    draws = {
+        label: model_draws(
+            SentenceTransformer(path, device="cpu"),
+            suites,
+            policy=policy,
+            count=count,
+            seed=seed,
+            batch_size=batch_size,
+            name=path,
+        )
+        for label, path in models.items()
+    }
+    return combine(draws, count=count, alpha=alpha)

@@ -7,12 +7,14 @@ import json
 import logging
 import re
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
 
 from skadapt import artifacts
 from skadapt.errors import SkadaptError
+from skadapt.evaluate.embedding_memo import memoize
 from skadapt.prompts import model_prompts, role_prompt
 
 if TYPE_CHECKING:
@@ -94,7 +96,7 @@ def load_encoder(
 
     policy = validate_prompt_policy(dict(prompt_policy or {}))
     try:
-        model = SentenceTransformer(path, device="cpu" if not _has_accelerator() else None)
+        model = memoize(SentenceTransformer(path, device="cpu" if not _has_accelerator() else None))
     except (OSError, ValueError) as error:
         raise EvaluationError(f"{path}: cannot load as a sentence-transformers model ({error})") from None
     own = role_prompts(model.prompts or {}, path)
@@ -161,6 +163,7 @@ def evaluate_model(
     prompt_policy: dict[str, str] | None = None,
     batch_size: int = 32,
     show_progress: bool = False,
+    on_model: Callable[[str, Any], None] | None = None,
 ) -> list[TaskScore]:
     """Evaluate one model on tasks with ``mteb.evaluate``; finished tasks come from the cache.
 
@@ -172,9 +175,15 @@ def evaluate_model(
         results_dir: Where to write mteb's per-task result JSON files.
         prompt_policy: Task type -> prompt, added to the model's prompts.
         batch_size: Encoding batch size.
-        show_progress: Show mteb's progress bars.
+        show_progress: Show mteb's own (tqdm) progress bars. Otherwise, on a terminal (see
+            ``skadapt.console.progress_enabled``), one progress bar per model shows the tasks done, the
+            task running, and the texts encoded with their throughput (texts/s).
+        on_model: Called with (label, the loaded SentenceTransformer) after the model's tasks, while its
+            embedding memo is alive (the bootstrap reuses the embeddings mteb computed).
     """
     import mteb
+
+    from skadapt.console import counting_forward_passes, progress_group
 
     encoder = load_encoder(path, label, prompt_policy)
     cache = mteb.ResultCache(cache_path=str(cache_dir)) if cache_dir is not None else None
@@ -182,24 +191,31 @@ def evaluate_model(
         for task in tasks:
             _drop_stale(cache, task, encoder.mteb_model_meta)
     by_name = {}
-    for task in tasks:  # one call per task: a task whose data cannot be loaded is named in the error
-        try:
-            result = mteb.evaluate(
-                encoder,
-                task,
-                cache=cache,
-                encode_kwargs={"batch_size": batch_size, "show_progress_bar": show_progress},
-                show_progress_bar=show_progress,
-                overwrite_strategy="only-missing",
-                co2_tracker=False,
-            )
-        except (ConnectionError, OSError) as error:  # Hub unreachable, dataset missing, unreadable mirror
-            raise EvaluationError(
-                f"task {task.metadata.name}: cannot load its data ({type(error).__name__}: {error}); "
-                "check the network/HF_TOKEN, or point the task at a local copy with "
-                "evaluate.dataset_mirrors / --mirror TASK=DIR"
-            ) from None
-        by_name.update({r.task_name: r for r in result.task_results})
+    with progress_group(False if show_progress else None) as bars:
+        bar = bars.bar(f"evaluating {label}", total=len(tasks), unit="tasks", rate_unit="texts")
+        model = getattr(encoder, "model", None)
+        with counting_forward_passes(model, bar.count, enabled=bar.enabled):
+            for task in tasks:  # one call per task: a task whose data cannot be loaded is named in the error
+                bar.describe(f"evaluating {label}: {task.metadata.name}")
+                try:
+                    result = mteb.evaluate(
+                        encoder,
+                        task,
+                        cache=cache,
+                        encode_kwargs={"batch_size": batch_size, "show_progress_bar": show_progress},
+                        show_progress_bar=show_progress,
+                        overwrite_strategy="only-missing",
+                        co2_tracker=False,
+                    )
+                except (ConnectionError, OSError) as error:  # Hub unreachable, dataset missing, bad mirror
+                    raise EvaluationError(
+                        f"task {task.metadata.name}: cannot load its data ({type(error).__name__}: {error}); "
+                        "check the network/HF_TOKEN, or point the task at a local copy with "
+                        "evaluate.dataset_mirrors / --mirror TASK=DIR"
+                    ) from None
+                by_name.update({r.task_name: r for r in result.task_results})
+                bar.advance()
+        bar.describe(f"evaluated {label}")
     scores = []
     for task in tasks:
         task_result = by_name.get(task.metadata.name)
@@ -210,6 +226,8 @@ def evaluate_model(
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(json.dumps(task_result.to_dict(), indent=2, default=str) + "\n")
         scores.append(task_score(task_result, task, label))
+    if on_model is not None:
+        on_model(label, encoder.model)
     return scores
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from skadapt.errors import SkadaptError
 from skadapt.evaluate.aggregate import Table
-from skadapt.evaluate.bootstrap import suite_intervals
+from skadapt.evaluate.bootstrap import ModelDraws, combine, model_draws
 from skadapt.evaluate.report import write_report
 from skadapt.evaluate.runner import evaluate_models, validate_prompt_policy
 from skadapt.evaluate.selection import select_tasks, suite_files, suites_in
@@ -52,6 +52,21 @@ def run_evaluation(
     and ``report.png``. Without ``out_dir`` the report is built in memory only.
     """
     tasks = select_tasks(task_specs, language=language, mirrors=dataset_mirrors, seed=seed)
+    suites = suites_in(task_specs) if bootstrap else []
+    policy = validate_prompt_policy(dict(prompt_policy or {}))
+    draws: dict[str, ModelDraws] = {}
+
+    def bootstrap_model(label: str, model: Any) -> None:  # while mteb's embeddings are in the model's memo
+        draws[label] = model_draws(
+            model,
+            suites,
+            policy=policy,
+            count=bootstrap,
+            seed=seed,
+            batch_size=batch_size,
+            name=models[label],
+        )
+
     scores = evaluate_models(
         models,
         tasks,
@@ -60,18 +75,9 @@ def run_evaluation(
         prompt_policy=prompt_policy,
         batch_size=batch_size,
         show_progress=show_progress,
+        on_model=bootstrap_model if suites else None,
     )
-    suites = suites_in(task_specs)
-    intervals = None
-    if bootstrap and suites:
-        intervals = suite_intervals(
-            models,
-            suites,
-            policy=validate_prompt_policy(dict(prompt_policy or {})),
-            count=bootstrap,
-            seed=seed,
-            batch_size=batch_size,
-        )
+    intervals = combine(draws, count=bootstrap, alpha=0.05) if draws else None
     settings = {
         "bootstrap_resamples": bootstrap,
         "models": models,

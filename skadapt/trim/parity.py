@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from skadapt.console import Bar, counting_forward_passes, progress_group
 from skadapt.trim.errors import ParityError
 
 PARITY_TOLERANCE = 1e-5
@@ -102,6 +103,12 @@ def _difference(first: tuple[str, list[str], list[str]] | None) -> str:
     return f"; e.g. {text[:120]!r}: {before[window]} -> {after[window]}"
 
 
+def _encode(model: Any, texts: list[str], batch_size: int, bar: Bar) -> Any:
+    """Embed ``texts`` in one ``encode`` call, advancing ``bar`` after every batch."""
+    with counting_forward_passes(model, bar.advance, enabled=bar.enabled):
+        return model.encode(texts, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False)
+
+
 def check_parity(
     original_dir: Path,
     trimmed_dir: Path,
@@ -110,6 +117,7 @@ def check_parity(
     batch_size: int = 32,
     enforce: bool = True,
     require_identical: bool = False,
+    show_progress: bool | None = None,
 ) -> ParityResult:
     """Compare the original and trimmed sentence-transformers models on ``texts``.
 
@@ -120,6 +128,8 @@ def check_parity(
         batch_size: Encoding batch size.
         enforce: Raise when the check fails.
         require_identical: Every text must tokenize identically (every counted token was kept).
+        show_progress: Progress bars (texts encoded, texts/s) for both models; default: on a terminal
+            (see ``skadapt.console.progress_enabled``).
 
     Raises:
         ParityError: ``enforce`` and identically tokenized text embeds differently, or
@@ -138,8 +148,11 @@ def check_parity(
     diff = 0.0
     if identical:
         sample = [texts[i] for i in identical]
-        a = original.encode(sample, batch_size=batch_size, convert_to_numpy=True)
-        b = trimmed.encode(sample, batch_size=batch_size, convert_to_numpy=True)
+        with progress_group(show_progress) as bars:
+            before = bars.bar("parity check: original model", total=len(sample), unit="texts")
+            after = bars.bar("parity check: trimmed model", total=len(sample), unit="texts")
+            a = _encode(original, sample, batch_size, before)
+            b = _encode(trimmed, sample, batch_size, after)
         diff = float(abs(a - b).max())
     result = ParityResult(
         len(texts),
