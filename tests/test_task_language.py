@@ -184,3 +184,18 @@ def test_multilingual_task_scores_only_its_language(
     every = mteb.get_task("LocalMultiSTS")  # unfiltered: both subsets, for comparison
     (both,) = evaluate_model(model, "m", [every], cache_dir=None)
     assert both.score != pytest.approx(score.score, abs=1e-6)
+
+
+def test_a_cached_unfiltered_result_is_scored_on_the_language_subset_only(
+    tiny_models: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import mteb
+
+    from skadapt.evaluate.runner import evaluate_model
+
+    register(monkeypatch, "LocalMultiSTS", multilingual_task("STS", "LocalMultiSTS"))
+    model, cache = str(tiny_models["unigram"]), tmp_path / "cache"
+    (both,) = evaluate_model(model, "m", [mteb.get_task("LocalMultiSTS")], cache_dir=cache)  # fills the cache
+    (fresh,) = evaluate_model(model, "m", select_tasks(["LocalMultiSTS"], language="slk"), cache_dir=None)
+    (cached,) = evaluate_model(model, "m", select_tasks(["LocalMultiSTS"], language="slk"), cache_dir=cache)
+    assert cached.score == pytest.approx(fresh.score, abs=1e-3) and cached.score != pytest.approx(both.score)

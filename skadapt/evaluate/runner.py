@@ -146,7 +146,12 @@ def _drop_stale(cache: Any, task: AbsTask, meta: Any) -> None:
 
 
 def task_score(result: Any, task: AbsTask, label: str) -> TaskScore:
-    """The main score of a task result over the task's eval splits, in points."""
+    """The main score of a task result over the task's eval splits and subsets, in points.
+
+    A cached result may hold more subsets than the task now asks for (a multilingual task filtered to one
+    language after an unfiltered run): it is filtered to the task's subsets and splits first.
+    """
+    result = result.validate_and_filter_scores(task)
     splits = [s for s in task.eval_splits if s in result.scores] or None
     value = float(result.get_score(splits=splits))
     meta = task.metadata
