@@ -122,3 +122,26 @@ def test_encode_memo_serves_repeats_from_memory(tiny_models: dict[str, Path]) ->
     assert model.encode_memo.misses == 3 and model.encode_memo.hits == 4
     np.testing.assert_allclose(passage, plain.encode(texts[:1], prompt="passage: "), atol=1e-6)
     assert model.encode(texts, prompt="query: ", convert_to_tensor=True).shape == (3, first.shape[1])
+
+
+def test_train_exits_1_when_a_stage_harms_and_fail_on_harm_is_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The verdict logic is tested above; this checks the train command acts on a 'harms' verdict."""
+    import yaml
+
+    from skadapt import pipeline
+    from skadapt.pipeline import StageOutcome
+
+    result = {"verdicts": {"base->finetune": HARMS}, "harms": ["base->finetune"]}
+    monkeypatch.setattr(
+        pipeline, "run_recipe", lambda *a, **k: [StageOutcome("evaluate", "ran", tmp_path, 1.0, result)]
+    )
+    recipe = {"name": "r", "language": "slk", "base_model": "m", "output_dir": str(tmp_path / "run")}
+    for fail_on_harm, code in ((False, 0), (True, 1)):
+        recipe["evaluate"] = {"tasks": ["suite.yaml"], "fail_on_harm": fail_on_harm}
+        path = tmp_path / "recipe.yaml"
+        path.write_text(yaml.safe_dump(recipe))
+        outcome = CliRunner().invoke(app, ["train", str(path)])
+        assert outcome.exit_code == code, outcome.output
+        assert "do-no-harm base->finetune: harms" in outcome.output
