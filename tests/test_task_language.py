@@ -182,8 +182,9 @@ def test_multilingual_task_scores_only_its_language(
     import mteb
 
     every = mteb.get_task("LocalMultiSTS")  # unfiltered: both subsets, for comparison
-    (both,) = evaluate_model(model, "m", [every], cache_dir=None)
-    assert both.score != pytest.approx(score.score, abs=1e-6)
+    evaluate_model(model, "m", [every], cache_dir=None, results_dir=tmp_path / "all")
+    result = json.loads((tmp_path / "all" / "m" / "LocalMultiSTS.json").read_text())
+    assert sorted(s["hf_subset"] for s in result["scores"]["test"]) == ["en", "sk"]
 
 
 def test_a_cached_unfiltered_result_is_scored_on_the_language_subset_only(
@@ -195,7 +196,12 @@ def test_a_cached_unfiltered_result_is_scored_on_the_language_subset_only(
 
     register(monkeypatch, "LocalMultiSTS", multilingual_task("STS", "LocalMultiSTS"))
     model, cache = str(tiny_models["unigram"]), tmp_path / "cache"
-    (both,) = evaluate_model(model, "m", [mteb.get_task("LocalMultiSTS")], cache_dir=cache)  # fills the cache
+    evaluate_model(model, "m", [mteb.get_task("LocalMultiSTS")], cache_dir=cache)  # caches sk + en
+    cached_files = [json.loads(p.read_text()) for p in cache.rglob("LocalMultiSTS.json")]
+    assert any(len(f["scores"]["test"]) == 2 for f in cached_files)  # the cache holds both subsets
     (fresh,) = evaluate_model(model, "m", select_tasks(["LocalMultiSTS"], language="slk"), cache_dir=None)
     (cached,) = evaluate_model(model, "m", select_tasks(["LocalMultiSTS"], language="slk"), cache_dir=cache)
-    assert cached.score == pytest.approx(fresh.score, abs=1e-3) and cached.score != pytest.approx(both.score)
+    assert cached.score == pytest.approx(fresh.score, abs=1e-3)  # scored on sk alone, like a fresh run
+    sk_only = json.loads(next(p for p in cache.rglob("LocalMultiSTS.json")).read_text())
+    sk_score = next(s["main_score"] for s in sk_only["scores"]["test"] if s["hf_subset"] == "sk")
+    assert cached.score == pytest.approx(100 * sk_score, abs=1e-3)
