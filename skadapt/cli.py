@@ -23,6 +23,15 @@ recipe_app = typer.Typer(help="Validate, show and create recipes.", no_args_is_h
 app.add_typer(recipe_app, name="recipe")
 
 
+def _add_annotate() -> None:
+    from skadapt.commands.annotate import app as annotate_app
+
+    app.add_typer(annotate_app, name="annotate")
+
+
+_add_annotate()
+
+
 RecipeArg = Annotated[Path, typer.Argument(help="Recipe YAML file.")]
 SetOpt = Annotated[
     list[str] | None,

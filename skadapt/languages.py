@@ -25,6 +25,9 @@ class Language(BaseModel):
         mteb_tasks: mteb task names to evaluate on when no benchmark exists.
         training_data: Public training datasets known for the language, as ``finetune.datasets`` recipe
             entries (``skadapt recipe new`` writes them into the recipe).
+        marker_letters: Letters of this language that its close neighbours do not use (Slovak ä ľ ĺ ŕ ô);
+            an LLM output meant to be in a neighbour and containing them is in the wrong language.
+        neighbours: ISO 639-3 codes of languages a language identifier confuses with this one.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -40,6 +43,8 @@ class Language(BaseModel):
     mteb_benchmark: str | None = None
     mteb_tasks: tuple[str, ...] = ()
     training_data: tuple[dict[str, Any], ...] = ()
+    marker_letters: str = ""
+    neighbours: tuple[str, ...] = ()
 
     @property
     def eval_tasks(self) -> list[str]:
@@ -93,6 +98,8 @@ _LANGUAGES = [
         wordfreq="sk",
         mteb_benchmark="MTEB(slk, v1)",
         training_data=SLOVAK_TRAINING_DATA,
+        marker_letters="äľĺŕô",
+        neighbours=("ces",),
     ),
     Language(
         code="ces",
@@ -108,6 +115,8 @@ _LANGUAGES = [
             "CzechProductReviewSentimentClassification.v2",
             "SIB200Classification.v3",
         ),
+        marker_letters="ěřů",
+        neighbours=("slk",),
     ),
     Language(
         code="pol",

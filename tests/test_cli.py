@@ -26,6 +26,7 @@ def test_help_lists_every_command() -> None:
         "evaluate",
         "robustness",
         "synth-sts",
+        "annotate",
         "publish",
     ):
         assert command in result.output
@@ -71,7 +72,7 @@ def test_recipe_new_unknown_language() -> None:
     assert "unknown language 'xxx'" in result.output
 
 
-@pytest.mark.parametrize("command", ["robustness", "synth-sts", "publish"])
+@pytest.mark.parametrize("command", ["robustness", "publish"])
 def test_unavailable_stage_commands_exit_2(command: str) -> None:
     result = runner.invoke(app, [command, "model-dir", "--out", "x"])
     assert result.exit_code == 2

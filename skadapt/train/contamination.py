@@ -238,7 +238,7 @@ def collect_test_texts(
                     raise ContaminationCheckError(
                         f"contamination check: evaluation task {name}: reading its test data failed "
                         f"({_reason(error)}). Fix the task or its data (dataset_mirrors); "
-                        "finetune.contamination.allow skips only unreachable data, not errors"
+                        "contamination.allow skips only unreachable data, not errors"
                     ) from error
                 unreachable[name] = _reason(error)
     return texts, unreachable
@@ -287,6 +287,7 @@ def contamination_report(
     *,
     language: str | None = None,
     mirrors: dict[str, str] | None = None,
+    section: str = "finetune",
 ) -> dict[str, Any]:
     """Run the check for the recipe's evaluation tasks.
 
@@ -298,6 +299,7 @@ def contamination_report(
             logged as a warning and listed under ``unreachable``).
         language: The recipe's language (see :func:`collect_test_texts`).
         mirrors: The recipe's ``evaluate.dataset_mirrors``.
+        section: The recipe section whose ``contamination`` settings apply (named in messages).
 
     Raises:
         ContaminationCheckError: A task's data is unreachable and ``allow`` is False, or reading a task's
@@ -311,15 +313,16 @@ def contamination_report(
             f"contamination check: the test data of evaluation task(s) {details} cannot be reached, so "
             "the training data cannot be checked against it. Make it reachable (network, HF_TOKEN for "
             "gated data, no HF_HUB_OFFLINE/HF_DATASETS_OFFLINE without a cached copy), point the task at a "
-            "local copy with evaluate.dataset_mirrors, or set finetune.contamination.allow: true to train "
+            f"local copy with evaluate.dataset_mirrors, or set {section}.contamination.allow: true to go on "
             "without checking it"
         )
     for name, reason in sorted(unreachable.items()):
         log.warning(
             "contamination check: evaluation task %s NOT CHECKED, its test data is unreachable (%s); "
-            "training anyway because finetune.contamination.allow is true",
+            "going on because %s.contamination.allow is true",
             name,
             reason,
+            section,
         )
     report = check_overlap(train_texts, test_texts)
     report.update(
@@ -339,6 +342,6 @@ def contamination_report(
         raise ContaminationError(
             f"training data overlaps the evaluation test data above contamination.threshold "
             f"{threshold:.2%}: {details}. Remove those texts from the training data, or set "
-            "finetune.contamination.allow: true to train anyway"
+            f"{section}.contamination.allow: true to train anyway"
         )
     return report

@@ -1,0 +1,1 @@
+"""Annotation sheets (export, import with validation) and agreement statistics."""

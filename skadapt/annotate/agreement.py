@@ -1,0 +1,112 @@
+"""Agreement between annotators, with the libraries' own implementations: scipy (Pearson, Spearman),
+sklearn (Cohen's kappa), statsmodels (Fleiss' kappa) and krippendorff (alpha)."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+Ratings = Mapping[str, Mapping[str, float]]
+"""annotator -> item id -> rating."""
+
+
+def common_items(ratings: Ratings) -> list[str]:
+    """Items every annotator rated, sorted."""
+    sets = [set(items) for items in ratings.values()]
+    return sorted(set.intersection(*sets)) if sets else []
+
+
+def _matrix(ratings: Ratings, items: list[str]) -> np.ndarray:
+    return np.array([[ratings[a][i] for i in items] for a in ratings], dtype=float)
+
+
+def pair_statistics(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
+    """Exact agreement, Pearson, Spearman and Cohen's kappa of two rating vectors."""
+    from scipy.stats import pearsonr, spearmanr
+    from sklearn.metrics import cohen_kappa_score
+
+    return {
+        "accuracy": float(np.mean(x == y)),
+        "pearson": float(pearsonr(x, y).statistic),
+        "spearman": float(spearmanr(x, y).statistic),
+        "cohen_kappa": float(cohen_kappa_score(x.astype(int), y.astype(int))),
+    }
+
+
+def fleiss_kappa(matrix: np.ndarray) -> float:
+    """Fleiss' kappa of an annotators x items matrix of integer categories."""
+    from statsmodels.stats.inter_rater import aggregate_raters
+    from statsmodels.stats.inter_rater import fleiss_kappa as statsmodels_fleiss
+
+    table, _ = aggregate_raters(matrix.T.astype(int))
+    return float(statsmodels_fleiss(table, method="fleiss"))
+
+
+def krippendorff_alpha(matrix: np.ndarray, level: str = "interval") -> float:
+    """Krippendorff's alpha of an annotators x items matrix (NaN = not rated)."""
+    import krippendorff
+
+    return float(krippendorff.alpha(reliability_data=matrix, level_of_measurement=level))
+
+
+def agreement_report(ratings: Ratings, reference: Mapping[str, float] | None = None) -> dict[str, Any]:
+    """Per annotator pair accuracy, Pearson, Spearman and Cohen's kappa; overall Fleiss' kappa and
+    Krippendorff's alpha (interval); with ``reference`` (the intended scores), each annotator against it.
+
+    Computed on the items every annotator rated.
+    """
+    items = common_items(ratings)
+    if len(ratings) < 2:
+        raise ValueError("agreement needs at least two annotators")
+    if len(items) < 3:
+        raise ValueError(f"agreement needs items rated by every annotator; {len(items)} are")
+    annotators = list(ratings)
+    matrix = _matrix(ratings, items)
+    pairs = [
+        {"annotators": [a, b], **pair_statistics(matrix[i], matrix[j])}
+        for (i, a), (j, b) in itertools.combinations(enumerate(annotators), 2)
+    ]
+    report: dict[str, Any] = {
+        "annotators": annotators,
+        "items": len(items),
+        "pairs": pairs,
+        "fleiss_kappa": fleiss_kappa(matrix),
+        "krippendorff_alpha_interval": krippendorff_alpha(matrix),
+    }
+    if reference is not None:
+        gold = np.array([reference[i] for i in items], dtype=float)
+        report["vs_reference"] = [
+            {"annotator": a, **pair_statistics(matrix[k], gold)} for k, a in enumerate(annotators)
+        ]
+        mean = matrix.mean(axis=0)
+        report["mean_rating_vs_reference"] = pair_statistics(np.rint(mean), gold)
+    return report
+
+
+def agreement_markdown(report: Mapping[str, Any]) -> str:
+    """The agreement report as Markdown tables."""
+    lines = [
+        f"{len(report['annotators'])} annotators, {report['items']} items rated by all.",
+        "",
+        "| annotators | accuracy | Pearson | Spearman | Cohen's κ |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    for pair in report["pairs"]:
+        lines.append(
+            f"| {' / '.join(pair['annotators'])} | {pair['accuracy']:.3f} | {pair['pearson']:.3f} | "
+            f"{pair['spearman']:.3f} | {pair['cohen_kappa']:.3f} |"
+        )
+    for row in report.get("vs_reference", []):
+        lines.append(
+            f"| {row['annotator']} / intended | {row['accuracy']:.3f} | {row['pearson']:.3f} | "
+            f"{row['spearman']:.3f} | {row['cohen_kappa']:.3f} |"
+        )
+    lines += [
+        "",
+        f"Fleiss' κ {report['fleiss_kappa']:.3f}; Krippendorff's α (interval) "
+        f"{report['krippendorff_alpha_interval']:.3f}.",
+    ]
+    return "\n".join(lines)

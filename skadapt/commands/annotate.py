@@ -1,0 +1,70 @@
+"""``skadapt annotate export|agreement|split``: the human check of synthetic STS data."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from skadapt.console import handle_errors, out
+
+app = typer.Typer(help="Annotation sheets for the human check of synthetic STS data.", no_args_is_help=True)
+
+SheetsDir = Annotated[Path, typer.Argument(help="Directory with key.jsonl and sheets/ (from export).")]
+
+
+@app.command("export")
+@handle_errors
+def export(
+    dataset: Annotated[Path, typer.Argument(help="A synth-sts output directory (or its dataset/).")],
+    out_dir: Annotated[Path, typer.Option("--out", help="Directory for sheets/ and key.jsonl.")],
+    annotators: Annotated[int, typer.Option(min=1)] = 3,
+    seed: int = 42,
+    language: Annotated[str, typer.Option(help="Language of the guidelines (ISO 639-3).")] = "slk",
+) -> None:
+    """Write annotation sheets for the held-out pairs (intended scores only in key.jsonl)."""
+    from datasets import load_from_disk
+
+    from skadapt.annotate.sheets import export_sheets
+
+    directory = dataset / "dataset" if (dataset / "dataset").is_dir() else dataset
+    pairs = list(load_from_disk(str(directory))["heldout"])
+    result = export_sheets(pairs, out_dir, annotators=annotators, seed=seed, language=language)
+    out.print(
+        f"[green]wrote[/] {result['annotators']} sheets of {result['items']} pairs to {out_dir / 'sheets'}"
+    )
+
+
+@app.command("agreement")
+@handle_errors
+def agreement(sheets: SheetsDir) -> None:
+    """Validate the filled sheets; print and save agreement (pairwise, Fleiss' κ, Krippendorff's α)."""
+    from skadapt import artifacts
+    from skadapt.annotate.agreement import agreement_markdown, agreement_report
+    from skadapt.annotate.sheets import read_key, read_sheets
+
+    ratings = read_sheets(sheets)
+    reference = {item: float(row["score"]) for item, row in read_key(sheets).items()}
+    report = agreement_report(ratings, reference)
+    artifacts.write_json(sheets / "agreement.json", report)
+    (sheets / "agreement.md").write_text(agreement_markdown(report) + "\n", encoding="utf-8")
+    out.print(agreement_markdown(report))
+
+
+@app.command("split")
+@handle_errors
+def split(
+    sheets: SheetsDir,
+    dataset: Annotated[Path, typer.Option(help="The synth-sts dataset/ directory.")],
+    out_dir: Annotated[Path, typer.Option("--out", help="Directory for the train/test dataset and suite.")],
+    language: Annotated[str, typer.Option(help="ISO 639-3 code of the data.")] = "slk",
+) -> None:
+    """Make train + test (annotated pairs scored by the mean rating) and a one-task evaluation suite."""
+    from skadapt.synth.dataset import build_test_split
+
+    result = build_test_split(dataset, sheets, out_dir, language)
+    out.print(
+        f"[green]saved[/] {out_dir / 'dataset'}: train {result['train']}, test {result['test']} pairs "
+        f"rated by {result['annotators']} annotators; evaluation suite {out_dir / 'suite.yaml'}"
+    )

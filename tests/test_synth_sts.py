@@ -1,0 +1,317 @@
+"""Synthetic STS end to end against a scripted OpenAI-compatible server: malformed JSON, missing levels,
+English and Czech answers, 500s and slow answers are retried or recorded; reruns send nothing; the same
+seed gives the same dataset; held-out (test) sources never reach train; annotation and agreement."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+from datasets import load_from_disk
+from typer.testing import CliRunner
+
+from skadapt.annotate.sheets import KEY, SHEETS, SheetError, read_sheets
+from skadapt.cli import app
+from skadapt.languages import get_language
+from skadapt.recipe import ContaminationConfig, LLMConfig, SynthSTSConfig
+from skadapt.synth.run import synthesize_sts
+from skadapt.synth.sources import select_sources
+from tests.llm_server import Reply, scripted_server, user_message
+
+CORPUS = Path(__file__).parent / "data" / "sk_corpus.txt"
+SLOVAK = get_language("slk")
+# Hand-written Slovak answers the scripted LLM returns (the machinery is tested, not the wording).
+VARIANTS = [
+    "Archeológovia pri Trnave našli zvyšky stredovekej kováčskej dielne aj s nástrojmi.",
+    "Knižnica v Prešove rozšírila otváracie hodiny a pridala čitateľské kluby pre seniorov.",
+    "Meteorológovia upozorňujú, že tohtoročná jeseň bola na východe krajiny mimoriadne suchá.",
+    "Poslanci sa o návrhu budú znova rozprávať na najbližšom zasadnutí v decembri.",
+    "Podľa starostu sa práce začnú na jar a mali by sa skončiť ešte pred letom.",
+    "Na zasadnutí obecní poslanci jednomyseľne odsúhlasili, že sa budova opraví.",
+]
+CZECH = "Obecní zastupitelstvo na včerejším zasedání schválilo rekonstrukci místní základní školy."
+ENGLISH = "The local council approved the renovation of the primary school at yesterday's meeting."
+
+
+def answer(levels: dict[str, str]) -> str:
+    return json.dumps({k: {"sentence": v, "explanation": "vysvetlenie"} for k, v in levels.items()})
+
+
+GOOD = answer({str(level): text for level, text in enumerate(VARIANTS)})
+
+
+def source_of(body: dict) -> str:
+    return user_message(body).rsplit("Pôvodná veta: ", 1)[1]
+
+
+def script_for(kinds: dict[int, str]):
+    """Answers by the source's position in the request order: kind of the first answer, then good ones."""
+    order: dict[str, int] = {}
+
+    def script(body: dict, count: int) -> Reply:
+        index = order.setdefault(source_of(body), len(order))
+        kind = kinds.get(index, "good")
+        if kind == "always_broken":
+            return Reply('{"0": ')
+        if count > 0:
+            return Reply(GOOD)
+        return {
+            "good": Reply(GOOD),
+            "broken": Reply('{"0": {"sentence": "Archeológovia'),
+            "leak": Reply("Here is the JSON: " + GOOD),
+            "missing": Reply(answer({str(level): VARIANTS[level] for level in range(4)})),
+            "english": Reply(answer({**{str(i): v for i, v in enumerate(VARIANTS)}, "3": ENGLISH})),
+            "czech": Reply(answer({**{str(i): v for i, v in enumerate(VARIANTS)}, "5": CZECH})),
+            "error": Reply(status=500),
+            "slow": Reply(GOOD, delay=0.3),
+        }[kind]
+
+    return script
+
+
+def llm(url: str, cache: Path) -> LLMConfig:
+    return LLMConfig(
+        backend="openai",
+        model="scripted",
+        base_url=url,
+        cache=str(cache),
+        http_retries=3,
+        timeout_s=10,
+        attempts=3,
+    )
+
+
+def config(n: int = 12, **changes: object) -> SynthSTSConfig:
+    settings = {
+        "source": str(CORPUS),
+        "n_sources": n,
+        "annotation_sample_per_level": 4,
+        "annotators": 3,
+        "contamination_tasks": [],
+        "contamination": ContaminationConfig(),
+    } | changes
+    return SynthSTSConfig(**settings)  # type: ignore[arg-type]
+
+
+KINDS = {
+    0: "broken",
+    1: "missing",
+    2: "english",
+    3: "czech",
+    4: "error",
+    5: "slow",
+    6: "always_broken",
+    7: "leak",
+}
+
+
+def test_sources_are_unique_in_range_slovak_and_seeded() -> None:
+    first = select_sources(str(CORPUS), SLOVAK, 10, seed=3)
+    assert first.sentences == select_sources(str(CORPUS), SLOVAK, 10, seed=3).sentences
+    assert first.sentences != select_sources(str(CORPUS), SLOVAK, 10, seed=4).sentences
+    texts = [s.text for s in first.sentences]
+    assert len(set(texts)) == 10 and all(60 <= len(t) <= 200 for t in texts)
+
+
+def test_generation_end_to_end(tmp_path: Path) -> None:
+    with scripted_server(script_for(KINDS)) as server:
+        report = synthesize_sts(
+            config(), llm(server.url, tmp_path / "c.sqlite"), SLOVAK, tmp_path / "a", seed=7
+        )
+        hits = server.hits
+        again = synthesize_sts(
+            config(), llm(server.url, tmp_path / "c.sqlite"), SLOVAK, tmp_path / "b", seed=7
+        )
+        assert server.hits == hits  # the rerun sent zero requests
+    generation = report["generation"]
+    counts = {row["check"]: row["failed"] for row in generation["error_rates"]}
+    assert counts["broken_json"] == 4 and counts["missing_fields"] == 1
+    assert counts["wrong_language"] == 2 and counts["reasoning_leak"] == 1
+    assert report["failed_sources"] == 1  # always broken: recorded, never replaced
+    failures = [json.loads(line) for line in (tmp_path / "a" / "failures.jsonl").read_text().splitlines()]
+    assert len(failures) == 1 and failures[0]["attempts"] == 3
+    assert all("broken_json" in reasons[0] for reasons in failures[0]["failures"])
+    assert report["pairs"] == 11 * 6
+    assert again["generation"]["requests_sent"] == 0
+    # same seed, same dataset
+    a, b = load_from_disk(str(tmp_path / "a" / "dataset")), load_from_disk(str(tmp_path / "b" / "dataset"))
+    assert a["train"].to_list() == b["train"].to_list() and a["heldout"].to_list() == b["heldout"].to_list()
+    train_sources = set(a["train"]["source_id"])
+    held = set(a["heldout"]["source_id"])
+    assert len(held) == 4 and not train_sources & held
+    assert sorted(a["heldout"]["score"]) == sorted([float(level) for level in range(6)] * 4)
+    assert set(a["train"].column_names) >= {"sentence1", "sentence2", "score", "explanation", "source_id"}
+    card = (tmp_path / "a" / "README.md").read_text()
+    assert "| wrong_language | 2 |" in card and "task_categories" in card
+    table = (tmp_path / "a" / "error_rates.md").read_text()
+    assert "| broken_json |" in table
+
+
+def test_different_seed_different_choice(tmp_path: Path) -> None:
+    with scripted_server(script_for({})) as server:
+        first = synthesize_sts(config(6), llm(server.url, tmp_path / "c"), SLOVAK, tmp_path / "a", seed=1)
+        second = synthesize_sts(config(6), llm(server.url, tmp_path / "c"), SLOVAK, tmp_path / "b", seed=2)
+    assert first["generation"]["requests_sent"] == second["generation"]["requests_sent"] == 6
+    a = set(load_from_disk(str(tmp_path / "a" / "dataset"))["train"]["sentence1"])
+    b = set(load_from_disk(str(tmp_path / "b" / "dataset"))["train"]["sentence1"])
+    assert a != b
+
+
+def test_pilot_writes_a_review_sheet_only(tmp_path: Path) -> None:
+    with scripted_server(script_for({1: "always_broken"})) as server:
+        synthesize_sts(config(), llm(server.url, tmp_path / "c"), SLOVAK, tmp_path / "p", seed=1, pilot=3)
+    rows = list(csv.DictReader((tmp_path / "p" / "pilot_review.csv").open(encoding="utf-8-sig")))
+    assert len(rows) == 2 * 6 + 1 and any(r["status"].startswith("failed: broken_json") for r in rows)
+    assert not (tmp_path / "p" / "dataset").exists()
+
+
+def fill_sheets(directory: Path, rate) -> None:
+    key = {
+        json.loads(line)["item_id"]: json.loads(line) for line in (directory / KEY).read_text().splitlines()
+    }
+    for number, sheet in enumerate(sorted((directory / SHEETS).glob("*.csv"))):
+        rows = list(csv.DictReader(sheet.open(encoding="utf-8-sig")))
+        for row in rows:
+            row["score"] = str(rate(key[row["item_id"]]["score"], number))
+        with sheet.open("w", encoding="utf-8-sig", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows(rows)
+
+
+def test_annotation_round_trip_and_test_split(tmp_path: Path) -> None:
+    with scripted_server(script_for({})) as server:
+        synthesize_sts(config(10), llm(server.url, tmp_path / "c"), SLOVAK, tmp_path / "s", seed=3)
+    annotation = tmp_path / "s" / "annotation"
+    for sheet in (annotation / SHEETS).glob("*.csv"):
+        text = sheet.read_text(encoding="utf-8-sig")
+        header, *lines = text.splitlines()
+        assert header == "item_id,sentence1,sentence2,score"
+        assert all(line.endswith(",") for line in lines)  # the intended score is not in the sheet
+    with pytest.raises(SheetError, match=r"annotator_1\.csv row 2 score: empty"):
+        read_sheets(annotation)
+    # annotator 1 agrees with the intended level, 2 is one higher (capped), 3 one lower (floored)
+    fill_sheets(annotation, lambda level, n: int(min(5, max(0, level + (0, 1, -1)[n]))))
+    runner = CliRunner()
+    result = runner.invoke(app, ["annotate", "agreement", str(annotation)])
+    assert result.exit_code == 0, result.output
+    report = json.loads((annotation / "agreement.json").read_text())
+    assert report["items"] == 24 and report["vs_reference"][0]["accuracy"] == 1.0
+    result = runner.invoke(
+        app,
+        [
+            "annotate",
+            "split",
+            str(annotation),
+            "--dataset",
+            str(tmp_path / "s" / "dataset"),
+            "--out",
+            str(tmp_path / "final"),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    final = load_from_disk(str(tmp_path / "final" / "dataset"))
+    assert len(final["test"]) == 24
+    assert not set(final["train"]["source_id"]) & set(final["test"]["source_id"])
+    assert all(abs(r["score"] - sum(r["ratings"]) / 3) < 1e-9 for r in final["test"])
+    assert (tmp_path / "final" / "suite.yaml").is_file()
+
+
+def test_sheet_errors_name_sheet_row_and_field(tmp_path: Path) -> None:
+    with scripted_server(script_for({})) as server:
+        synthesize_sts(config(8), llm(server.url, tmp_path / "c"), SLOVAK, tmp_path / "s", seed=3)
+    annotation = tmp_path / "s" / "annotation"
+    fill_sheets(annotation, lambda level, n: int(level))
+    sheet = annotation / SHEETS / "annotator_2.csv"
+    rows = list(csv.reader(sheet.open(encoding="utf-8-sig")))
+    rows[1][3], rows[2][3], rows[3][0] = "7", "dva", "unknown"
+    with sheet.open("w", encoding="utf-8-sig", newline="") as handle:
+        csv.writer(handle).writerows(rows)
+    with pytest.raises(SheetError) as error:
+        read_sheets(annotation)
+    message = str(error.value)
+    assert "annotator_2.csv row 2 score: 7 is not a whole number from 0 to 5" in message
+    assert "annotator_2.csv row 3 score: 'dva' is not a number" in message
+    assert "annotator_2.csv row 4 item_id: unknown item 'unknown'" in message
+
+
+def test_the_dataset_plugs_into_finetune_and_evaluate(tmp_path: Path, tiny_models: dict[str, Path]) -> None:
+    from skadapt.evaluate.runner import evaluate_model
+    from skadapt.evaluate.selection import select_tasks
+    from skadapt.prompts import E5_PROMPTS
+    from skadapt.recipe import FinetuneDataset
+    from skadapt.train.datasets import build_task_dataset
+
+    with scripted_server(script_for({})) as server:
+        synthesize_sts(config(10), llm(server.url, tmp_path / "c"), SLOVAK, tmp_path / "s", seed=3)
+    annotation = tmp_path / "s" / "annotation"
+    fill_sheets(annotation, lambda level, n: int(level))
+    result = CliRunner().invoke(
+        app,
+        [
+            "annotate",
+            "split",
+            str(annotation),
+            "--dataset",
+            str(tmp_path / "s" / "dataset"),
+            "--out",
+            str(tmp_path / "final"),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    entry = FinetuneDataset(
+        name="synth", kind="sts", source=str(tmp_path / "final" / "dataset"), score_range=(0, 5)
+    )
+    built = build_task_dataset(entry, model_prompts=E5_PROMPTS)
+    assert len(built) == 6 * 6 and built.loss == "cosine"  # the train split: 10 sources - 4 held out
+    tasks = select_tasks([str(tmp_path / "final" / "suite.yaml")], language="slk")
+    scores = evaluate_model(
+        str(tiny_models["unigram"]), "tiny", tasks, cache_dir=tmp_path / "cache", results_dir=tmp_path / "res"
+    )
+    assert [(s.task, s.type) for s in scores] == [("SynthSTS", "STS")]
+
+
+def test_recipe_stage_runs_skips_and_reruns_when_the_llm_changes(
+    tmp_path: Path, tiny_models: dict[str, Path]
+) -> None:
+    import yaml
+
+    from skadapt.recipe import RecipeError, load_recipe
+
+    def recipe(model: str) -> Path:
+        data = {
+            "name": "synth",
+            "language": "slk",
+            "base_model": str(tiny_models["unigram"]),
+            "output_dir": str(tmp_path / "run"),
+            "llm": {"backend": "openai", "model": model, "base_url": url, "cache": str(tmp_path / "c")},
+            "synth_sts": {
+                "source": str(CORPUS),
+                "n_sources": 8,
+                "annotation_sample_per_level": 2,
+                "contamination_tasks": [],
+            },
+        }
+        path = tmp_path / f"{model}.yaml"
+        path.write_text(yaml.safe_dump(data), encoding="utf-8")
+        return path
+
+    runner = CliRunner()
+    with scripted_server(script_for({})) as server:
+        url = server.url
+        first = runner.invoke(app, ["train", str(recipe("a"))])
+        assert first.exit_code == 0, first.output
+        assert server.hits == 8
+        again = runner.invoke(app, ["train", str(recipe("a"))])
+        assert "up to date, skipped" in again.output and server.hits == 8
+        other = runner.invoke(app, ["train", str(recipe("b"))])
+        assert other.exit_code == 0 and server.hits == 16  # another model: new key, new requests
+    manifest = json.loads((tmp_path / "run" / "synth_sts" / "manifest.json").read_text())
+    assert manifest["result"]["pairs"] == 48 and manifest["result"]["splits"] == {"train": 36, "heldout": 12}
+    data = yaml.safe_load(recipe("a").read_text())
+    del data["llm"]
+    (tmp_path / "no_llm.yaml").write_text(yaml.safe_dump(data))
+    with pytest.raises(RecipeError, match="add an llm: section"):
+        load_recipe(tmp_path / "no_llm.yaml")
