@@ -302,9 +302,26 @@ class SynthSTSConfig(Section):
 class RobustnessConfig(Section):
     """Evaluation under LLM-made transformations of the test texts (uses the recipe's ``llm``)."""
 
-    transformations: list[str] = Field(min_length=1)
-    seeds: list[int] = Field(default_factory=lambda: [0, 1, 2])
-    tasks: list[str] = Field(default_factory=list)
+    preset: Literal["pteb", "hteb", "hteb-min"] | None = Field(
+        None, description="Transformations, seeds and sampling of PTEB or HTEB (fields set here win)"
+    )
+    transforms: list[str] | None = Field(None, description="Transformation names, or [all]")
+    seeds: list[int] | None = Field(None, description="Default: the preset's, else 1337, 1338, 1339")
+    temperature: Annotated[float, Field(ge=0, le=2)] | None = None
+    top_p: Annotated[float, Field(gt=0, le=1)] | None = None
+    tasks: list[str] = Field(default_factory=list, description="Default: evaluate.tasks, else the language's")
+    models: list[ModelRef] = Field(default_factory=lambda: ["base", "final"])
+    prompt_policy: dict[str, str] | None = Field(None, description="Default: evaluate.prompt_policy")
+    batch_size: PositiveInt = 32
+
+    @field_validator("transforms")
+    @classmethod
+    def _known_transforms(cls, names: list[str] | None) -> list[str] | None:
+        if names is None:
+            return None
+        from skadapt.robustness.transforms import resolve_transforms
+
+        return resolve_transforms(names)
 
 
 class PublishConfig(Section):
@@ -355,6 +372,10 @@ class Recipe(Section):
                 raise ValueError(f"the {stage} stage generates text with an LLM: add an llm: section")
         if self.synth_sts is not None and self.synth_sts.contamination_tasks is None:
             self.synth_sts.contamination_tasks = language.eval_tasks
+        if self.robustness is not None and not self.robustness.tasks:
+            self.robustness.tasks = list(self.evaluate.tasks if self.evaluate else []) or language.eval_tasks
+        if self.robustness is not None and self.robustness.prompt_policy is None:
+            self.robustness.prompt_policy = dict(self.evaluate.prompt_policy) if self.evaluate else {}
         if self.evaluate is not None and not self.evaluate.tasks:
             if not language.eval_tasks:
                 raise ValueError(

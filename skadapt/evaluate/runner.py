@@ -169,6 +169,7 @@ def evaluate_model(
     batch_size: int = 32,
     show_progress: bool = False,
     on_model: Callable[[str, Any], None] | None = None,
+    encoder: SentenceTransformerEncoderWrapper | None = None,
 ) -> list[TaskScore]:
     """Evaluate one model on tasks with ``mteb.evaluate``; finished tasks come from the cache.
 
@@ -185,12 +186,14 @@ def evaluate_model(
             task running, and the texts encoded with their throughput (texts/s).
         on_model: Called with (label, the loaded SentenceTransformer) after the model's tasks, while its
             embedding memo is alive (the bootstrap reuses the embeddings mteb computed).
+        encoder: The model already loaded by :func:`load_encoder` (its embedding memo carries over
+            between calls); default: load ``path``.
     """
     import mteb
 
     from skadapt.console import counting_forward_passes, progress_group
 
-    encoder = load_encoder(path, label, prompt_policy)
+    encoder = encoder or load_encoder(path, label, prompt_policy)
     cache = mteb.ResultCache(cache_path=str(cache_dir)) if cache_dir is not None else None
     if cache is not None:
         for task in tasks:

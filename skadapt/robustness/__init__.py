@@ -1,0 +1,1 @@
+"""Robustness: LLM transformations of evaluation texts at evaluation time, paired statistics, figures."""

@@ -1,0 +1,90 @@
+"""Rewrite texts with one transformation and one seed: chained steps, checked outputs, failures kept."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from skadapt.languages import Language
+from skadapt.llm.checks import CheckFailure, check_text
+from skadapt.llm.generate import GenerationItem, GenerationStats, Generator
+from skadapt.robustness.transforms import steps
+
+PROMPT_VERSION = "robustness-v1"
+"""Bump when a transformation prompt changes (part of every cache key)."""
+
+
+def text_key(text: str) -> str:
+    """A stable id of a text."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+@dataclass
+class Rewrites:
+    """The result of one transformation at one seed.
+
+    Attributes:
+        mapping: original text -> transformed text, or None where it failed.
+        reasons: original text -> why it failed.
+        stats: Generation counts and check failures over every step.
+        targets: original text -> the languages its steps wrote in (ISO 639-1), e.g. ``["de", "sk"]``.
+    """
+
+    mapping: dict[str, str | None] = field(default_factory=dict)
+    reasons: dict[str, str] = field(default_factory=dict)
+    stats: GenerationStats = field(default_factory=GenerationStats)
+    targets: dict[str, list[str]] = field(default_factory=dict)
+
+
+def _merge(total: GenerationStats, part: GenerationStats) -> None:
+    total.outputs_checked += part.outputs_checked
+    total.requests_sent += part.requests_sent
+    total.cache_hits += part.cache_hits
+    total.check_failures.update(part.check_failures)
+
+
+def rewrite(
+    texts: list[str], transform: str, seed: int, language: Language, generator: Generator
+) -> Rewrites:
+    """Apply ``transform`` to every text (seeded per text through the generator's run seed)."""
+    plans = {t: steps(transform, language, seed, text_key(t)) for t in texts}
+    current = {t: t for t in texts}
+    result = Rewrites(targets={t: [s.language.iso639_1 or s.language.code for s in plans[t]] for t in texts})
+    result.stats.items = len(texts)
+    alive = list(texts)
+    for index in range(max((len(p) for p in plans.values()), default=0)):
+        by_id = {f"{transform}|{index}|{text_key(t)}": t for t in alive}
+
+        def validate(
+            item: GenerationItem, output: str, by_id: dict[str, str] = by_id, index: int = index
+        ) -> tuple[Any, list[CheckFailure]]:
+            original = by_id[item.id]
+            step = plans[original][index]
+            text = output.strip()
+            failures = check_text(
+                text, current[original], step.language, expands=step.expands, summarises=step.summarises
+            )
+            last = index == len(plans[original]) - 1
+            if last and index > 0 and text.casefold() == original.strip().casefold():
+                failures.append(CheckFailure("identical", "the chain returned the original"))
+            return text, failures
+
+        items = [
+            GenerationItem(
+                item_id, ({"role": "user", "content": plans[t][index].prompt.replace("{text}", current[t])},)
+            )
+            for item_id, t in by_id.items()
+        ]
+        outcomes, stats = generator.run(items, validate, label=f"{transform} (seed {seed}, step {index + 1})")
+        _merge(result.stats, stats)
+        for outcome in outcomes:
+            original = by_id[outcome.id]
+            if outcome.ok:
+                current[original] = outcome.value
+            else:
+                result.reasons[original] = f"step {index + 1}: {outcome.reason}"
+        alive = [t for t in alive if t not in result.reasons]
+    result.mapping = {t: (None if t in result.reasons else current[t]) for t in texts}
+    result.stats.failed_items = len(result.reasons)
+    return result
