@@ -446,18 +446,20 @@ def format_validation_error(error: ValidationError, source: str) -> str:
     return "\n".join(lines)
 
 
-def section_from_options(model: type[S], **options: Any) -> S:
-    """Build a recipe section from command-line options; errors name the option (``--vocab-size``).
+def section_from_options(section: type[S], prefix: str = "", /, **options: Any) -> S:
+    """Build a recipe section from command-line options; errors name the option (``--vocab-size``, with
+    ``prefix`` ``"llm-"``: ``--llm-model``).
 
     Raises:
         RecipeError: An option value the section rejects.
     """
     try:
-        return model(**options)
+        return section(**options)
     except ValidationError as error:
         problems = []
         for item in error.errors():
             name = ".".join(map(str, item["loc"])).replace("_", "-")
+            name = f"{prefix}{name}" if name else name
             message = re.sub(r"^Value error, ", "", item["msg"])
             problems.append(f"--{name}: {message} (got {item.get('input')!r})" if name else message)
         raise RecipeError("invalid option: " + "; ".join(problems)) from None

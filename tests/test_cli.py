@@ -72,7 +72,7 @@ def test_recipe_new_unknown_language() -> None:
     assert "unknown language 'xxx'" in result.output
 
 
-@pytest.mark.parametrize("command", ["robustness", "publish"])
+@pytest.mark.parametrize("command", ["publish"])
 def test_unavailable_stage_commands_exit_2(command: str) -> None:
     result = runner.invoke(app, [command, "model-dir", "--out", "x"])
     assert result.exit_code == 2

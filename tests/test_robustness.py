@@ -187,3 +187,34 @@ def test_presets() -> None:
     assert resolve_settings("hteb", ["paraphrase"], [1], None, None)["transforms"] == ["paraphrase"]
     with pytest.raises(ValueError, match="unknown transformation"):
         resolve_settings(None, ["rephrase"], None, None, None)
+
+
+def test_cli(tmp_path: Path, suite: Path, tiny_models: dict[str, Path]) -> None:
+    from typer.testing import CliRunner
+
+    from skadapt.cli import app
+
+    with scripted_server(script) as server:
+        result = CliRunner().invoke(
+            app,
+            [
+                "robustness",
+                f"tiny={tiny_models['unigram']}",
+                "--tasks",
+                str(suite),
+                "--transforms",
+                "paraphrase",
+                "--seeds",
+                "7",
+                "--out",
+                str(tmp_path / "out"),
+                "--llm-model",
+                "scripted",
+                "--llm-base-url",
+                server.url,
+                "--llm-cache",
+                str(tmp_path / "c"),
+            ],
+        )
+    assert result.exit_code == 0, result.output
+    assert "Profile by axis" in result.output and (tmp_path / "out" / "robustness.json").is_file()

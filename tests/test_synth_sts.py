@@ -315,3 +315,33 @@ def test_recipe_stage_runs_skips_and_reruns_when_the_llm_changes(
     (tmp_path / "no_llm.yaml").write_text(yaml.safe_dump(data))
     with pytest.raises(RecipeError, match="add an llm: section"):
         load_recipe(tmp_path / "no_llm.yaml")
+
+
+def test_cli_fails_closed_without_reachable_evaluation_data(tmp_path: Path) -> None:
+    with scripted_server(script_for({})) as server:
+        args = [
+            "synth-sts",
+            "--source",
+            str(CORPUS),
+            "--n-sources",
+            "8",
+            "--per-level",
+            "2",
+            "--llm-model",
+            "scripted",
+            "--llm-base-url",
+            server.url,
+            "--llm-cache",
+            str(tmp_path / "c"),
+            "--out",
+            str(tmp_path / "out"),
+        ]
+        closed = CliRunner().invoke(app, args)  # default check: MTEB(slk, v1), not reachable offline
+        assert closed.exit_code == 1
+        assert "contamination" in closed.output and "cannot be reached" in closed.output
+        suite = Path(__file__).parent / "data" / "suite_sk" / "suite.yaml"
+        checked = CliRunner().invoke(app, [*args, "--contamination-task", str(suite)])
+        assert checked.exit_code == 0, checked.output
+        assert "| wrong_language |" in checked.output
+    report = json.loads((tmp_path / "out" / "generation_report.json").read_text())
+    assert report["contamination"]["status"] == "checked" and report["contamination"]["max_rate"] == 0.0

@@ -44,6 +44,7 @@ def llm_config(
     urls: str | list[str] | None = base_url[0] if base_url and len(base_url) == 1 else base_url or None
     return section_from_options(
         LLMConfig,
+        "llm-",
         backend=backend,
         model=model,
         base_url=urls,
