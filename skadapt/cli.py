@@ -23,13 +23,15 @@ recipe_app = typer.Typer(help="Validate, show and create recipes.", no_args_is_h
 app.add_typer(recipe_app, name="recipe")
 
 
-def _add_annotate() -> None:
+def _add_groups() -> None:
     from skadapt.commands.annotate import app as annotate_app
+    from skadapt.commands.human import app as human_app
 
     app.add_typer(annotate_app, name="annotate")
+    app.add_typer(human_app, name="human")
 
 
-_add_annotate()
+_add_groups()
 
 
 RecipeArg = Annotated[Path, typer.Argument(help="Recipe YAML file.")]

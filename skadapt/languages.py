@@ -110,13 +110,36 @@ _LANGUAGES = [
         fineweb2_config="ces_Latn",
         corpus=_fw2("ces_Latn"),
         wordfreq="cs",
-        mteb_tasks=(
+        mteb_tasks=(  # no Czech mteb benchmark: one or more tasks of each type mteb has for Czech
             "CSFDCZMovieReviewSentimentClassification.v2",
             "CzechProductReviewSentimentClassification.v2",
             "SIB200Classification.v3",
+            "SIB200ClusteringS2S",
+            "CTKFactsNLI",
+            "BelebeleRetrieval",
+            "WikipediaRerankingMultilingual",
         ),
         marker_letters="ěřů",
         neighbours=("slk",),
+    ),
+    Language(
+        code="ukr",
+        iso639_1="uk",
+        name="Ukrainian",
+        native_name="українська",
+        script="Cyrl",
+        fineweb2_config="ukr_Cyrl",
+        corpus=_fw2("ukr_Cyrl"),
+        wordfreq="uk",
+        mteb_tasks=(  # no Ukrainian mteb benchmark: the Ukrainian tasks and the Ukrainian subsets of others
+            "UkrSedUASmallSTSv1",
+            "UkrFormalityClassification.v2",
+            "UkrTweetToxicityBinaryClassification",
+            "SIB200Classification.v3",
+            "SIB200ClusteringS2S",
+            "BelebeleRetrieval",
+        ),
+        marker_letters="ґєї",  # Russian has none of them, Belarusian writes і but not ґ є ї
     ),
     Language(
         code="pol",

@@ -324,6 +324,18 @@ class RobustnessConfig(Section):
         return resolve_transforms(names)
 
 
+class HumanConfig(Section):
+    """Human baselines (HUME): annotation sheets for a subset of the evaluation tasks, and the human scores
+    beside the models' in the evaluation report (``skadapt human export|score``)."""
+
+    dir: str = Field(description="Where the sheets, the subset suite and the human results live")
+    tasks: list[str] = Field(default_factory=list, description="Default: evaluate.tasks")
+    annotators: PositiveInt = 2
+    sizes: dict[str, PositiveInt] = Field(
+        default_factory=dict, description="Task type -> items drawn (default: HUME's sizes)"
+    )
+
+
 class PublishConfig(Section):
     """Upload of the final model to the Hugging Face Hub."""
 
@@ -347,6 +359,7 @@ class Recipe(Section):
     renorm: RenormConfig | None = None
     evaluate: EvaluateConfig | None = None
     robustness: RobustnessConfig | None = None
+    human: HumanConfig | None = None
     publish: PublishConfig | None = None
 
     @field_validator("language")
@@ -376,6 +389,8 @@ class Recipe(Section):
             self.robustness.tasks = list(self.evaluate.tasks if self.evaluate else []) or language.eval_tasks
         if self.robustness is not None and self.robustness.prompt_policy is None:
             self.robustness.prompt_policy = dict(self.evaluate.prompt_policy) if self.evaluate else {}
+        if self.human is not None and not self.human.tasks:
+            self.human.tasks = list(self.evaluate.tasks if self.evaluate else []) or language.eval_tasks
         if self.evaluate is not None and not self.evaluate.tasks:
             if not language.eval_tasks:
                 raise ValueError(

@@ -85,6 +85,9 @@ def command(
         bool, typer.Option(help="Exit 1 when a model harms the one before it (do-no-harm verdict).")
     ] = False,
     overwrite: Annotated[bool, typer.Option(help="Replace an existing --out directory.")] = False,
+    human: Annotated[
+        Path | None, typer.Option(help="A scored `skadapt human` directory: add the Human comparison.")
+    ] = None,
 ) -> None:
     """Evaluate models side by side; print the Table-1 averages and paired comparisons."""
     from rich.table import Table as RichTable
@@ -102,11 +105,16 @@ def command(
         "margin": margin,
         "alpha": alpha,
         "bootstrap": bootstrap,
+        "human_dir": human,
     }
+    if human is not None and out_dir is None:
+        fail("--human needs --out (the comparison is written into the report)")
     console.print(f"evaluating {', '.join(labelled)} on {', '.join(tasks)}")
     if out_dir is not None:
         with atomic_dir(out_dir, overwrite=overwrite) as tmp:
             table, items, verdicts = run_evaluation(labelled, tasks, tmp, **options)
+        if human is not None:
+            out.print((out_dir / "human.md").read_text(encoding="utf-8"))
     else:
         table, items, verdicts = run_evaluation(labelled, tasks, None, **options)
 

@@ -171,17 +171,19 @@ def _pair_data(spec: PairClassificationTask, suite: Suite) -> Any:
 
 
 def _classification_data(spec: ClassificationTask, suite: Suite) -> Any:
-    from datasets import Dataset
+    from datasets import ClassLabel, Dataset, Features, Value
 
     train = read_rows(suite.data_path(spec.train), _TextRow)
     test = read_rows(suite.data_path(spec.test), _TextRow)
     ids = _label_ids([row.label for row in train + test])
-    return {
-        "train": Dataset.from_dict({"text": [r.text for r in train], "label": [ids[r.label] for r in train]}),
-        spec.split: Dataset.from_dict(
-            {"text": [r.text for r in test], "label": [ids[r.label] for r in test]}
-        ),
-    }
+    features = Features({"text": Value("string"), "label": ClassLabel(names=[str(label) for label in ids])})
+
+    def split(rows: list[Any]) -> Any:
+        return Dataset.from_dict(
+            {"text": [r.text for r in rows], "label": [ids[r.label] for r in rows]}, features=features
+        )
+
+    return {"train": split(train), spec.split: split(test)}  # label names kept (human sheets show them)
 
 
 def _clustering_data(spec: ClusteringTask, suite: Suite) -> Any:

@@ -45,11 +45,15 @@ def run_evaluation(
     seed: int = 42,
     bootstrap: int = 1000,
     show_progress: bool = False,
+    human_dir: Path | None = None,
 ) -> tuple[Table, list[Comparison], list[Verdict]]:
     """Evaluate labelled models on the selected tasks; write results and the report into ``out_dir``.
 
     ``out_dir`` gets ``results/<model>/<task>.json`` (mteb's result files), ``report.md``, ``report.json``
-    and ``report.png``. Without ``out_dir`` the report is built in memory only.
+    and ``report.png``. Without ``out_dir`` the report is built in memory only. With ``human_dir`` (a
+    ``skadapt human`` directory with scored sheets) the models are also scored on the human subset and the
+    report gets the human comparison (``human.md``/``human.png``, a section of report.md, ``human`` in
+    report.json).
     """
     tasks = select_tasks(task_specs, language=language, mirrors=dataset_mirrors, seed=seed)
     suites = suites_in(task_specs) if bootstrap else []
@@ -94,7 +98,53 @@ def run_evaluation(
             )
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
-    return write_report(scores, out_dir, margin=margin, alpha=alpha, intervals=intervals, extra=settings)
+    written = write_report(scores, out_dir, margin=margin, alpha=alpha, intervals=intervals, extra=settings)
+    if human_dir is not None:
+        _human_comparison(
+            models,
+            human_dir,
+            out_dir,
+            language=language,
+            cache_dir=cache_dir,
+            prompt_policy=prompt_policy,
+            batch_size=batch_size,
+        )
+    return written
+
+
+def _human_comparison(
+    models: dict[str, str],
+    human_dir: Path,
+    out_dir: Path,
+    *,
+    language: str,
+    cache_dir: Path | None,
+    prompt_policy: dict[str, str] | None,
+    batch_size: int,
+) -> None:
+    """Score the models on the human subset; add the comparison to the report."""
+    from skadapt import artifacts
+    from skadapt.human.compare import comparison, figure, markdown
+
+    human = artifacts.read_json(human_dir / "human_scores.json")
+    if not isinstance(human, dict):
+        raise EvaluateStageError(
+            f"{human_dir}: no human_scores.json; fill the sheets and run `skadapt human score {human_dir}`"
+        )
+    tasks = select_tasks([str(human_dir / "subset" / "suite.yaml")], language=language)
+    scores = evaluate_models(
+        models, tasks, cache_dir=cache_dir, prompt_policy=prompt_policy, batch_size=batch_size
+    )
+    rows = comparison(human, scores)
+    text = markdown(rows)
+    (out_dir / "human.md").write_text(text, encoding="utf-8")
+    figure(rows, out_dir / "human.png")
+    with (out_dir / "report.md").open("a", encoding="utf-8") as handle:
+        handle.write("\n" + text + "\n![human](human.png)\n")
+    report = artifacts.read_json(out_dir / "report.json")
+    if isinstance(report, dict):
+        report["human"] = rows
+        artifacts.write_json(out_dir / "report.json", report)
 
 
 def _selected_models(config: EvaluateConfig, available: dict[str, str]) -> dict[str, str]:
@@ -112,9 +162,19 @@ def _selected_models(config: EvaluateConfig, available: dict[str, str]) -> dict[
     return selected
 
 
+def _human_dir(recipe: Recipe) -> Path | None:
+    """The recipe's human baseline directory once its sheets are scored, else None."""
+    if recipe.human is None:
+        return None
+    directory = Path(recipe.human.dir)
+    return directory if (directory / "human_scores.json").is_file() else None
+
+
 def input_files(recipe: Recipe) -> list[Path]:
-    """Data files of the local suites the recipe evaluates on (the pipeline fingerprints them)."""
-    return suite_files(recipe)
+    """Data files of the local suites the recipe evaluates on and the human scores (the pipeline fingerprints
+    them: scoring the human sheets re-runs the evaluation)."""
+    human = [Path(recipe.human.dir) / "human_scores.json"] if recipe.human is not None else []
+    return [*suite_files(recipe), *human]
 
 
 def run_stage(ctx: Any) -> dict[str, Any]:
@@ -134,6 +194,7 @@ def run_stage(ctx: Any) -> dict[str, Any]:
         alpha=config.alpha,
         seed=ctx.recipe.seed,
         bootstrap=config.bootstrap,
+        human_dir=_human_dir(ctx.recipe),
     )
     for verdict in verdicts:
         log.info(

@@ -1,8 +1,9 @@
 """The synthetic-STS generation prompt: six levels with explicit boundaries, worked examples, JSON output.
 
-Slovak has a prompt written in Slovak. Other languages get the English prompt, which names the target
-language, until a native prompt is added to :data:`NATIVE_PROMPTS` or a recipe supplies its own template
-(``synth_sts.prompt_template``: a text file with ``{sentence}`` and, optionally, ``{language}`` fields).
+Slovak and Czech have prompts written in their language (each with its own worked example). Other
+languages get the English prompt, which names the target language, until a native prompt is added to
+:data:`NATIVE_PROMPTS` or a recipe supplies its own template (``synth_sts.prompt_template``: a text file
+with ``{sentence}`` and, optionally, ``{language}`` fields).
 """
 
 from __future__ import annotations
@@ -77,6 +78,53 @@ bez ďalšieho textu.
 
 Pôvodná veta: {sentence}"""
 
+CZECH_PROMPT = """\
+Jsi zkušený lingvista, který připravuje data pro hodnocení sémantické podobnosti vět (STS).
+Dostaneš jednu českou větu. Napiš k ní šest nových českých vět, pro každou úroveň podobnosti
+0 až 5 jednu, a ke každé krátké vysvětlení, proč má právě tuto úroveň.
+
+Důležité informace věty jsou: hlavní událost (co se stalo), aktér (kdo), místo, čas, množství (čísla,
+částky, počty) a pointa (k čemu věta směřuje). Ostatní jsou nepodstatné podrobnosti.
+
+Úrovně:
+5 – Zcela rovnocenná: stejný význam a všechny důležité i nepodstatné informace, ale vyjádřené jinými
+    slovy a jinou stavbou věty. Nesmí jít o kopii původní věty.
+4 – Téměř rovnocenná: všechny důležité informace se shodují, liší se, chybí nebo přibyla jen
+    nepodstatná podrobnost. (Pokud se změní byť jen jediná důležitá informace, jde už o 3.)
+3 – Zhruba rovnocenná: právě jedna důležitá informace chybí nebo je jiná, ostatní se shodují.
+4 a 3 se liší tím, zda se změnila důležitá informace; 3 a 2 tím, zda se změnila jedna, nebo více.
+2 – Nerovnocenná, ale sdílí některé podrobnosti: stejné téma a alespoň jedna společná důležitá
+    informace, ale hlavní událost nebo více důležitých informací se liší.
+1 – Nerovnocenná, jen stejné téma nebo oblast: žádná společná důležitá informace.
+0 – Zcela nesouvisející: jiné téma i oblast. Vyhni se otřepaným tématům (počasí, vaření, domácí zvířata,
+    sport, nakupování); napiš smysluplnou větu z úplně jiné oblasti.
+
+Všechny věty piš spisovnou češtinou (ne slovensky), zhruba stejně dlouhé jako původní věta.
+
+Příklad
+Původní věta: Krajská nemocnice v Liberci otevře v listopadu nové onkologické centrum za 420 milionů
+korun, které má zkrátit čekání pacientů na léčbu.
+5: V listopadu zahájí liberecká krajská nemocnice provoz nového onkologického centra za 420 milionů
+   korun, díky němuž budou pacienti čekat na léčbu kratší dobu. – Stejný význam, jiná slova i stavba věty.
+4: Krajská nemocnice v Liberci otevře v listopadu nové onkologické centrum s moderním ozařovačem za
+   420 milionů korun, které má zkrátit čekání pacientů na léčbu. – Přibyla jen nepodstatná podrobnost
+   (moderní ozařovač).
+3: Krajská nemocnice v Liberci otevře v listopadu nové onkologické centrum za 650 milionů korun, které
+   má zkrátit čekání pacientů na léčbu. – Změnila se jedna důležitá informace: částka.
+2: Krajská nemocnice v Liberci kvůli nedostatku lékařů od listopadu omezí provoz onkologického oddělení.
+   – Stejný aktér, místo i čas, ale jiná hlavní událost i pointa.
+1: Ministerstvo zdravotnictví připravuje nová pravidla pro úhradu léků na vzácná onemocnění. – Jen stejná
+   oblast (zdravotnictví), nic důležitého společného.
+0: Astronomové z ondřejovské observatoře objevili novou planetku mezi drahami Marsu a Jupiteru. – Jiné
+   téma i oblast.
+
+Odpověz pouze objektem JSON ve tvaru
+{{"0": {{"sentence": "...", "explanation": "..."}}, "1": {{...}}, "2": {{...}}, "3": {{...}},
+"4": {{...}}, "5": {{...}}}}
+bez dalšího textu.
+
+Původní věta: {sentence}"""
+
 ENGLISH_PROMPT = """\
 You are an experienced linguist preparing data for semantic textual similarity (STS) evaluation.
 You get one sentence in {language}. Write six new sentences in {language}, one for each similarity level
@@ -123,7 +171,7 @@ and nothing else.
 
 Original ({language}): {sentence}"""
 
-NATIVE_PROMPTS: dict[str, str] = {"slk": SLOVAK_PROMPT}
+NATIVE_PROMPTS: dict[str, str] = {"slk": SLOVAK_PROMPT, "ces": CZECH_PROMPT}
 """Prompts written in their language, by ISO 639-3 code."""
 
 

@@ -1,0 +1,94 @@
+"""``skadapt human export|score``: human baselines (HUME) for any evaluation suite."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from skadapt.console import console, handle_errors, out
+
+app = typer.Typer(
+    help="Human baselines: annotation sheets for a suite, human scores beside the models'.",
+    no_args_is_help=True,
+)
+
+
+@app.command("export")
+@handle_errors
+def export(
+    tasks: Annotated[list[str], typer.Argument(help="mteb benchmark/task names or suite .yaml files.")],
+    out_dir: Annotated[Path, typer.Option("--out", help="Directory for sheets/, key/ and subset/.")],
+    annotators: Annotated[int, typer.Option(min=1)] = 2,
+    seed: int = 42,
+    size: Annotated[
+        list[str] | None, typer.Option("--size", help="TYPE=N, e.g. --size STS=50 (repeatable).")
+    ] = None,
+    language: Annotated[str, typer.Option(help="ISO 639-3 code of the tasks.")] = "slk",
+) -> None:
+    """Draw seeded subsets at HUME's sizes and write one sheet per task and annotator (no gold in them)."""
+    from skadapt.commands.evaluate import _pairs
+    from skadapt.evaluate.selection import select_tasks
+    from skadapt.human.sheets import export as export_sheets
+    from skadapt.human.subset import SIZES, draw_subset, write_subset_suite
+
+    sizes = {kind: int(n) for kind, n in _pairs(size, "--size").items()}
+    unknown = sorted(set(sizes) - set(SIZES))
+    if unknown:
+        raise typer.BadParameter(
+            f"--size: unknown task type(s) {', '.join(unknown)}; types: {', '.join(SIZES)}"
+        )
+    subsets = []
+    for task in select_tasks(tasks, language=language, seed=seed):
+        task.load_data()
+        subset = draw_subset(task, sizes.get(str(task.metadata.type)), seed, language)
+        if subset is None:
+            console.print(f"{task.metadata.name}: {task.metadata.type} is not annotated by people; skipped")
+            continue
+        subsets.append(subset)
+    export_sheets(subsets, out_dir, annotators=annotators, seed=seed)
+    suite = write_subset_suite(subsets, out_dir / "subset")
+    out.print(
+        f"[green]wrote[/] sheets for {len(subsets)} task(s) x {annotators} annotator(s) in "
+        f"{out_dir / 'sheets'}; the same items for the models: {suite}"
+    )
+
+
+@app.command("score")
+@handle_errors
+def score(
+    directory: Annotated[Path, typer.Argument(help="The export directory, with filled sheets.")],
+    leave_one_out: Annotated[
+        list[str] | None,
+        typer.Option("--leave-one-out", help="Task whose gold is the annotators' mean (repeatable)."),
+    ] = None,
+    language: Annotated[str, typer.Option(help="ISO 639-3 code of the tasks.")] = "slk",
+) -> None:
+    """Score every annotator with the models' metric; write human_scores.json and mteb results (Human)."""
+    from rich.table import Table
+
+    from skadapt.evaluate.selection import select_tasks
+    from skadapt.human.score import save, score_subsets, write_mteb_results
+    from skadapt.human.sheets import read_answers, read_key
+
+    subsets = read_key(directory)
+    answers = read_answers(directory, subsets)
+    scores = score_subsets(subsets, answers, set(leave_one_out or []))
+    save(scores, directory)
+    tasks = select_tasks([str(directory / "subset" / "suite.yaml")], language=language)
+    write_mteb_results(scores, tasks, directory / "results")
+    table = Table(title=f"human scores ({directory})")
+    for column in ("task", "type", "metric", "annotators", "mean", "sd", "agreement"):
+        table.add_column(column)
+    for task, entry in scores.items():
+        agree = ", ".join(f"{k} {v:.3f}" for k, v in entry["agreement"].items())
+        each = ", ".join(f"{v:.1f}" for v in entry["annotators"].values())
+        table.add_row(
+            task, entry["type"], entry["metric"], each, f"{entry['mean']:.2f}", f"{entry['sd']:.2f}", agree
+        )
+    out.print(table)
+    out.print(
+        f"mteb results of baseline/Human in {directory / 'results'}; compare with "
+        f"`skadapt evaluate MODELS --tasks ... --human {directory}`"
+    )

@@ -1,0 +1,195 @@
+"""Human scores with the models' metric on the identical items, agreement as HUME reports it, and the
+result in mteb's format under mteb's ``baseline/Human`` model.
+
+Metrics: STS Spearman of the ratings with the gold; classification accuracy; clustering V-measure of the
+free group ids; pair classification average precision of the 0/1 answers (mteb's max_ap for a binary
+scorer); reranking MAP and retrieval nDCG@10 of the ranking the 0/1 answers give, ties in random order
+(the expectation over 200 seeded tie-breaks). With ``leave_one_out`` a task's gold is replaced, for each
+annotator, by the mean of the other annotators' answers (for gold that is itself their mean, as in
+synthetic STS). Agreement: Fleiss' kappa (classification, pairs), pairwise ARI (clustering), pairwise
+Spearman (STS), mean per-query Spearman and Kendall tau (reranking).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+from collections import defaultdict
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from skadapt import artifacts
+from skadapt.human.subset import Subset
+
+TIE_BREAKS = 200
+HUMAN_MODEL = "baseline/Human"
+
+
+def _average_precision(ranked_gold: list[int]) -> float:
+    hits, total = 0, 0.0
+    for rank, gold in enumerate(ranked_gold, 1):
+        if gold:
+            hits += 1
+            total += hits / rank
+    return total / hits if hits else 0.0
+
+
+def _ndcg_at_10(ranked_gold: list[int]) -> float:
+    dcg = sum(g / math.log2(r + 1) for r, g in enumerate(ranked_gold[:10], 1))
+    ideal = sum(g / math.log2(r + 1) for r, g in enumerate(sorted(ranked_gold, reverse=True)[:10], 1))
+    return dcg / ideal if ideal else 0.0
+
+
+def ranking_score(answers: list[int], gold: list[int], metric: str, seed: int = 0) -> float:
+    """Expected MAP/nDCG@10 contribution of one query ranked by binary answers, ties in random order."""
+    rng = random.Random(seed)
+    score = _average_precision if metric == "map_at_1000" else _ndcg_at_10
+    values = []
+    for _ in range(TIE_BREAKS):
+        keys = [(-a, rng.random()) for a in answers]
+        order = sorted(range(len(answers)), key=keys.__getitem__)
+        values.append(score([gold[i] for i in order]))
+    return float(np.mean(values))
+
+
+def task_score(subset: Subset, answers: Mapping[str, Any], gold: Mapping[str, Any]) -> float:
+    """One annotator's score (points, 0-100) with the models' metric."""
+    from scipy.stats import spearmanr
+    from sklearn.metrics import accuracy_score, average_precision_score, v_measure_score
+
+    ids = [item.item_id for item in subset.items]
+    given, truth = [answers[i] for i in ids], [gold[i] for i in ids]
+    if subset.type == "STS":
+        return 100 * float(spearmanr(given, truth).statistic)
+    if subset.type == "Classification":
+        return 100 * float(accuracy_score(truth, given))
+    if subset.type == "Clustering":
+        return 100 * float(v_measure_score(truth, given))
+    if subset.type == "PairClassification":
+        return 100 * float(average_precision_score(truth, given))
+    groups: dict[str, list[str]] = defaultdict(list)
+    for item in subset.items:
+        groups[item.group].append(item.item_id)
+    per_query = [
+        ranking_score([answers[i] for i in members], [gold[i] for i in members], subset.metric, seed=index)
+        for index, members in enumerate(groups.values())
+        if any(gold[i] for i in members)
+    ]
+    return 100 * float(np.mean(per_query))
+
+
+def agreement(subset: Subset, by_annotator: Mapping[str, Mapping[str, Any]]) -> dict[str, float]:
+    """HUME's agreement statistic for the task type (NaN with fewer than two annotators)."""
+    from scipy.stats import kendalltau, spearmanr
+    from sklearn.metrics import adjusted_rand_score
+
+    from skadapt.annotate.agreement import fleiss_kappa
+
+    names = list(by_annotator)
+    ids = [item.item_id for item in subset.items]
+    if len(names) < 2:
+        return {}
+    pairs = list(itertools.combinations(names, 2))
+    if subset.type in ("Classification", "PairClassification"):
+        categories = sorted({str(by_annotator[n][i]) for n in names for i in ids})
+        matrix = np.array([[categories.index(str(by_annotator[n][i])) for i in ids] for n in names])
+        return {"fleiss_kappa": fleiss_kappa(matrix)}
+    if subset.type == "Clustering":
+        values = [
+            adjusted_rand_score([by_annotator[a][i] for i in ids], [by_annotator[b][i] for i in ids])
+            for a, b in pairs
+        ]
+        return {"pairwise_ari": float(np.mean(values))}
+    if subset.type == "STS":
+        values = [
+            spearmanr([by_annotator[a][i] for i in ids], [by_annotator[b][i] for i in ids]).statistic
+            for a, b in pairs
+        ]
+        return {"pairwise_spearman": float(np.mean(values))}
+    groups: dict[str, list[str]] = defaultdict(list)
+    for item in subset.items:
+        groups[item.group].append(item.item_id)
+    rho, tau = [], []
+    for members in groups.values():
+        for a, b in pairs:
+            x, y = [by_annotator[a][i] for i in members], [by_annotator[b][i] for i in members]
+            if len(set(x)) > 1 and len(set(y)) > 1:
+                rho.append(spearmanr(x, y).statistic)
+                tau.append(kendalltau(x, y).statistic)
+    return {
+        "mean_spearman": float(np.mean(rho)) if rho else math.nan,
+        "mean_kendall_tau": float(np.mean(tau)) if tau else math.nan,
+    }
+
+
+def score_subsets(
+    subsets: list[Subset], answers: Mapping[str, Mapping[str, Mapping[str, Any]]], leave_one_out: set[str]
+) -> dict[str, Any]:
+    """Per task: each annotator's score, their mean and SD, and agreement."""
+    result: dict[str, Any] = {}
+    for subset in subsets:
+        by_annotator = answers[subset.task]
+        gold = {item.item_id: item.gold for item in subset.items}
+        scores = {}
+        for name, given in by_annotator.items():
+            if subset.task in leave_one_out or subset.source_task in leave_one_out:
+                others = [a for n, a in by_annotator.items() if n != name]
+                if not others:
+                    raise ValueError(f"{subset.task}: leave-one-out needs at least two annotators")
+                gold = {i: float(np.mean([o[i] for o in others])) for i in given}
+            scores[name] = task_score(subset, given, gold)
+        values = list(scores.values())
+        result[subset.task] = {
+            "source_task": subset.source_task,
+            "type": subset.type,
+            "metric": subset.metric,
+            "items": len(subset.items),
+            "annotators": scores,
+            "mean": float(np.mean(values)),
+            "sd": float(np.std(values, ddof=1)) if len(values) > 1 else 0.0,
+            "agreement": agreement(subset, by_annotator),
+            "leave_one_out": subset.task in leave_one_out or subset.source_task in leave_one_out,
+        }
+    return result
+
+
+def write_mteb_results(scores: Mapping[str, Any], tasks: list[Any], cache_dir: Path) -> list[Path]:
+    """The human mean per task as mteb ``TaskResult`` files of ``baseline/Human`` in a ``ResultCache``."""
+    import mteb
+    from mteb.results import TaskResult
+
+    meta = mteb.get_model_meta(HUMAN_MODEL)
+    cache = mteb.ResultCache(cache_path=str(cache_dir))
+    written = []
+    for task in tasks:
+        entry = scores[task.metadata.name]
+        value = entry["mean"] / 100
+        split = task.eval_splits[0]
+        result = TaskResult(
+            dataset_revision=task.metadata.revision,
+            task_name=task.metadata.name,
+            mteb_version=mteb.__version__,
+            scores={
+                split: [
+                    {
+                        "hf_subset": "default",
+                        "languages": list(task.metadata.eval_langs),
+                        "main_score": value,
+                        entry["metric"]: value,
+                    }
+                ]
+            },
+            evaluation_time=None,
+        )
+        cache.save_to_cache(result, meta)
+        written.append(cache.get_task_result_path(task.metadata.name, meta))
+    return written
+
+
+def save(scores: Mapping[str, Any], directory: Path) -> None:
+    """``human_scores.json``."""
+    artifacts.write_json(directory / "human_scores.json", dict(scores))
