@@ -50,7 +50,8 @@ bench: e5
 	OMP_NUM_THREADS=1 $(BIN)/python benchmark/trim_counting.py --model "$$model" --mb 5 --repeats 3 && \
 	OMP_NUM_THREADS=1 $(BIN)/python benchmark/finetune_throughput.py --steps 150 --repeats 3 && \
 	OMP_NUM_THREADS=2 $(BIN)/python benchmark/evaluate_overhead.py --model "$$model" --repeats 5 && \
-	$(BIN)/python benchmark/renorm_prompt.py "$$model" --out runs/bench_renorm_prompt
+	$(BIN)/python benchmark/renorm_prompt.py "$$model" --out runs/bench_renorm_prompt && \
+	OMP_NUM_THREADS=2 $(BIN)/python benchmark/robustness_cost.py --model "$$model"
 
 lint: install
 	$(BIN)/ruff check skadapt tests benchmark
