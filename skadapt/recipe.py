@@ -252,7 +252,9 @@ class LLMConfig(Section):
     """The LLM every LLM-using stage (synthetic STS, robustness) generates with."""
 
     backend: Literal["vllm", "openai", "transformers"] = "openai"
-    model: str = Field(description="Model name (server/vLLM), Hub id or local dir, or a .gguf file path")
+    model: str = Field(
+        min_length=1, description="Model name (server/vLLM), Hub id or local dir, or a .gguf file path"
+    )
     revision: str | None = Field(None, description="Model revision; part of every generation cache key")
     base_url: str | list[str] | None = Field(
         None, description="openai: server URL, or several (requests are spread over them)"
@@ -337,11 +339,36 @@ class HumanConfig(Section):
 
 
 class PublishConfig(Section):
-    """Upload of the final model to the Hugging Face Hub."""
+    """Upload of the final model with its model card to the Hugging Face Hub (``skadapt publish``).
 
-    repo_id: str
+    The token comes from the environment (the ``token_env`` variable, else ``HF_TOKEN`` or the stored
+    ``hf auth login``), never from the recipe.
+    """
+
+    repo_id: str = Field(description="ORG/NAME of the Hub model repository (created if missing)")
     private: bool = True
-    token_env: str = "HF_TOKEN"
+    token_env: str = Field("HF_TOKEN", description="Environment variable holding the Hub token")
+    revision: str | None = Field(None, description="Branch to push to (created if missing); default main")
+    commit_message: str | None = Field(None, description="Default: 'Upload <name> (skadapt)'")
+    dry_run: bool = Field(False, description="Write the card and list the files; upload nothing")
+    license: str | None = Field(None, description="License of the published model; default: the base model's")
+    dataset_licenses: dict[str, str] = Field(
+        default_factory=dict, description="Training dataset name -> license (SPDX-like id, e.g. cc-by-sa-4.0)"
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_token(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "token" in data:
+            raise ValueError("never put a token in a recipe: set it in the environment (token_env, HF_TOKEN)")
+        return data
+
+    @field_validator("repo_id")
+    @classmethod
+    def _repo_id(cls, value: str) -> str:
+        if not re.fullmatch(r"[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*", value) or ".." in value:
+            raise ValueError(f"repo_id must be ORG/NAME (letters, digits, '-', '_', '.'), got {value!r}")
+        return value
 
 
 class Recipe(Section):
