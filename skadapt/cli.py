@@ -122,9 +122,12 @@ def recipe_show(recipe: RecipeArg, set_: SetOpt = None) -> None:
 def recipe_new(
     language: Annotated[str, typer.Option(help="ISO 639-3 code, e.g. ces.")],
     base_model: Annotated[str, typer.Option(help="Model to adapt.")] = "intfloat/multilingual-e5-small",
-    name: Annotated[str | None, typer.Option(help="Recipe name (default e5_<code>_small).")] = None,
+    name: Annotated[
+        str | None, typer.Option(help="Recipe name (default e5_<ISO 639-1 code>_small, e.g. e5_cs_small).")
+    ] = None,
 ) -> None:
-    """Print a ready recipe for a language (redirect it into a file)."""
+    """Print a complete recipe for a language (redirect it into a file): trim, fine-tune (public or
+    synthetic data), renorm, evaluate, robustness."""
     typer.echo(render_recipe(get_language(language), base_model, name), nl=False)
 
 
@@ -153,7 +156,16 @@ def _not_available(stage: str) -> Callable[..., None]:
 def _register_stage_commands() -> None:
     import importlib
 
-    for stage in ("trim", "finetune", "renorm", "evaluate", "robustness", "synth-sts", "publish"):
+    for stage in (
+        "trim",
+        "finetune",
+        "renorm",
+        "evaluate",
+        "robustness",
+        "synth-sts",
+        "publish",
+        "publish-dataset",
+    ):
         module_name = f"skadapt.commands.{stage.replace('-', '_')}"
         try:
             app.command(stage)(importlib.import_module(module_name).command)

@@ -87,6 +87,7 @@ STAGE_RUNNERS: dict[str, str] = {
     "renorm": "skadapt.renorm:run_stage",
     "evaluate": "skadapt.evaluate.stage:run_stage",
     "robustness": "skadapt.robustness.stage:run_stage",
+    "publish": "skadapt.publish.stage:run_stage",
 }
 """Stage name -> ``module:function`` of its runner; a stage whose module is missing is not available yet."""
 

@@ -244,7 +244,12 @@ def test_only_runs_one_stage_and_needs_earlier_ones(tmp_path: Path) -> None:
         run_recipe(make_recipe(tmp_path, renorm=None), only="renorm", runners=recorder.runners())
 
 
-def test_unavailable_stage_fails_before_running_anything(tmp_path: Path) -> None:
+def test_unavailable_stage_fails_before_running_anything(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from skadapt import pipeline
+
+    monkeypatch.setitem(pipeline.STAGE_RUNNERS, "publish", "skadapt.no_such_stage:run_stage")
     recorder = Recorder()
     recipe = validate_recipe(
         {

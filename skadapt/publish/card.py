@@ -1,0 +1,246 @@
+"""The model card: sentence-transformers' own card, with skadapt's metadata and sections added.
+
+sentence-transformers renders the base card (model details, architecture, usage snippet, framework versions)
+from the loaded model's ``model_card_data`` -- the card ``SentenceTransformer.save`` writes. skadapt then
+parses it with ``huggingface_hub.ModelCard`` and adds:
+
+- YAML metadata: language, license, base_model, ``library_name: sentence-transformers``,
+  ``pipeline_tag: sentence-similarity``, tags, Hub datasets, and a ``model-index`` with the evaluation;
+- sections: usage with the model's prompts, vocabulary trimming, training data with sizes and licenses,
+  hyperparameters, renormalization, evaluation beside the base model (and humans), do-no-harm verdicts,
+  robustness, licenses, limitations.
+
+Nothing is looked up on the Hub: everything comes from the model directory and the run's reports.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from skadapt.publish import sections
+from skadapt.publish.licenses import DataLicense
+from skadapt.publish.target import Target
+
+log = logging.getLogger("skadapt")
+
+TAGS = ("sentence-transformers", "sentence-similarity", "feature-extraction", "skadapt")
+STAGE_TAGS = {
+    "trim": "vocabulary-trimming",
+    "finetune": "contrastive-finetuning",
+    "renorm": "renormalization",
+}
+REPORTS_DIR = "skadapt"
+"""Folder of the uploaded repository holding the run's reports."""
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$")
+_INSERT_BEFORE = ("\n<!--\n## Bias, Risks and Limitations", "\n## Training Details", "\n## Citation")
+
+
+@dataclass
+class CardFacts:
+    """What the card says besides the reports: names, language, licenses.
+
+    Attributes:
+        repo_id: The Hub repository (ORG/NAME) the card is for.
+        language: ISO 639-1 (else 639-3) code of the target language, if known.
+        language_name: Its English name, if known.
+        base_model: The base model's Hub id, if known.
+        model_license: The published model's license, if set.
+        base_license: The base model's license, if known.
+        datasets: Training data licenses.
+        warnings: License matters the publisher must decide on.
+    """
+
+    repo_id: str
+    language: str | None = None
+    language_name: str | None = None
+    base_model: str | None = None
+    model_license: str | None = None
+    base_license: str | None = None
+    datasets: list[DataLicense] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def is_hub_id(value: str | None) -> bool:
+    """Whether ``value`` looks like a Hub repository id (ORG/NAME), not a local path."""
+    return bool(value) and bool(_HUB_ID.match(str(value))) and not Path(str(value)).exists()
+
+
+def model_prompts(model_dir: Path) -> dict[str, str]:
+    """The prompts of ``config_sentence_transformers.json`` (name -> text), or {}."""
+    try:
+        config = json.loads((model_dir / "config_sentence_transformers.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {str(k): str(v) for k, v in (config.get("prompts") or {}).items() if v}
+
+
+def eval_candidates(target: Target) -> list[str]:
+    """Row labels the published model may have in the evaluation report, best first."""
+    candidates = []
+    settings = (target.reports.get("evaluate") or {}).get("settings") or {}
+    for label, path in (settings.get("models") or {}).items():
+        given = Path(str(path))
+        if given.parts[-2:] == target.model_dir.parts[-2:] or given.resolve() == target.model_dir.resolve():
+            candidates.append(str(label))
+    if target.stage:
+        candidates.append(target.stage)
+    candidates.append("final")
+    return candidates
+
+
+def _mteb_dataset(task: str) -> tuple[str, str | None]:
+    """(dataset id, revision) of an mteb task; the task name itself for local suite tasks."""
+    try:
+        import mteb
+
+        metadata = mteb.get_task(task).metadata
+        return str(metadata.dataset["path"]), metadata.dataset.get("revision")
+    except Exception:  # a local suite task, or mteb cannot resolve it offline
+        return task, None
+
+
+def eval_results(evaluation: sections.Evaluation) -> list[Any]:
+    """``huggingface_hub.EvalResult`` per task: the published model's main score (x100)."""
+    from huggingface_hub import EvalResult
+
+    results = []
+    for task, task_type in evaluation.task_types.items():
+        score = evaluation.scores.get(evaluation.label, {}).get(task)
+        if score is None:
+            continue
+        dataset_id, revision = _mteb_dataset(task)
+        results.append(
+            EvalResult(
+                task_type=task_type,
+                task_name=task_type,
+                dataset_type=dataset_id,
+                dataset_name=task,
+                dataset_split="test",
+                dataset_revision=revision,
+                metric_type=evaluation.metrics.get(task, "main_score"),
+                metric_name=f"{evaluation.metrics.get(task, 'main_score')} (x100)",
+                metric_value=round(float(score), 4),
+            )
+        )
+    return results
+
+
+def sentence_transformers_card(model_dir: Path, facts: CardFacts) -> str:
+    """The card sentence-transformers generates for the model (offline: no Hub look-ups, no widget).
+
+    Its ``train_datasets`` stay empty: the template's training section wants the trainer's column
+    statistics; skadapt's own training section lists the datasets.
+    """
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.base.model_card import generate_model_card
+
+    model = SentenceTransformer(str(model_dir), device="cpu", local_files_only=True)
+    data = model.model_card_data
+    data.local_files_only = True
+    data.generate_widget_examples = False
+    data.set_model_id(facts.repo_id)
+    data.model_name = f"{facts.repo_id.rsplit('/', 1)[-1]}"
+    if facts.language:
+        data.set_language(facts.language)
+    if facts.model_license:
+        data.set_license(facts.model_license)
+    if facts.base_model:
+        data.base_model = facts.base_model  # set_base_model() would ask the Hub to confirm it
+    return generate_model_card(model)
+
+
+def _insert(text: str, addition: str) -> str:
+    """``addition`` before ST's later sections (limitations stub, training details), else at the end."""
+    for marker in _INSERT_BEFORE:
+        index = text.find(marker)
+        if index >= 0:
+            return text[:index] + "\n" + addition + text[index:]
+    return text.rstrip("\n") + "\n\n" + addition
+
+
+def hub_datasets(facts: CardFacts) -> list[str]:
+    """The Hub ids of the ``hub:`` training datasets (the card's ``datasets`` metadata)."""
+    return [
+        data.source[4:].split(":", 1)[0].split("@", 1)[0]
+        for data in facts.datasets
+        if data.source.startswith("hub:")
+    ]
+
+
+def skadapt_text(target: Target, facts: CardFacts) -> str:
+    """skadapt's sections of the card as Markdown."""
+    evaluation_report = target.reports.get("evaluate")
+    evaluation = (
+        sections.read_evaluation(evaluation_report, eval_candidates(target)) if evaluation_report else None
+    )
+    policy = dict((evaluation_report or {}).get("settings", {}).get("prompt_policy") or {})
+    training = target.reports.get("finetune") or {}
+    made = [
+        stage
+        for stage in ("trim", "finetune", "renorm")
+        if stage in target.reports or stage in target.manifests
+    ]
+    intro = (
+        "## Adaptation",
+        "",
+        f"`{facts.base_model or 'The base model'}` adapted"
+        + (f" to {facts.language_name}" if facts.language_name else "")
+        + " with skadapt ("
+        + (" -> ".join(made) if made else "no recorded stages")
+        + "). This is a plain sentence-transformers model: `SentenceTransformer` loads it without skadapt "
+        "and without `trust_remote_code`."
+        + (f" The reports this card is built from are in `{REPORTS_DIR}/`." if target.run_dir else ""),
+        "",
+    )
+    max_length = (training.get("max_seq_length") or {}).get("inference")
+    parts = [
+        *intro,
+        *sections.usage_section(facts.repo_id, model_prompts(target.model_dir), policy),
+        *sections.trim_section(target.reports.get("trim")),
+        *sections.training_section(target.reports.get("finetune"), target.config("finetune"), facts.datasets),
+        *sections.renorm_section(target.reports.get("renorm"), target.config("renorm")),
+        *sections.evaluation_section(evaluation),
+        *sections.verdicts_section(evaluation),
+        *sections.robustness_section(target.reports.get("robustness")),
+        *sections.licenses_section(facts.model_license, facts.base_model, facts.base_license, facts.datasets),
+        *sections.limitations_section(
+            facts.language_name,
+            target.reports.get("trim"),
+            evaluation,
+            target.reports.get("robustness"),
+            target.base_model,
+            max_length,
+        ),
+    ]
+    return "\n".join(parts)
+
+
+def build_card(target: Target, facts: CardFacts) -> str:
+    """The complete card text (YAML metadata + Markdown) for the target's model."""
+    from huggingface_hub import ModelCard
+
+    base_text = sentence_transformers_card(target.model_dir, facts)
+    card = ModelCard(base_text)
+    data = card.data
+    data.language = [facts.language] if facts.language else None
+    data.license = facts.model_license
+    data.base_model = facts.base_model if is_hub_id(facts.base_model) else None
+    data.library_name = "sentence-transformers"
+    data.pipeline_tag = "sentence-similarity"
+    stage_tags = [STAGE_TAGS[s] for s in STAGE_TAGS if s in target.reports]
+    data.tags = list(dict.fromkeys([*(data.tags or []), *TAGS, *stage_tags]))
+    data.datasets = hub_datasets(facts) or None
+    evaluation_report = target.reports.get("evaluate")
+    if evaluation_report:
+        evaluation = sections.read_evaluation(evaluation_report, eval_candidates(target))
+        if evaluation is not None:
+            data.model_name = facts.repo_id.rsplit("/", 1)[-1]
+            data.eval_results = eval_results(evaluation) or None
+            data.tags = [*data.tags, "mteb"] if data.eval_results else data.tags
+    card.text = _insert(card.text, skadapt_text(target, facts)).rstrip("\n") + "\n"
+    return str(card)

