@@ -139,7 +139,7 @@ def finetune(
         ],
         "losses": {d.name: d.loss for d in datasets},
         "sampling": config.sampling,
-        "world_size": int(os.environ.get("WORLD_SIZE", "1")),  # processes of a torchrun/accelerate launch
+        "world_size": result.world_size,  # DDP processes the trainer trained with (torchrun/accelerate)
         "steps": {"done": result.global_step, "planned": result.planned_steps},
         "max_seq_length": {"training": config.max_seq_length, "inference": inference_length},
         "resumed_from": result.resumed_from,

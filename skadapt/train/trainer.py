@@ -2,14 +2,17 @@
 
 Checkpoints go to ``<work_dir>/checkpoints`` every ``save_steps``; when that directory already holds a
 checkpoint (a killed earlier attempt of the same stage), training resumes from the newest one and ends
-with the same number of optimizer steps as an uninterrupted run.
+with the same number of optimizer steps as an uninterrupted run. Under torchrun only rank 0 writes a
+checkpoint's model files (see :func:`trainer_class`).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import math
+import os
 import re
 import shutil
 import time
@@ -54,6 +57,7 @@ class TrainingResult:
         best_checkpoint: Name of the checkpoint selected by the dev metric, if any.
         metrics: Trainer metrics of this attempt (runtime, samples/s, ...).
         seconds: Wall time of this attempt's ``train()`` call.
+        world_size: Processes the trainer trained with (DDP ranks; 1 for a single process).
     """
 
     model: SentenceTransformer
@@ -65,6 +69,7 @@ class TrainingResult:
     best_checkpoint: str | None = None
     metrics: dict[str, float] = field(default_factory=dict)
     seconds: float = 0.0
+    world_size: int = 1
 
 
 def estimate_steps(datasets: list[TaskDataset], config: FinetuneConfig, world_size: int = 1) -> int:
@@ -116,6 +121,17 @@ and a value >= 1 as a step count, so 1.0 would mean one step; ceil(n * (1 - 1e-9
 def warmup_as_ratio(ratio: float) -> float:
     """The recipe's warmup ratio in [0, 1] as transformers' ``warmup_steps`` ratio (see FULL_RATIO)."""
     return FULL_RATIO if ratio >= 1 else ratio
+
+
+def cpu_launch() -> bool:
+    """Whether this is one rank of a multi-process launch (torchrun) on a machine without CUDA.
+
+    transformers sets up DDP on CPU (gloo) only when told ``use_cpu``; without it every rank of a CPU launch
+    trains alone on all the data, believing it is process zero.
+    """
+    import torch
+
+    return int(os.environ.get("WORLD_SIZE", "1")) > 1 and not torch.cuda.is_available()
 
 
 def training_arguments(
@@ -177,8 +193,28 @@ def training_arguments(
         logging_steps=max(1, planned_steps // LOSS_CURVE_POINTS),
         logging_first_step=True,
         report_to=[] if config.report_to == "none" else [config.report_to],
+        use_cpu=cpu_launch(),
         **dev_args,
     )
+
+
+@functools.cache
+def trainer_class() -> type:
+    """``SentenceTransformerTrainer`` whose checkpoint model files are written by the saving rank only.
+
+    transformers 5 calls ``Trainer._save`` on every rank and checks ``args.should_save`` inside it, while
+    sentence-transformers' ``_save`` override assumes it only runs on process zero; unguarded, every DDP
+    rank writes the same checkpoint files at once. Weights are identical across DDP ranks, so skipping the
+    other ranks loses nothing (tensor-parallel gathers, which need every rank, are not used here).
+    """
+    from sentence_transformers import SentenceTransformerTrainer
+
+    class RankZeroSaveTrainer(SentenceTransformerTrainer):
+        def _save(self, output_dir: str | None = None, state_dict: Any = None) -> None:
+            if self.args.should_save:
+                super()._save(output_dir, state_dict)
+
+    return RankZeroSaveTrainer
 
 
 def load_model(model: str) -> SentenceTransformer:
@@ -220,7 +256,6 @@ def train(
         callbacks: Extra ``transformers`` trainer callbacks.
     """
     from datasets import DatasetDict
-    from sentence_transformers import SentenceTransformerTrainer
 
     for dataset in datasets:
         check_loss(dataset)
@@ -232,7 +267,7 @@ def train(
         else make_loss(d.loss, model, config.mini_batch_size)
         for d in datasets
     }
-    trainer = SentenceTransformerTrainer(
+    trainer = trainer_class()(
         model=model,
         args=args,
         train_dataset=DatasetDict({d.name: d.to_hf() for d in datasets}),
@@ -269,6 +304,7 @@ def train(
         best_checkpoint=best,
         metrics={k: float(v) for k, v in output.metrics.items() if isinstance(v, int | float)},
         seconds=seconds,
+        world_size=args.world_size,
     )
 
 
