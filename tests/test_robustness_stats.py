@@ -63,3 +63,10 @@ def test_diversity_measures_by_hand() -> None:
     assert word_edit_distance("Mačka spí na gauči.", "Mačka leží na gauči.") == pytest.approx(1 / 4)
     assert word_edit_distance("a b c", "a b c d e") == pytest.approx(2 / 5)
     assert length_ratio("a b", "a b c d") == 2.0
+
+
+def test_variants_with_too_few_survivors_are_skipped() -> None:
+    from skadapt.robustness.run import enough_survivors
+
+    assert enough_survivors(10, 5) and not enough_survivors(10, 6)  # at least 5 items
+    assert enough_survivors(100, 90) and not enough_survivors(100, 91)  # and at least 10%

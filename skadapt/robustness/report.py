@@ -79,6 +79,13 @@ def markdown(report: dict[str, Any], error_table: str) -> str:
             f"{_f(d.get('length_ratio', math.nan), 2, False)} | "
             f"{_f(d.get('embedding_drift', math.nan), 4, False)} |"
         )
+    if report.get("skipped_variants"):
+        lines += ["", "## Skipped (too few rewrites survived their checks: fewer than 5 items or 10%)", ""]
+        lines += ["| task | transformation | seed | items | failed |", "|---|---|---|---|---|"]
+        lines += [
+            f"| {v['task']} | {v['transform']} | {v['seed']} | {v['items']} | {v['excluded']} |"
+            for v in report["skipped_variants"]
+        ]
     lines += ["", "## Output checks", "", error_table, ""]
     return "\n".join(lines)
 

@@ -82,6 +82,7 @@ def build_variants(
     sampling = _sampling(llm, plan)
     texts = {t.metadata.name: texts_to_transform(t) for t in tasks}
     variants: list[Variant] = []
+    skipped: list[dict[str, Any]] = []
     generation: dict[str, Any] = {}
     total = GenerationStats()
     (out_dir / "rewrites").mkdir(parents=True, exist_ok=True)
@@ -103,10 +104,46 @@ def build_variants(
                 generation[f"{transform}_s{seed}"] = {**rewrites.stats.to_dict(), "texts": len(unique)}
                 _add(total, rewrites.stats)
                 for task in applicable:
-                    variants.append(_variant(task, transform, seed, rewrites))
+                    variant = _variant(task, transform, seed, rewrites)
+                    if enough_survivors(variant.items, variant.excluded):
+                        variants.append(variant)
+                    else:
+                        skipped.append(
+                            {
+                                "task": variant.task,
+                                "transform": transform,
+                                "seed": seed,
+                                "items": variant.items,
+                                "excluded": variant.excluded,
+                            }
+                        )
+                        log.warning(
+                            "robustness: %s under %s (seed %d) skipped: %d of %d items survived",
+                            variant.task,
+                            transform,
+                            seed,
+                            variant.items - variant.excluded,
+                            variant.items,
+                        )
     finally:
         cache.close()
-    return variants, {"per_run": generation, "total": total.to_dict(), "markdown": total.markdown()}
+    return variants, {
+        "per_run": generation,
+        "total": total.to_dict(),
+        "markdown": total.markdown(),
+        "skipped": skipped,
+    }
+
+
+MIN_SURVIVING_ITEMS = 5
+MIN_SURVIVING_SHARE = 0.1
+
+
+def enough_survivors(items: int, excluded: int) -> bool:
+    """Whether a transformed task keeps enough items to be scored (at least 5 and 10% of them); a task
+    whose rewrites mostly failed is skipped and listed, not scored on a handful of items."""
+    left = items - excluded
+    return left >= MIN_SURVIVING_ITEMS and left >= MIN_SURVIVING_SHARE * items
 
 
 def _add(total: GenerationStats, part: GenerationStats) -> None:
@@ -311,7 +348,8 @@ def run_robustness(
         "tasks": [t.metadata.name for t in tasks],
         "llm": {"backend": llm.backend, "model": llm.model, "revision": llm.revision},
         "sampling": vars(_sampling(llm, plan)),
-        "generation": {k: v for k, v in generation.items() if k != "markdown"},
+        "generation": {k: v for k, v in generation.items() if k not in ("markdown", "skipped")},
+        "skipped_variants": generation["skipped"],
         "rows": rows,
         "statistics": statistics(rows, plan),
         "diversity": diversity_report(out_dir, plan, scoring["first_model"]),
