@@ -9,7 +9,7 @@ tokenizer, ~1 s, is part of every row):
 1. reference: ``Tokenizer.encode_batch_fast`` on all cores (Rust threads) + ``np.bincount`` of the ids -
    the fastest way ``tokenizers`` offers to count (no offsets computed); ``encode_batch_fast`` alone and
    ``encode_batch`` (which also computes offsets; the reference of earlier runs) are shown for context;
-2. ``skadapt.trim.parallel.count_texts`` with 1..all worker processes (one core each);
+2. ``skadapt.trim.parallel.count_texts`` on one thread and on all cores (the tokenizer's own threads);
 
 end to end (a corpus file on disk -> token counts of the whole corpus):
 3. ``skadapt.trim.counting.count_source``: reading the file, counting every text on all cores, drawing the
@@ -126,7 +126,7 @@ def reference_count(tokenizer_json: str, texts: list[str], batch_size: int) -> n
 
 
 def skadapt_count(tokenizer_json: str, texts: list[str], batch_size: int, workers: int) -> np.ndarray:
-    """skadapt's in-memory counter with ``workers`` single-threaded processes."""
+    """skadapt's in-memory counter (``workers=1``: one thread; otherwise the tokenizer's thread pool)."""
     from skadapt.trim.parallel import count_texts
 
     os.environ["TOKENIZERS_PARALLELISM"] = "false"
@@ -259,7 +259,7 @@ def in_memory_rows(table: Table, tokenizer_json: str, texts: list[str], batch_si
     for workers in sorted({1, cores}):
         table.measure(
             f"skadapt count_texts, {workers} worker(s)",
-            f"in memory, {workers} process(es): json + texts -> counts",
+            f"in memory, {workers} thread(s): json + texts -> counts",
             lambda w=workers: skadapt_count(tokenizer_json, texts, batch_size, w),
         )
     if not fast:
@@ -277,7 +277,7 @@ def end_to_end_rows(table: Table, args: argparse.Namespace, tokenizer_json: str,
         corpus.write_text("\n".join(texts) + "\n", encoding="utf-8")
         table.measure(
             "skadapt count_source",
-            f"end to end, {cores} process(es): file -> counts + sample",
+            f"end to end, {cores} threads: file -> counts + sample",
             lambda: skadapt_count_source(tokenizer_json, corpus, args.batch_size, cores),
         )
         if args.skip_vocabtrimmer:
@@ -351,7 +351,7 @@ def main() -> None:
             f"end to end, skadapt count_source / vocabtrimmer: {summary['end_to_end_ratio_vs_vocabtrimmer']}"
         )
     print(f"vocabtrimmer: {vt_note}")
-    print(f"peak RSS: main {main_rss:.0f} MB (corpus in memory), largest worker {worker_rss:.0f} MB")
+    print(f"peak RSS: main {main_rss:.0f} MB (corpus in memory), largest child process {worker_rss:.0f} MB")
     print(json.dumps(summary))
 
 

@@ -37,7 +37,9 @@ def command(
     keep: Annotated[list[str] | None, typer.Option(help="Word or token always kept (repeatable).")] = None,
     extra_corpus: Annotated[str | None, typer.Option(help="Second source, e.g. wordfreq:en.")] = None,
     extra_vocab_size: Annotated[int, typer.Option(help="Top tokens of --extra-corpus added on top.")] = 0,
-    workers: Annotated[int | None, typer.Option(help="Counting processes (default: all cores).")] = None,
+    workers: Annotated[
+        int | None, typer.Option(help="1: count on one thread; default: all cores (tokenizers' threads).")
+    ] = None,
     batch_size: Annotated[int, typer.Option(help="Texts per counting batch.")] = 1000,
     parity_documents: Annotated[
         int,
