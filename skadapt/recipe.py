@@ -56,7 +56,7 @@ class TrimConfig(Section):
     keep: list[str] = Field(default_factory=list, description="Words or tokens always kept")
     extra_corpus: str | None = Field(None, description="Second source, e.g. wordfreq:eng")
     extra_vocab_size: int = Field(0, ge=0)
-    workers: PositiveInt | None = None
+    workers: PositiveInt | None = Field(None, description="1: count on one thread; else all cores")
     batch_size: PositiveInt = 1000
     parity_documents: int = Field(
         1000, ge=0, description="Counted corpus texts sampled (recipe seed) for the parity check"

@@ -3,7 +3,7 @@
 Modules (each single-purpose, heavy libraries imported inside functions):
 
 - ``counting`` - token frequencies of a whole source with its parity sample, cached (the entry point);
-- ``parallel`` - counting a text stream in batches on worker processes;
+- ``parallel`` - counting a text stream in batches with the tokenizer's own threads;
 - ``checkpoint`` - counting in checkpointed segments that a killed run resumes;
 - ``wordlist`` - weighted counts of ``wordfreq:`` word lists;
 - ``sampling`` - the seeded parity sample of the counted texts (bottom-k, resumable);

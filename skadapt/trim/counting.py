@@ -3,7 +3,7 @@
 Every text of the source (up to ``max_documents`` / ``max_bytes``) is counted - none is held out - and
 the parity sample is a seeded uniform sample of those counted texts (:mod:`skadapt.trim.sampling`), drawn
 while counting. Text sources are counted in checkpointed segments (:mod:`skadapt.trim.checkpoint`) by
-worker processes (:mod:`skadapt.trim.parallel`); word lists by :mod:`skadapt.trim.wordlist`.
+the tokenizer's own threads (:mod:`skadapt.trim.parallel`); word lists by :mod:`skadapt.trim.wordlist`.
 
 Counts are cached on disk (:mod:`skadapt.trim.cache`) under a key made of the tokenizer fingerprint, the
 source spec (with a fingerprint of local files), the column and the limits, so a second run with the same
@@ -146,7 +146,7 @@ def count_source(
         parity_documents: Size of the parity sample drawn from the counted texts (0 = none).
         seed: Seed of the parity sample.
         batch_size: Texts per batch.
-        workers: Worker processes (``None`` = all cores).
+        workers: 1 = one thread; otherwise the tokenizer's thread pool (all cores).
         use_cache: Read and write the count cache.
         on_progress: Progress hook (documents, bytes).
 
