@@ -164,4 +164,6 @@ def test_evaluate_shows_human_beside_the_models(
     rows = {r["task"]: r for r in report["human"]}
     assert set(rows) == {s.task for s in read_key(exported)}
     assert all(r["rank"] == 1 and r["of"] == 3 and not r["models_above_human"] for r in rows.values())
-    assert "## Human baseline" in (out / "report.md").read_text() and (out / "human.png").is_file()
+    text = (out / "report.md").read_text()
+    assert "## Human baseline" in text and (out / "human.png").is_file()
+    assert "| **Human** | 100.00 |" in text and "| a | " in text and "| b | " in text  # rows side by side

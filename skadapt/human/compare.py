@@ -48,6 +48,7 @@ def markdown(rows: list[dict[str, Any]]) -> str:
             f"{r['worst']:.2f} – {r['best']:.2f} | {r['rank']} of {r['of']} | "
             f"{', '.join(r['models_above_human']) or '–'} |"
         )
+    lines += ["", *score_table(rows)]
     beaten = [r["task"] for r in rows if r["models_above_human"]]
     lines += [
         "",
@@ -55,6 +56,26 @@ def markdown(rows: list[dict[str, Any]]) -> str:
         + (f": {', '.join(beaten)}." if beaten else "."),
     ]
     return "\n".join(lines) + "\n"
+
+
+def score_table(rows: list[dict[str, Any]]) -> list[str]:
+    """Models and Human as rows over the annotated tasks (the same items for all), with their mean."""
+    if not rows:
+        return []
+    models = sorted(
+        {m for r in rows for m in r["models"]},
+        key=lambda m: list(rows[0]["models"]).index(m) if m in rows[0]["models"] else len(rows[0]["models"]),
+    )
+    header = "| model | " + " | ".join(r["task"] for r in rows) + " | mean |"
+    lines = ["Scores on the annotated items:", "", header, "|---" * (len(rows) + 2) + "|"]
+    for label in [*models, "Human"]:
+        values = [r["human"] if label == "Human" else r["models"].get(label) for r in rows]
+        shown = [f"{v:.2f}" if v is not None else "–" for v in values]
+        present = [v for v in values if v is not None]
+        mean = f"{sum(present) / len(present):.2f}" if present else "–"
+        name = "**Human**" if label == "Human" else label
+        lines.append(f"| {name} | " + " | ".join(shown) + f" | {mean} |")
+    return lines
 
 
 def figure(rows: list[dict[str, Any]], path: Path) -> Path:
