@@ -167,3 +167,28 @@ def test_evaluate_shows_human_beside_the_models(
     text = (out / "report.md").read_text()
     assert "## Human baseline" in text and (out / "human.png").is_file()
     assert "| **Human** | 100.00 |" in text and "| a | " in text and "| b | " in text  # rows side by side
+
+
+def test_leave_one_out_scores_each_annotator_against_the_others_mean() -> None:
+    from scipy.stats import spearmanr
+
+    from skadapt.human.score import score_subsets
+    from skadapt.human.subset import Item, Subset
+
+    items = [Item(f"p{i}", {"sentence1": "a", "sentence2": "b"}, 0.0) for i in range(4)]
+    subset = Subset("T.human", "T", "STS", items, "slk", "cosine_spearman")
+    ratings = {"a1": [0, 1, 2, 3], "a2": [0, 2, 1, 3], "a3": [1, 0, 2, 3]}
+    answers = {
+        "T.human": {n: dict(zip([i.item_id for i in items], r, strict=True)) for n, r in ratings.items()}
+    }
+    scores = score_subsets([subset], answers, {"T"})["T.human"]
+    # a1 against the mean of a2 and a3: [0.5, 1, 1.5, 3]
+    assert scores["annotators"]["a1"] == pytest.approx(
+        100 * spearmanr([0, 1, 2, 3], [0.5, 1, 1.5, 3]).statistic
+    )
+    # a3 against the mean of a1 and a2: [0, 1.5, 1.5, 3] (not its own gold, which is constant here)
+    assert scores["annotators"]["a3"] == pytest.approx(
+        100 * spearmanr([1, 0, 2, 3], [0, 1.5, 1.5, 3]).statistic
+    )
+    assert scores["annotators"]["a3"] < 100
+    assert scores["leave_one_out"] is True

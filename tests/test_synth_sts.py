@@ -181,6 +181,14 @@ def fill_sheets(directory: Path, rate) -> None:
             writer.writerows(rows)
 
 
+def split(tmp_path: Path, annotation: Path) -> None:
+    """``skadapt annotate split`` of the run under ``tmp_path/s`` into ``tmp_path/final``."""
+    dataset, out = tmp_path / "s" / "dataset", tmp_path / "final"
+    args = ["annotate", "split", str(annotation), "--dataset", str(dataset), "--out", str(out)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+
+
 def test_annotation_round_trip_and_test_split(tmp_path: Path) -> None:
     with scripted_server(script_for({})) as server:
         synthesize_sts(config(10), llm(server.url, tmp_path / "c"), SLOVAK, tmp_path / "s", seed=3)
@@ -199,19 +207,7 @@ def test_annotation_round_trip_and_test_split(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     report = json.loads((annotation / "agreement.json").read_text())
     assert report["items"] == 24 and report["vs_reference"][0]["accuracy"] == 1.0
-    result = runner.invoke(
-        app,
-        [
-            "annotate",
-            "split",
-            str(annotation),
-            "--dataset",
-            str(tmp_path / "s" / "dataset"),
-            "--out",
-            str(tmp_path / "final"),
-        ],
-    )
-    assert result.exit_code == 0, result.output
+    split(tmp_path, annotation)
     final = load_from_disk(str(tmp_path / "final" / "dataset"))
     assert len(final["test"]) == 24
     assert not set(final["train"]["source_id"]) & set(final["test"]["source_id"])
@@ -248,19 +244,7 @@ def test_the_dataset_plugs_into_finetune_and_evaluate(tmp_path: Path, tiny_model
         synthesize_sts(config(10), llm(server.url, tmp_path / "c"), SLOVAK, tmp_path / "s", seed=3)
     annotation = tmp_path / "s" / "annotation"
     fill_sheets(annotation, lambda level, n: int(level))
-    result = CliRunner().invoke(
-        app,
-        [
-            "annotate",
-            "split",
-            str(annotation),
-            "--dataset",
-            str(tmp_path / "s" / "dataset"),
-            "--out",
-            str(tmp_path / "final"),
-        ],
-    )
-    assert result.exit_code == 0, result.output
+    split(tmp_path, annotation)
     entry = FinetuneDataset(
         name="synth", kind="sts", source=str(tmp_path / "final" / "dataset"), score_range=(0, 5)
     )

@@ -62,10 +62,7 @@ def score_table(rows: list[dict[str, Any]]) -> list[str]:
     """Models and Human as rows over the annotated tasks (the same items for all), with their mean."""
     if not rows:
         return []
-    models = sorted(
-        {m for r in rows for m in r["models"]},
-        key=lambda m: list(rows[0]["models"]).index(m) if m in rows[0]["models"] else len(rows[0]["models"]),
-    )
+    models = list(dict.fromkeys(m for r in rows for m in r["models"]))  # in evaluation order
     header = "| model | " + " | ".join(r["task"] for r in rows) + " | mean |"
     lines = ["Scores on the annotated items:", "", header, "|---" * (len(rows) + 2) + "|"]
     for label in [*models, "Human"]:

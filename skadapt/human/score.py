@@ -126,6 +126,16 @@ def agreement(subset: Subset, by_annotator: Mapping[str, Mapping[str, Any]]) -> 
     }
 
 
+def _others_mean(
+    subset: Subset, by_annotator: Mapping[str, Mapping[str, Any]], name: str
+) -> dict[str, float]:
+    """The gold for annotator ``name`` under leave-one-out: the other annotators' mean per item."""
+    others = [answers for other, answers in by_annotator.items() if other != name]
+    if not others:
+        raise ValueError(f"{subset.task}: leave-one-out needs at least two annotators")
+    return {item.item_id: float(np.mean([o[item.item_id] for o in others])) for item in subset.items}
+
+
 def score_subsets(
     subsets: list[Subset], answers: Mapping[str, Mapping[str, Mapping[str, Any]]], leave_one_out: set[str]
 ) -> dict[str, Any]:
@@ -133,15 +143,12 @@ def score_subsets(
     result: dict[str, Any] = {}
     for subset in subsets:
         by_annotator = answers[subset.task]
+        loo = subset.task in leave_one_out or subset.source_task in leave_one_out
         gold = {item.item_id: item.gold for item in subset.items}
-        scores = {}
-        for name, given in by_annotator.items():
-            if subset.task in leave_one_out or subset.source_task in leave_one_out:
-                others = [a for n, a in by_annotator.items() if n != name]
-                if not others:
-                    raise ValueError(f"{subset.task}: leave-one-out needs at least two annotators")
-                gold = {i: float(np.mean([o[i] for o in others])) for i in given}
-            scores[name] = task_score(subset, given, gold)
+        scores = {
+            name: task_score(subset, given, _others_mean(subset, by_annotator, name) if loo else gold)
+            for name, given in by_annotator.items()
+        }
         values = list(scores.values())
         result[subset.task] = {
             "source_task": subset.source_task,
@@ -152,7 +159,7 @@ def score_subsets(
             "mean": float(np.mean(values)),
             "sd": float(np.std(values, ddof=1)) if len(values) > 1 else 0.0,
             "agreement": agreement(subset, by_annotator),
-            "leave_one_out": subset.task in leave_one_out or subset.source_task in leave_one_out,
+            "leave_one_out": loo,
         }
     return result
 

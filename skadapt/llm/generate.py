@@ -69,6 +69,15 @@ class GenerationStats:
     cache_hits: int = 0
     check_failures: Counter[str] = field(default_factory=Counter)
 
+    def add(self, other: GenerationStats) -> None:
+        """Add another run's counts into these."""
+        self.items += other.items
+        self.failed_items += other.failed_items
+        self.outputs_checked += other.outputs_checked
+        self.requests_sent += other.requests_sent
+        self.cache_hits += other.cache_hits
+        self.check_failures.update(other.check_failures)
+
     def error_rates(self) -> list[dict[str, Any]]:
         """One row per check: outputs failing it and their share of all checked outputs."""
         total = max(self.outputs_checked, 1)

@@ -105,28 +105,21 @@ class OpenAIBackend:
         import openai
 
         async with gate:
-            try:
-                response = await client.chat.completions.create(**self._arguments(request))
-            except openai.BadRequestError as error:
-                if "response_format" not in str(error) or not self.use_response_format:
-                    return ChatResult(None, f"rejected by the server: {error}")
-                log.warning("the LLM server rejects response_format; asking for JSON in the prompt only")
-                self.use_response_format = False
-                return await self._chat_one_unlocked(client, request)
-            except openai.APIConnectionError as error:  # includes timeouts, after the retries
-                return ChatResult(None, f"{type(error).__name__}: {error}", {"connection_error": True})
-            except openai.APIStatusError as error:
-                return ChatResult(None, f"HTTP {error.status_code} after {self.http_retries} retries")
-        return _result(response)
-
-    async def _chat_one_unlocked(self, client: Any, request: ChatRequest) -> ChatResult:
-        import openai
-
-        try:
-            response = await client.chat.completions.create(**self._arguments(request))
-        except (openai.APIConnectionError, openai.APIStatusError) as error:
-            return ChatResult(None, f"{type(error).__name__}: {error}")
-        return _result(response)
+            while True:  # at most twice: once more without response_format if the server rejects it
+                arguments = self._arguments(request)
+                try:
+                    response = await client.chat.completions.create(**arguments)
+                except openai.BadRequestError as error:
+                    if "response_format" not in arguments or "response_format" not in str(error):
+                        return ChatResult(None, f"rejected by the server: {error}")
+                    log.warning("the LLM server rejects response_format; asking for JSON in the prompt only")
+                    self.use_response_format = False
+                    continue
+                except openai.APIConnectionError as error:  # includes timeouts, after the retries
+                    return ChatResult(None, f"{type(error).__name__}: {error}", {"connection_error": True})
+                except openai.APIStatusError as error:
+                    return ChatResult(None, f"HTTP {error.status_code} after {self.http_retries} retries")
+                return _result(response)
 
 
 def _result(response: Any) -> ChatResult:

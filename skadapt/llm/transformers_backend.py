@@ -59,8 +59,14 @@ class TransformersBackend:
         self.lm.to(self.device).eval()
 
     def identity(self) -> dict[str, Any]:
-        """Model, revision and GGUF file."""
-        return {"backend": self.name, "model": self.model, "revision": self.revision, "gguf": self.gguf_file}
+        """Model, revision, GGUF file and the thinking switch (it changes the chat template's prompt)."""
+        return {
+            "backend": self.name,
+            "model": self.model,
+            "revision": self.revision,
+            "gguf": self.gguf_file,
+            "thinking": self.thinking,
+        }
 
     def chat(self, requests: list[ChatRequest]) -> list[ChatResult]:
         """Generate each answer in turn."""

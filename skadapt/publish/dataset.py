@@ -157,13 +157,7 @@ def prepare_dataset(source: DatasetSource, options: PublishOptions, out_dir: Pat
             f"applies) and were written by {(source.report.get('llm') or {}).get('model')} (check its terms)"
         )
     report = {
-        "repo_id": options.repo_id,
-        "repo_type": "dataset",
-        "private": options.private,
-        "revision": options.revision,
-        "commit_message": options.message(options.repo_id.rsplit("/", 1)[-1]),
-        "dry_run": options.dry_run,
-        "source": str(source.path),
+        **options.report("dataset", source.path),
         "license": license_id,
         "splits": sizes,
         "warnings": warnings,

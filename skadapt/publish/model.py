@@ -68,6 +68,18 @@ class PublishOptions:
         """The commit message."""
         return self.commit_message or f"Upload {name} with skadapt"
 
+    def report(self, repo_type: str, source: Path) -> dict[str, Any]:
+        """The fields every ``publish.json`` starts with."""
+        return {
+            "repo_id": self.repo_id,
+            "repo_type": repo_type,
+            "private": self.private,
+            "revision": self.revision,
+            "commit_message": self.message(self.repo_id.rsplit("/", 1)[-1]),
+            "dry_run": self.dry_run,
+            "source": str(source),
+        }
+
 
 @dataclass
 class Prepared:
@@ -225,13 +237,7 @@ def prepare(target: Target, options: PublishOptions, out_dir: Path) -> Prepared:
     folder.mkdir(parents=True, exist_ok=True)
     files = assemble(target, card, folder)
     report = {
-        "repo_id": options.repo_id,
-        "repo_type": "model",
-        "private": options.private,
-        "revision": options.revision,
-        "commit_message": options.message(options.repo_id.rsplit("/", 1)[-1]),
-        "dry_run": options.dry_run,
-        "source": str(target.path),
+        **options.report("model", target.path),
         "model_dir": str(target.model_dir),
         "stage": target.stage,
         "base_model": facts.base_model,

@@ -37,13 +37,6 @@ class Rewrites:
     targets: dict[str, list[str]] = field(default_factory=dict)
 
 
-def _merge(total: GenerationStats, part: GenerationStats) -> None:
-    total.outputs_checked += part.outputs_checked
-    total.requests_sent += part.requests_sent
-    total.cache_hits += part.cache_hits
-    total.check_failures.update(part.check_failures)
-
-
 def rewrite(
     texts: list[str], transform: str, seed: int, language: Language, generator: Generator
 ) -> Rewrites:
@@ -51,7 +44,6 @@ def rewrite(
     plans = {t: steps(transform, language, seed, text_key(t)) for t in texts}
     current = {t: t for t in texts}
     result = Rewrites(targets={t: [s.language.iso639_1 or s.language.code for s in plans[t]] for t in texts})
-    result.stats.items = len(texts)
     alive = list(texts)
     for index in range(max((len(p) for p in plans.values()), default=0)):
         by_id = {f"{transform}|{index}|{text_key(t)}": t for t in alive}
@@ -77,7 +69,7 @@ def rewrite(
             for item_id, t in by_id.items()
         ]
         outcomes, stats = generator.run(items, validate, label=f"{transform} (seed {seed}, step {index + 1})")
-        _merge(result.stats, stats)
+        result.stats.add(stats)
         for outcome in outcomes:
             original = by_id[outcome.id]
             if outcome.ok:
@@ -86,5 +78,6 @@ def rewrite(
                 result.reasons[original] = f"step {index + 1}: {outcome.reason}"
         alive = [t for t in alive if t not in result.reasons]
     result.mapping = {t: (None if t in result.reasons else current[t]) for t in texts}
+    result.stats.items = len(texts)  # per text, not per step
     result.stats.failed_items = len(result.reasons)
     return result

@@ -102,7 +102,7 @@ def build_variants(
                 rewrites = rewrite(unique, transform, seed, language, generator)
                 _write_rewrites(out_dir / "rewrites" / f"{transform}_s{seed}.jsonl", rewrites)
                 generation[f"{transform}_s{seed}"] = {**rewrites.stats.to_dict(), "texts": len(unique)}
-                _add(total, rewrites.stats)
+                total.add(rewrites.stats)
                 for task in applicable:
                     variant = _variant(task, transform, seed, rewrites)
                     if enough_survivors(variant.items, variant.excluded):
@@ -144,15 +144,6 @@ def enough_survivors(items: int, excluded: int) -> bool:
     whose rewrites mostly failed is skipped and listed, not scored on a handful of items."""
     left = items - excluded
     return left >= MIN_SURVIVING_ITEMS and left >= MIN_SURVIVING_SHARE * items
-
-
-def _add(total: GenerationStats, part: GenerationStats) -> None:
-    total.items += part.items
-    total.failed_items += part.failed_items
-    total.outputs_checked += part.outputs_checked
-    total.requests_sent += part.requests_sent
-    total.cache_hits += part.cache_hits
-    total.check_failures.update(part.check_failures)
 
 
 def _variant(task: AbsTask, transform: str, seed: int, rewrites: Rewrites) -> Variant:
