@@ -86,10 +86,18 @@ def train(
     report = loaded.run_dir / "evaluate" / "report.md"
     if "evaluate" in loaded.enabled_stages() and report.is_file():
         out.print(f"evaluation report: {report}")
+    renormed = next((o for o in outcomes if o.stage == "renorm"), None)
+    if renormed is not None and renormed.result.get("selection"):
+        selection = renormed.result["selection"]
+        means = ", ".join(f"{c['name']} {c['mean']:.4f}" for c in selection["candidates"])
+        kept = "kept its input (no renormalization)" if selection["choice"] == "none" else "kept"
+        out.print(f"renorm chosen on dev: {selection['choice']} {kept} (mean dev score: {means})")
     evaluated = next((o for o in outcomes if o.stage == "evaluate"), None)
     if evaluated is not None:
+        harmed_tasks = evaluated.result.get("harmed_tasks") or {}
         for pair, verdict in (evaluated.result.get("verdicts") or {}).items():
-            out.print(f"do-no-harm {pair}: {verdict}")
+            named = f" (below the margin on {', '.join(harmed_tasks[pair])})" if pair in harmed_tasks else ""
+            out.print(f"do-no-harm {pair}: {verdict}{named}")
         harms = evaluated.result.get("harms") or []
         if harms and loaded.evaluate is not None and loaded.evaluate.fail_on_harm:
             fail(f"evaluate.fail_on_harm: harm beyond the margin cannot be excluded for {', '.join(harms)}")

@@ -478,7 +478,7 @@ def run_recipe(
                 break
             if stage not in run_order:  # before --only: must already be finished
                 if current:
-                    _record_model(models, stage, stage_dir)
+                    _record_model(models, stage, stage_dir, manifest.get("result", {}))
                     upstream.append(key)
                     continue
                 raise PipelineError(
@@ -501,7 +501,7 @@ def run_recipe(
                 outcomes.append(_run_stage(recipe, stage, run_order[stage], models, key, inputs, launch))
                 if on_stage:
                     on_stage(stage, "done")
-            _record_model(models, stage, stage_dir)
+            _record_model(models, stage, stage_dir, outcomes[-1].result)
             upstream.append(key)
         return outcomes
     finally:
@@ -510,7 +510,11 @@ def run_recipe(
             handler.close()
 
 
-def _record_model(models: dict[str, str], stage: str, stage_dir: Path) -> None:
-    if stage in MODEL_STAGES:
-        models[stage] = str(stage_dir)
+def _record_model(models: dict[str, str], stage: str, stage_dir: Path, result: dict[str, Any]) -> None:
+    """A model stage's model becomes the run's ``final``; a stage that kept none (its result says
+    ``kept: false``, e.g. renormalization that lost on dev) stands for its input model."""
+    if stage not in MODEL_STAGES:
+        return
+    if result.get("kept", True):
         models["final"] = str(stage_dir)
+    models[stage] = models["final"]

@@ -113,16 +113,11 @@ class DevSetConfig(Section):
 DEV_SET_FIELDS = tuple(DevSetConfig.model_fields)
 
 
-class DevEvaluation(Section):
-    """Dev evaluation during training, used for best-checkpoint selection and interpolation.
-
-    Either one set written inline (``{kind, source, ...}``) or several under ``sets``; with several the
-    dev score is the mean of their main scores.
-    """
+class DevSets(Section):
+    """Dev sets: either one set written inline (``{kind, source, ...}``) or several under ``sets``; with
+    several, the dev score is the mean of their main scores."""
 
     sets: list[DevSetConfig] = Field(min_length=1)
-    steps: PositiveInt = 500
-    select_best: bool = Field(True, description="Keep the checkpoint with the best dev score")
 
     @model_validator(mode="before")
     @classmethod
@@ -131,6 +126,13 @@ class DevEvaluation(Section):
             inline = {k: v for k, v in data.items() if k in DEV_SET_FIELDS}
             return {**{k: v for k, v in data.items() if k not in DEV_SET_FIELDS}, "sets": [inline]}
         return data
+
+
+class DevEvaluation(DevSets):
+    """Dev evaluation during training, used for best-checkpoint selection and interpolation."""
+
+    steps: PositiveInt = 500
+    select_best: bool = Field(True, description="Keep the checkpoint with the best dev score")
 
 
 class AnchorConfig(Section):
@@ -207,9 +209,19 @@ class FinetuneConfig(Section):
 
 
 class RenormConfig(Section):
-    """Corpus-mean removal (R1: e - mu, R2: remove the projection on mu-hat), then re-normalization."""
+    """Corpus-mean removal (R1: e - mu, R2: remove the projection on mu-hat), then re-normalization.
 
-    method: Literal["r1", "r2"] = "r2"
+    A stage that can make the model worse earns its place on dev data: with ``select: dev`` (the default
+    whenever dev sets exist) none, R1 and R2 are scored on the dev sets and the best is kept (ties: none).
+    """
+
+    method: Literal["r1", "r2"] = Field("r2", description="The method applied with select: method")
+    select: Literal["auto", "dev", "method"] = Field(
+        "auto",
+        description="dev: keep the best of none/r1/r2 on the dev sets; method: apply `method`; "
+        "auto: dev when dev sets exist (renorm.dev, else finetune.dev), else method",
+    )
+    dev: DevSets | None = Field(None, description="Dev sets of the choice; default: finetune.dev's sets")
     corpus: str | None = None
     text_column: str = "text"
     samples: PositiveInt = 100_000
@@ -407,6 +419,8 @@ class Recipe(Section):
             self.trim.corpus = language.corpus
         if self.renorm is not None and self.renorm.corpus is None:
             self.renorm.corpus = language.corpus
+        if self.renorm is not None and self.renorm.select == "dev" and self.renorm_dev() is None:
+            raise ValueError("renorm.select: dev needs dev sets: set renorm.dev or finetune.dev")
         for stage in LLM_STAGES:
             if getattr(self, stage) is not None and self.llm is None:
                 raise ValueError(f"the {stage} stage generates text with an LLM: add an llm: section")
@@ -430,6 +444,12 @@ class Recipe(Section):
     def run_dir(self) -> Path:
         """The run directory (output_dir) as a path."""
         return Path(self.output_dir or f"runs/{self.name}")
+
+    def renorm_dev(self) -> DevSets | None:
+        """The dev sets renormalization is chosen on: ``renorm.dev``, else the fine-tuning stage's."""
+        if self.renorm is not None and self.renorm.dev is not None:
+            return self.renorm.dev
+        return self.finetune.dev if self.finetune is not None else None
 
     def enabled_stages(self) -> list[str]:
         """Stages whose section is present, in run order."""

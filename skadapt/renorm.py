@@ -6,6 +6,12 @@ With ``e`` the model's (normalized) output and ``mu`` the mean of ``e`` over a c
 - R2: ``normalize(e - (e.mu_hat) mu_hat)`` -> ``Dense(W=I - mu_hat mu_hat^T, b=0)``, then ``Normalize``.
 
 The result loads in vanilla ``SentenceTransformer(path)`` and mteb, without skadapt or remote code.
+
+Renormalization can make a model worse (e.g. on STS while helping retrieval), so with dev sets the stage
+earns its place: μ is estimated once, the model without renormalization ("none"), with R1 and with R2
+are scored on the dev sets, and the best mean dev score is kept (ties go to "none", then R1). When "none"
+wins, no model is written: the stage's output is its input unchanged, and the run's final model stays
+the previous stage's.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from skadapt import artifacts
 from skadapt.errors import SkadaptError
 from skadapt.modeldir import finalize_model_dir
 from skadapt.prompts import role_prompt
-from skadapt.recipe import RenormConfig
+from skadapt.recipe import DevSets, RenormConfig
 from skadapt.sources import iter_texts
 from skadapt.textsample import sample_sentences
 
@@ -30,6 +36,9 @@ log = logging.getLogger("skadapt.renorm")
 Method = Literal["r1", "r2"]
 PromptChoice = Literal["none", "query", "passage"]
 REPORT = "renorm_report.json"
+CANDIDATES: tuple[str, ...] = ("none", "r1", "r2")
+"""In order of preference on a tie: no change first."""
+TIE_TOLERANCE = 1e-9
 
 
 class RenormError(SkadaptError, ValueError):
@@ -37,10 +46,30 @@ class RenormError(SkadaptError, ValueError):
 
 
 @dataclass
+class Selection:
+    """The dev-set choice between none, R1 and R2.
+
+    Attributes:
+        metrics: Dev set name -> the metric it is scored on.
+        candidates: ``[{name, scores: {set: score}, mean}]`` in ``CANDIDATES`` order.
+        choice: The kept candidate (``none``, ``r1`` or ``r2``).
+    """
+
+    metrics: dict[str, str]
+    candidates: list[dict[str, Any]]
+    choice: str
+
+
+@dataclass
 class RenormResult:
-    """What a renormalization did (also written as ``renorm_report.json``)."""
+    """What a renormalization did (also written as ``renorm_report.json``).
+
+    ``method`` is what the output model carries (``none``: the stage kept its input, ``kept`` is False);
+    ``selection`` holds the dev scores behind the choice (None with ``select: method``).
+    """
 
     method: str
+    kept: bool
     corpus: str
     prompt: str
     prompt_text: str
@@ -53,6 +82,7 @@ class RenormResult:
     mean_cos_to_mu_after: float
     dimension: int
     seed: int
+    selection: dict[str, Any] | None = None
 
 
 def prompt_text(model: Any, prompt: PromptChoice) -> str:
@@ -125,6 +155,39 @@ def append_renorm(model: Any, mu: np.ndarray, method: Method) -> Any:
     return model
 
 
+def select_on_dev(model: Any, mu: np.ndarray, dev: DevSets, batch_size: int = 32) -> Selection:
+    """Score the model without renormalization, with R1 and with R2 on the dev sets; the best mean wins.
+
+    The model is left as it was (the appended modules are removed again). Ties (within 1e-9) go to the
+    earlier candidate of ``CANDIDATES``: no change before R1 before R2.
+    """
+    from skadapt.train.evaluation import build_dev_sets
+
+    sets = build_dev_sets(dev, batch_size, dict(model.prompts or {}))
+    metrics = {dev_set.evaluator.name: dev_set.metric for dev_set in sets}
+    candidates: list[dict[str, Any]] = []
+    for name in CANDIDATES:
+        if name != "none":
+            append_renorm(model, mu.astype(np.float32), name)  # type: ignore[arg-type]
+        try:
+            scores = {
+                dev_set.evaluator.name: round(float(dev_set.evaluator(model)[dev_set.metric]), 6)
+                for dev_set in sets
+            }
+        finally:
+            if name != "none":
+                del model[-1]  # Normalize
+                del model[-1]  # Dense
+        mean = round(sum(scores.values()) / len(scores), 6)
+        candidates.append({"name": name, "scores": scores, "mean": mean})
+        log.info("renorm: %s on dev: mean %.4f %s", name, mean, scores)
+    best = candidates[0]
+    for candidate in candidates[1:]:
+        if candidate["mean"] > best["mean"] + TIE_TOLERANCE:
+            best = candidate
+    return Selection(metrics, candidates, best["name"])
+
+
 def renormalize(
     model_path: str,
     out_dir: Path,
@@ -134,8 +197,12 @@ def renormalize(
     language: str = "en",
     exclude: set[str] | None = None,
     batch_size: int = 64,
+    dev: DevSets | None = None,
 ) -> RenormResult:
     """Estimate μ on a corpus sample and save the model with R1/R2 appended into ``out_dir``.
+
+    With ``dev`` the method is chosen on the dev sets (see :func:`select_on_dev`); when no renormalization
+    wins, only ``renorm_report.json`` and ``renorm_mu.npy`` are written (no model).
 
     Args:
         model_path: sentence-transformers directory or Hub id.
@@ -145,6 +212,7 @@ def renormalize(
         language: ISO 639-1 code of the corpus language (sentence splitting rules).
         exclude: Normalized evaluation texts that must not enter the sample.
         batch_size: Encoding batch size.
+        dev: Dev sets to choose none / R1 / R2 on; None applies ``config.method``.
 
     Raises:
         RenormError: No usable sentence in the corpus, or a prompt the model lacks.
@@ -178,13 +246,23 @@ def renormalize(
     embeddings = encode(model, sentences, text, batch_size)
     mu = embeddings.astype(np.float64).mean(axis=0)
     unit = mu / np.linalg.norm(mu)
-    after = renorm_formula(embeddings, mu, method)
-    append_renorm(model, mu.astype(np.float32), method)
-    model.save(str(out_dir))
-    finalize_model_dir(out_dir)
+    selection = select_on_dev(model, mu, dev) if dev is not None else None
+    chosen = selection.choice if selection is not None else method
+    if chosen == "none":
+        log.warning(
+            "renorm: neither R1 nor R2 beats the model without renormalization on the dev sets; "
+            "the stage keeps its input model unchanged"
+        )
+        after = embeddings.astype(np.float64)
+    else:
+        after = renorm_formula(embeddings, mu, chosen)  # type: ignore[arg-type]
+        append_renorm(model, mu.astype(np.float32), chosen)  # type: ignore[arg-type]
+        model.save(str(out_dir))
+        finalize_model_dir(out_dir)
     np.save(out_dir / "renorm_mu.npy", mu.astype(np.float32))
     result = RenormResult(
-        method=method,
+        method=chosen,
+        kept=chosen != "none",
         corpus=corpus,
         prompt=prompt,
         prompt_text=text,
@@ -197,6 +275,7 @@ def renormalize(
         mean_cos_to_mu_after=float((after @ unit).mean()),
         dimension=int(mu.shape[0]),
         seed=seed,
+        selection=asdict(selection) if selection is not None else None,
     )
     artifacts.write_json(out_dir / REPORT, asdict(result))
     return result
@@ -217,7 +296,15 @@ def run_stage(ctx: Any) -> dict[str, Any]:
     language = get_language(ctx.recipe.language).iso639_1 or "en"
     evaluate = ctx.recipe.evaluate
     exclude = evaluation_texts(list(evaluate.tasks), language) if evaluate is not None else set()
+    config: RenormConfig = ctx.config
+    dev = ctx.recipe.renorm_dev() if config.select != "method" else None
     result = renormalize(
-        ctx.input_model, ctx.out_dir, ctx.config, seed=ctx.recipe.seed, language=language, exclude=exclude
+        ctx.input_model,
+        ctx.out_dir,
+        config,
+        seed=ctx.recipe.seed,
+        language=language,
+        exclude=exclude,
+        dev=dev,
     )
     return asdict(result)

@@ -217,3 +217,99 @@ def test_real_e5_small_base_r1_r2_on_slovak_suite(e5_small: Path, tmp_path: Path
     base = table.row("base")
     assert base.types["BitextMining"] > 80 and base.types["Retrieval"] > 60  # a real model on real Slovak
     print((tmp_path / "eval" / "report.md").read_text())
+
+
+def _dev_sts(path: Path) -> Path:
+    """A small STS dev set of corpus sentence pairs with fixed scores (the sentences are the fixture's)."""
+    sentences = split_sentences(CORPUS.read_text(), "sk")[:24]
+    rows = [
+        {"sentence1": a, "sentence2": b, "score": float(i % 6)}
+        for i, (a, b) in enumerate(zip(sentences[::2], sentences[1::2], strict=True))
+    ]
+    path.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+def test_dev_selection_scores_none_r1_r2_and_keeps_the_best(tiny_models: dict[str, Path], tmp_path: Path):
+    from scipy.stats import spearmanr
+    from sentence_transformers import SentenceTransformer
+
+    from skadapt.recipe import DevSets
+
+    dev_file = _dev_sts(tmp_path / "dev.jsonl")
+    dev = DevSets(kind="sts", source=str(dev_file))
+    out = tmp_path / "out"
+    out.mkdir()
+    config = RenormConfig(corpus=str(CORPUS), samples=80, min_chars=20)
+    result = renormalize(str(tiny_models["unigram"]), out, config, seed=3, dev=dev)
+    report = json.loads((out / "renorm_report.json").read_text())
+    assert report["selection"]["choice"] == result.method and report["kept"] == (result.method != "none")
+    # every candidate's dev score, recomputed here from the embeddings and the saved mu
+    rows = [json.loads(line) for line in dev_file.read_text().splitlines()]
+    model = SentenceTransformer(str(tiny_models["unigram"]), device="cpu")
+    first = model.encode([r["sentence1"] for r in rows], prompt="query: ")
+    second = model.encode([r["sentence2"] for r in rows], prompt="query: ")
+    mu = np.load(out / "renorm_mu.npy")
+    expected = {}
+    for name in ("none", "r1", "r2"):
+        a, b = (e if name == "none" else renorm_formula(e, mu, name) for e in (first, second))
+        cosine = np.sum(a * b, axis=1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
+        expected[name] = spearmanr(cosine, [r["score"] for r in rows]).statistic
+    candidates = {c["name"]: c for c in report["selection"]["candidates"]}
+    assert list(candidates) == ["none", "r1", "r2"]
+    for name, value in expected.items():
+        assert candidates[name]["mean"] == pytest.approx(value, abs=1e-5), name
+    best = max(expected.values())
+    assert result.method == next(n for n in ("none", "r1", "r2") if expected[n] >= best - 1e-5)
+    assert (out / "modules.json").is_file() == result.kept
+    if result.kept:
+        _check_renormalized(tiny_models["unigram"], out, result.method, [r["sentence1"] for r in rows][:5])
+
+
+def test_a_stage_that_keeps_no_model_leaves_final_on_its_input(tiny_models: dict[str, Path], tmp_path: Path):
+    """When renormalization loses on dev, the run's final (evaluate, publish) stays the previous model."""
+    from skadapt.pipeline import StageContext, run_recipe
+    from skadapt.publish.target import PublishError, find_target
+    from skadapt.recipe import validate_recipe
+    from tests.suite_fixtures import write_tiny_suite
+
+    seen: dict[str, str] = {}
+
+    def renorm_lost(ctx: StageContext) -> dict[str, object]:
+        (ctx.out_dir / "renorm_report.json").write_text('{"method": "none", "kept": false}')
+        return {"method": "none", "kept": False}
+
+    def evaluate_sees(ctx: StageContext) -> dict[str, object]:
+        seen.update(ctx.models)
+        return {}
+
+    base = str(tiny_models["unigram"])
+    recipe = validate_recipe(
+        {
+            "name": "kept",
+            "language": "slk",
+            "base_model": base,
+            "output_dir": str(tmp_path / "run"),
+            "renorm": {"corpus": str(CORPUS)},
+            "evaluate": {"tasks": [str(write_tiny_suite(tmp_path / "suite"))], "models": ["base", "renorm"]},
+        }
+    )
+    runners = {"renorm": renorm_lost, "evaluate": evaluate_sees}
+    run_recipe(recipe, runners=runners)
+    assert seen["final"] == seen["renorm"] == seen["base"] == base
+    seen.clear()
+    assert [o.status for o in run_recipe(recipe, runners=runners)] == ["skipped", "skipped"]
+    run_recipe(recipe, runners=runners, only="evaluate")
+    assert seen["final"] == base  # also when the renorm stage is read back from its manifest
+    with pytest.raises(PublishError, match="no finished model stage"):
+        find_target(tmp_path / "run")
+
+
+def test_renorm_select_dev_needs_dev_sets() -> None:
+    from skadapt.recipe import RecipeError, validate_recipe
+
+    recipe = {"name": "x", "language": "slk", "base_model": "m", "renorm": {"corpus": "c.txt", "select": "dev"}}
+    with pytest.raises(RecipeError, match="renorm.dev or finetune.dev"):
+        validate_recipe(recipe)
+    recipe["renorm"]["dev"] = {"kind": "sts", "source": "dev.jsonl"}
+    assert validate_recipe(recipe).renorm_dev() is not None

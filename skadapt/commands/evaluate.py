@@ -144,7 +144,7 @@ def command(
         out.print(stats)
     if verdicts:
         lines = RichTable(title="do-no-harm verdicts: each model against the one before it")
-        for column in ("input -> output", "mean Δ", "CI", "Wilcoxon p", "verdict"):
+        for column in ("input -> output", "mean Δ", "CI", "Wilcoxon p", "tasks below −margin", "verdict"):
             lines.add_column(column)
         for v in verdicts:
             lines.add_row(
@@ -152,6 +152,7 @@ def command(
                 f"{v.mean_diff:+.2f}",
                 f"[{v.ci_low:+.2f}, {v.ci_high:+.2f}]",
                 f"{v.wilcoxon_p:.3f}",
+                ", ".join(v.harmed_tasks) or "none",
                 v.verdict,
             )
         out.print(lines)
@@ -159,4 +160,7 @@ def command(
         console.print(f"report: {out_dir / 'report.md'}")
     harms = [f"{v.a} -> {v.b}" for v in verdicts if v.verdict == HARMS]
     if fail_on_harm and harms:
-        fail(f"harm beyond the ±{margin:g} margin cannot be excluded for: {', '.join(harms)}")
+        fail(
+            f"harm beyond the ±{margin:g} margin cannot be excluded for: {', '.join(harms)} "
+            "(the mean over tasks, or a task whose interval lies below the margin: see report.md)"
+        )

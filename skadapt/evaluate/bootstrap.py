@@ -322,3 +322,35 @@ def suite_intervals(
         for label, path in models.items()
     }
     return combine(draws, count=count, alpha=alpha)
+
+
+def experiment_deltas(
+    scores: list[Any], *, count: int, alpha: float = 0.05, seed: int = 42
+) -> dict[tuple[str, str], dict[str, dict[str, float]]]:
+    """Paired intervals of consecutive models' differences from mteb's per-experiment scores.
+
+    For tasks where mteb keeps repeated experiments (``TaskScore.experiments``: classification train-set
+    draws, clustering bootstrap clusterings — the same draws for every model), the per-experiment
+    differences b - a are resampled ``count`` times (seeded) and their mean's percentile interval is
+    returned: (a, b) -> task -> ``{delta, low, high}`` with ``delta`` the difference of the main scores.
+    """
+    by_model: dict[str, dict[str, Any]] = {}
+    for score in scores:
+        by_model.setdefault(score.model, {})[score.task] = score
+    deltas: dict[tuple[str, str], dict[str, dict[str, float]]] = {}
+    for a, b in pairwise(by_model):
+        for task, first in by_model[a].items():
+            second = by_model[b].get(task)
+            if second is None or not first.experiments or not second.experiments:
+                continue
+            if len(first.experiments) != len(second.experiments):
+                continue
+            diffs = np.asarray(second.experiments) - np.asarray(first.experiments)
+            draws = resamples(len(diffs), count, seed)
+            low, high = interval(diffs[draws].mean(axis=1), alpha)
+            deltas.setdefault((a, b), {})[task] = {
+                "delta": second.score - first.score,
+                "low": low,
+                "high": high,
+            }
+    return deltas

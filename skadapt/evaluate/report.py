@@ -7,7 +7,7 @@ from typing import Any
 
 from skadapt import artifacts
 from skadapt.evaluate.aggregate import Table, aggregate
-from skadapt.evaluate.bootstrap import SuiteIntervals
+from skadapt.evaluate.bootstrap import SuiteIntervals, experiment_deltas
 from skadapt.evaluate.runner import TaskScore
 from skadapt.evaluate.stats import Comparison, compare
 from skadapt.evaluate.verdicts import Verdict, stage_verdicts, verdicts_markdown
@@ -122,6 +122,19 @@ def report_markdown(
     return "\n".join(parts)
 
 
+def task_deltas(
+    scores: list[TaskScore], intervals: SuiteIntervals | None, bootstrap: int, seed: int
+) -> dict[tuple[str, str], dict[str, dict[str, Any]]]:
+    """Per-task intervals of consecutive models' differences: item bootstrap, else mteb's experiments."""
+    merged: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
+    if bootstrap:
+        for pair, tasks in experiment_deltas(scores, count=bootstrap, seed=seed).items():
+            merged[pair] = {task: {**d, "basis": "experiments"} for task, d in tasks.items()}
+    for pair, tasks in (intervals.deltas if intervals is not None else {}).items():
+        merged.setdefault(pair, {}).update({task: {**d, "basis": "items"} for task, d in tasks.items()})
+    return merged
+
+
 def plot(table: Table, path: Path) -> None:
     """Grouped bars: per task type (plus All/Type), one bar per model."""
     import matplotlib
@@ -151,12 +164,18 @@ def write_report(
     alpha: float = 0.05,
     intervals: SuiteIntervals | None = None,
     extra: Any = None,
+    bootstrap: int = 1000,
+    seed: int = 42,
 ) -> tuple[Table, list[Comparison], list[Verdict]]:
-    """Write ``report.md``, ``report.json`` and ``report.png`` into ``out_dir``."""
+    """Write ``report.md``, ``report.json`` and ``report.png`` into ``out_dir``.
+
+    Per-task intervals of the verdicts: the local suites' item bootstrap (``intervals``), else a bootstrap
+    (``bootstrap`` resamples, ``seed``) of mteb's repeated experiments where a task has them.
+    """
     table = aggregate(scores)
     items = comparisons(table, margin=margin, alpha=alpha)
     verdicts = stage_verdicts(
-        table, intervals.deltas if intervals is not None else None, margin=margin, alpha=alpha
+        table, task_deltas(scores, intervals, bootstrap, seed), margin=margin, alpha=alpha
     )
     markdown = report_markdown(table, items, verdicts, intervals, alpha)
     (out_dir / "report.md").write_text(markdown, encoding="utf-8")

@@ -30,13 +30,20 @@ class EvaluationError(SkadaptError):
 
 @dataclass
 class TaskScore:
-    """The main score of one model on one task (in points, 0-100)."""
+    """The main score of one model on one task (in points, 0-100).
+
+    ``experiments``: the main score of each of mteb's repeated experiments where mteb keeps them
+    (classification: one per undersampled train set; clustering: one per bootstrap clustering), averaged
+    over the task's subsets and splits, else None. They are paired across models: every model gets a
+    fresh copy of the task and so the same samples.
+    """
 
     model: str
     task: str
     type: str
     metric: str
     score: float
+    experiments: list[float] | None = None
 
 
 def validate_prompt_policy(policy: dict[str, str]) -> dict[str, str]:
@@ -155,7 +162,36 @@ def task_score(result: Any, task: AbsTask, label: str) -> TaskScore:
     splits = [s for s in task.eval_splits if s in result.scores] or None
     value = float(result.get_score(splits=splits))
     meta = task.metadata
-    return TaskScore(label, meta.name, str(meta.type), meta.main_score, round(100 * value, 4))
+    entries = [entry for split in splits or list(result.scores) for entry in result.scores[split]]
+    return TaskScore(
+        label,
+        meta.name,
+        str(meta.type),
+        meta.main_score,
+        round(100 * value, 4),
+        experiment_scores(entries, meta.main_score),
+    )
+
+
+def experiment_scores(entries: list[dict[str, Any]], metric: str) -> list[float] | None:
+    """Per-experiment main scores (x100) of mteb score entries (one per subset and split), averaged over
+    the entries; None when mteb kept none or the entries disagree in their number of experiments."""
+    runs = []
+    for entry in entries:
+        if isinstance(entry.get("scores_per_experiment"), list):
+            values = [run.get(metric) for run in entry["scores_per_experiment"]]
+        elif metric == "v_measure" and isinstance(entry.get("v_measures"), dict):
+            values = [v for level in entry["v_measures"].values() for v in level]
+        elif metric == "v_measure" and isinstance(entry.get("v_measures"), list):
+            values = list(entry["v_measures"])
+        else:
+            return None
+        if len(values) < 2 or not all(isinstance(v, int | float) for v in values):
+            return None
+        runs.append([float(v) for v in values])
+    if not runs or len({len(run) for run in runs}) != 1:
+        return None
+    return [round(100 * sum(column) / len(column), 4) for column in zip(*runs, strict=True)]
 
 
 def evaluate_model(

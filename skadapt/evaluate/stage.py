@@ -94,11 +94,27 @@ def run_evaluation(
         scratch.mkdir(parents=True, exist_ok=True)
         try:
             return write_report(
-                scores, scratch, margin=margin, alpha=alpha, intervals=intervals, extra=settings
+                scores,
+                scratch,
+                margin=margin,
+                alpha=alpha,
+                intervals=intervals,
+                extra=settings,
+                bootstrap=bootstrap,
+                seed=seed,
             )
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
-    written = write_report(scores, out_dir, margin=margin, alpha=alpha, intervals=intervals, extra=settings)
+    written = write_report(
+        scores,
+        out_dir,
+        margin=margin,
+        alpha=alpha,
+        intervals=intervals,
+        extra=settings,
+        bootstrap=bootstrap,
+        seed=seed,
+    )
     if human_dir is not None:
         _human_comparison(
             models,
@@ -157,7 +173,12 @@ def _selected_models(config: EvaluateConfig, available: dict[str, str]) -> dict[
                 "add the stage to the recipe or remove it from evaluate.models"
             )
         if available[ref] in selected.values():
-            continue  # "final" is the same directory as the newest stage
+            same = next(label for label, path in selected.items() if path == available[ref])
+            if ref != "final":  # "final" is the newest kept stage; any other repeat is a stage that kept none
+                log.warning(
+                    "evaluate: %s is the same model as %s (the stage kept its input); scored once", ref, same
+                )
+            continue
         selected[ref] = available[ref]
     return selected
 
@@ -197,12 +218,23 @@ def run_stage(ctx: Any) -> dict[str, Any]:
         human_dir=_human_dir(ctx.recipe),
     )
     for verdict in verdicts:
+        below = (
+            f"; below -{verdict.margin:g} on {', '.join(verdict.harmed_tasks)}"
+            if verdict.harmed_tasks
+            else ""
+        )
         log.info(
-            "verdict %s -> %s: %s (mean %+.2f)", verdict.a, verdict.b, verdict.verdict, verdict.mean_diff
+            "verdict %s -> %s: %s (mean %+.2f%s)",
+            verdict.a,
+            verdict.b,
+            verdict.verdict,
+            verdict.mean_diff,
+            below,
         )
     return {
         "verdicts": {f"{v.a}->{v.b}": v.verdict for v in verdicts},
         "harms": [f"{v.a}->{v.b}" for v in verdicts if v.verdict == HARMS],
+        "harmed_tasks": {f"{v.a}->{v.b}": v.harmed_tasks for v in verdicts if v.harmed_tasks},
         "models": models,
         "tasks": len(table.task_types),
         "All": {r.model: round(r.all, 4) for r in table.rows},

@@ -5,10 +5,14 @@ Per pair of models ``a`` (input) -> ``b`` (output):
 - per task: the score difference b - a, with a paired bootstrap interval on local suite tasks;
 - over tasks: the paired Wilcoxon signed-rank test and the (1 - 2 alpha) t-interval of the mean
   difference (the TOST interval);
-- the verdict: **non-inferior** when the interval's lower end is above ``-margin`` (TOST
-  non-inferiority); **improves** when it is non-inferior, the mean difference is positive and either the
-  Wilcoxon test is significant or the whole interval is above zero; **harms** otherwise (harm beyond the
-  margin cannot be excluded: the verdict fails closed).
+- the verdict: **harms** when the interval's lower end is not above ``-margin`` (harm beyond the margin
+  cannot be excluded: the verdict fails closed) or when any task's paired 95% interval lies entirely below
+  ``-margin`` (a single task's loss that the mean over tasks would hide; the verdict names the tasks);
+  otherwise **improves** when the mean difference is positive and either the Wilcoxon test is significant
+  or the whole interval is above zero, else **non-inferior**.
+
+Per-task intervals come from the item-level bootstrap of local suite tasks, else from mteb's own repeated
+experiments (classification, clustering); tasks with neither are listed as having no interval.
 """
 
 from __future__ import annotations
@@ -36,7 +40,10 @@ class Verdict:
         ci_high: Upper end of it.
         wilcoxon_p: Two-sided paired Wilcoxon p-value over tasks.
         margin: Non-inferiority margin (points).
-        tasks: Per task: ``{delta, low, high}`` (bootstrap interval where available, else None).
+        tasks: Per task: ``{delta, low, high, basis}``: the interval where available (``basis``
+            ``items`` or ``experiments``), else None.
+        harmed_tasks: Tasks whose whole interval lies below ``-margin``.
+        no_interval: Tasks without a per-task interval (a single-task harm cannot be seen there).
     """
 
     a: str
@@ -47,16 +54,27 @@ class Verdict:
     ci_high: float
     wilcoxon_p: float
     margin: float
-    tasks: dict[str, dict[str, float | None]] = field(default_factory=dict)
+    tasks: dict[str, dict[str, Any]] = field(default_factory=dict)
+    harmed_tasks: list[str] = field(default_factory=list)
+    no_interval: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
         return asdict(self)
 
 
-def verdict_of(mean_diff: float, ci_low: float, wilcoxon_p: float, *, margin: float, alpha: float) -> str:
-    """improves / non-inferior / harms from the interval of the mean difference (see the module doc)."""
-    if not ci_low > -margin:  # also NaN (a single task): not shown non-inferior
+def verdict_of(
+    mean_diff: float,
+    ci_low: float,
+    wilcoxon_p: float,
+    *,
+    margin: float,
+    alpha: float,
+    harmed_tasks: list[str] | None = None,
+) -> str:
+    """improves / non-inferior / harms from the interval of the mean difference and the tasks whose own
+    interval lies below ``-margin`` (see the module doc)."""
+    if not ci_low > -margin or harmed_tasks:  # NaN (a single task): not shown non-inferior
         return HARMS
     significant = wilcoxon_p < alpha or ci_low > 0
     return IMPROVES if mean_diff > 0 and significant else NON_INFERIOR
@@ -73,7 +91,7 @@ def stage_verdicts(
 
     Args:
         table: Aggregated scores, models in stage order.
-        task_deltas: (a, b) -> task -> bootstrap ``{delta, low, high}`` of b - a, where computed.
+        task_deltas: (a, b) -> task -> ``{delta, low, high[, basis]}`` of b - a, where computed.
         margin: Non-inferiority margin in points.
         alpha: Significance level (the interval is 1 - 2 alpha).
     """
@@ -89,9 +107,11 @@ def stage_verdicts(
                 "delta": round(after.tasks[task] - before.tasks[task], 4),
                 "low": boot[task]["low"] if task in boot else None,
                 "high": boot[task]["high"] if task in boot else None,
+                "basis": boot[task].get("basis", "items") if task in boot else None,
             }
             for task in tasks
         }
+        harmed = [t for t, d in per_task.items() if d["high"] is not None and d["high"] < -margin]
         verdicts.append(
             Verdict(
                 a=before.model,
@@ -102,6 +122,7 @@ def stage_verdicts(
                     comparison.wilcoxon_p,
                     margin=margin,
                     alpha=alpha,
+                    harmed_tasks=harmed,
                 ),
                 mean_diff=comparison.mean_diff,
                 ci_low=comparison.ci_low,
@@ -109,6 +130,8 @@ def stage_verdicts(
                 wilcoxon_p=comparison.wilcoxon_p,
                 margin=margin,
                 tasks=per_task,
+                harmed_tasks=harmed,
+                no_interval=[t for t, d in per_task.items() if d["low"] is None],
             )
         )
     return verdicts
@@ -122,22 +145,39 @@ def verdicts_markdown(verdicts: list[Verdict], alpha: float) -> str:
     lines = [
         "## Do-no-harm verdicts (each model against the one before it)",
         "",
-        f"| input → output | mean Δ | {level}% CI | Wilcoxon p | verdict |",
-        "|---|---|---|---|---|",
+        f"| input → output | mean Δ | {level}% CI | Wilcoxon p | tasks below −margin | verdict |",
+        "|---|---|---|---|---|---|",
     ]
     for v in verdicts:
+        below = ", ".join(v.harmed_tasks) or "none"
         lines.append(
             f"| {v.a} → {v.b} | {v.mean_diff:+.2f} | [{v.ci_low:+.2f}, {v.ci_high:+.2f}] | "
-            f"{v.wilcoxon_p:.3f} | **{v.verdict}** |"
+            f"{v.wilcoxon_p:.3f} | {below} | **{v.verdict}** |"
         )
-    lines += ["", "Per-task Δ (points) with 95% paired bootstrap intervals (local suite tasks):", ""]
+    margin = verdicts[0].margin
+    lines += [
+        "",
+        f"A stage harms when the interval of the mean is not above −{margin:g} or when any task's 95% "
+        f"interval lies entirely below −{margin:g} (margin = `tost_margin`).",
+        "",
+        "Per-task Δ (points) with 95% paired bootstrap intervals (local suite tasks: items resampled; "
+        "mteb tasks: mteb's repeated experiments resampled, marked ᵉ; — no interval):",
+        "",
+    ]
     header = ["Task", *(f"{v.a} → {v.b}" for v in verdicts)]
     lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for task in verdicts[0].tasks:
         cells = [task]
         for v in verdicts:
             d = v.tasks[task]
-            interval = f" [{d['low']:+.2f}, {d['high']:+.2f}]" if d["low"] is not None else ""
+            mark = "ᵉ" if d.get("basis") == "experiments" else ""
+            interval = f" [{d['low']:+.2f}, {d['high']:+.2f}]{mark}" if d["low"] is not None else " —"
             cells.append(f"{d['delta']:+.2f}{interval}")
         lines.append("| " + " | ".join(cells) + " |")
+    missing = sorted({t for v in verdicts for t in v.no_interval})
+    if missing:
+        lines += [
+            "",
+            f"No per-task interval (no item-level data, no repeated experiments): {', '.join(missing)}.",
+        ]
     return "\n".join(lines)

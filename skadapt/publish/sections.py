@@ -273,10 +273,31 @@ def hyperparameters(report: dict[str, Any], config: dict[str, Any]) -> list[str]
     return lines
 
 
+def _selection_lines(selection: dict[str, Any]) -> list[str]:
+    """The dev-set choice between none / R1 / R2 as a sentence and a table."""
+    candidates = selection.get("candidates") or []
+    if not candidates:
+        return ["no dev-set choice was recorded"]
+    sets = list(candidates[0].get("scores") or {})
+    rows = [
+        [str(c.get("name")), *(_num(c["scores"].get(s), 4) for s in sets), _num(c.get("mean"), 4)]
+        for c in candidates
+    ]
+    sentence = (
+        f"the best mean dev score was `{selection.get('choice')}` (none, R1 and R2 scored on the dev sets; "
+        "ties keep the model unchanged)"
+    )
+    return [sentence, "", *_table(["candidate", *sets, "mean"], rows)]
+
+
 def renorm_section(report: dict[str, Any] | None, config: dict[str, Any]) -> list[str]:
     """Renormalization: method, where mu came from, sample size, ||mu||."""
     if not report:
         return []
+    selection = report.get("selection") or {}
+    chosen = _selection_lines(selection)
+    if report.get("kept") is False:
+        return ["## Renormalization", "", "- not applied: " + chosen[0], *chosen[1:], ""]
     method = str(report.get("method", "")).lower()
     column = f" (column `{config['text_column']}`)" if config.get("text_column") else ""
     prompt = report.get("prompt_text") or ""
@@ -294,6 +315,8 @@ def renorm_section(report: dict[str, Any] | None, config: dict[str, Any]) -> lis
         lines.append(
             f"- {report['dropped_eval_overlap']} sentences that occur in evaluation data were left out"
         )
+    if selection:
+        lines += ["- chosen on the dev sets: " + chosen[0], *chosen[1:]]
     lines += [
         "- saved as standard sentence-transformers modules (`Dense` with the projection and bias, then "
         "`Normalize`): no custom code",
@@ -383,11 +406,12 @@ def verdicts_section(evaluation: Evaluation | None) -> list[str]:
             _num(v.get("mean_diff"), sign=True),
             f"[{_num(v.get('ci_low'), sign=True)}, {_num(v.get('ci_high'), sign=True)}]",
             _num(v.get("wilcoxon_p"), 3),
+            ", ".join(v.get("harmed_tasks") or []) or "none",
             f"**{v.get('verdict')}**",
         ]
         for v in evaluation.verdicts
     ]
-    lines += _table(["input -> output", "mean Δ", "CI", "Wilcoxon p", "verdict"], rows)
+    lines += _table(["input -> output", "mean Δ", "CI", "Wilcoxon p", "tasks below −margin", "verdict"], rows)
     return [*lines, ""]
 
 
@@ -477,9 +501,11 @@ def limitations_section(
         )
         for verdict in evaluation.verdicts:
             if verdict.get("verdict") != "non-inferior":
+                tasks = verdict.get("harmed_tasks") or []
+                named = f" on {', '.join(tasks)}" if tasks else ""
                 lines.append(
-                    f"- {verdict.get('a')} -> {verdict.get('b')}: harm beyond the margin is not excluded "
-                    f"({verdict.get('verdict')})."
+                    f"- {verdict.get('a')} -> {verdict.get('b')}: harm beyond the margin is not excluded"
+                    f"{named} ({verdict.get('verdict')})."
                 )
     else:
         lines.append("- No evaluation report was published with this model.")

@@ -139,7 +139,7 @@ def find_target(path: Path) -> Target:
             f"{path}: neither a sentence-transformers model directory (no modules.json) nor a run directory "
             "(no finished stage with a manifest.json); give the run directory of `skadapt train` or a model"
         )
-    made = [stage for stage in MODEL_STAGES if stage in stages]
+    made = [stage for stage in MODEL_STAGES if stage in stages and is_model_dir(path / stage)]
     if not made:
         raise PublishError(
             f"{path}: the run has no finished model stage ({', '.join(MODEL_STAGES)}); nothing to publish"

@@ -20,7 +20,7 @@ from skadapt.sources import column_text, column_value
 from skadapt.train.rows import TrainingDataError, open_rows
 
 if TYPE_CHECKING:
-    from skadapt.recipe import DevEvaluation, DevSetConfig
+    from skadapt.recipe import DevSetConfig, DevSets
 
 DEV_NAME = "dev"
 
@@ -49,9 +49,21 @@ def _value(row: dict[str, Any], column: str, role: str, where: str) -> Any:
     return read(row, column, f"dev set: {where}", role, error=TrainingDataError)
 
 
-def build_dev_set(
-    config: DevEvaluation, batch_size: int = 32, prompts: dict[str, str] | None = None
-) -> DevSet:
+def build_dev_sets(
+    config: DevSets, batch_size: int = 32, prompts: dict[str, str] | None = None
+) -> list[DevSet]:
+    """One evaluator per dev set (named ``<kind>-<n>``), for callers that report each set's score.
+
+    Raises:
+        TrainingDataError: Missing/empty column, bad score, or an empty dev set.
+    """
+    return [
+        _build_one(entry, f"{entry.kind}-{index}", batch_size, prompts or {})
+        for index, entry in enumerate(config.sets)
+    ]
+
+
+def build_dev_set(config: DevSets, batch_size: int = 32, prompts: dict[str, str] | None = None) -> DevSet:
     """Read the dev sets and build their evaluator, with the model's prompts (see skadapt.prompts).
 
     One set is evaluated alone (named ``dev``); several run in sequence (``dev-<kind>-<n>``) and the dev
