@@ -397,7 +397,7 @@ def test_dry_run_of_a_run_writes_a_card_huggingface_hub_parses(
     assert "R2: remove each embedding's component" in text and "||mu|| = 0.7869" in text
     assert "1,257 sentences" in text
     assert "| SkSTS | STS | cosine_spearman | 63.42 | 64.46 | +1.04 |" in text  # base beside the model
-    assert "| finetune -> renorm | -0.26 | [-2.50, +0.39] | 0.810 | **inconclusive** |" in text
+    assert "| finetune -> renorm | -0.26 | [-2.50, +0.39] | 0.810 | none | **inconclusive** |" in text
     assert "## Robustness" in text and "| final | -3.00 | -0.75 | -1.88 |" in text
     assert "trained on data under restrictive licenses" in text
     assert "harm beyond the margin is not excluded (inconclusive)" in text

@@ -181,7 +181,7 @@ def skadapt_text(target: Target, facts: CardFacts) -> str:
     policy = dict((evaluation_report or {}).get("settings", {}).get("prompt_policy") or {})
     training = target.reports.get("finetune") or {}
     made = [
-        stage
+        stage if (target.reports.get(stage) or {}).get("kept", True) else f"{stage} (chosen on dev: not kept)"
         for stage in ("trim", "finetune", "renorm")
         if stage in target.reports or stage in target.manifests
     ]

@@ -18,8 +18,9 @@ METHODS = {
 }
 VERDICT_NOTE = (
     "Each stage is compared with the model it started from, paired over tasks, with a non-inferiority "
-    "margin: **non-inferior** = the whole confidence interval of the mean change lies above -margin; "
-    "**harm** = it lies below; **inconclusive** = neither."
+    "margin: **harms** = the confidence interval of the mean change reaches -margin, or some task's own 95% "
+    "interval lies entirely below -margin (named); **improves** = not harmful, the mean change is positive "
+    "and significant; **non-inferior** = neither."
 )
 
 
