@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -47,19 +48,23 @@ def test_demo_recipe_runs_every_stage_and_resumes(demo_recipe, tmp_path: Path) -
     assert training["steps"]["done"] == 4
     assert [d["name"] for d in training["datasets"]] == ["nli", "qa", "sts", "anchor"]
     assert training["interpolation"]["chosen"] in [p["alpha"] for p in training["interpolation"]["scores"]]
-    final = SentenceTransformer(str(run / "renorm"), device="cpu")  # vanilla loading, no skadapt code
-    assert type(final[-2]).__name__ == "Dense" and type(final[-1]).__name__ == "Normalize"
+    renorm = json.loads((run / "renorm" / "renorm_report.json").read_text())
+    candidates = renorm["selection"]["candidates"]  # chosen on the fine-tuning stage's three dev sets
+    assert [c["name"] for c in candidates] == ["none", "r1", "r2"]
+    assert all(list(c["scores"]) == ["sts-0", "retrieval-1", "triplets-2"] for c in candidates)
+    best = max(c["mean"] for c in candidates)
+    assert renorm["method"] == next(c["name"] for c in candidates if c["mean"] == best)
+    final_dir = run / "renorm" if renorm["kept"] else run / "finetune"
+    final = SentenceTransformer(str(final_dir), device="cpu")  # vanilla loading, no skadapt code
+    assert (type(final[-2]).__name__ == "Dense") == renorm["kept"] and type(final[-1]).__name__ == "Normalize"
     report = json.loads((run / "evaluate" / "report.json").read_text())
-    assert [row["model"] for row in report["models"]] == ["base", "trim", "finetune", "renorm"]
+    stages = ["base", "trim", "finetune", "renorm"] if renorm["kept"] else ["base", "trim", "finetune"]
+    assert [row["model"] for row in report["models"]] == stages
     assert all(len(row["tasks"]) == 7 for row in report["models"])
-    assert [(v["a"], v["b"]) for v in report["verdicts"]] == [
-        ("base", "trim"),
-        ("trim", "finetune"),
-        ("finetune", "renorm"),
-    ]
+    assert [(v["a"], v["b"]) for v in report["verdicts"]] == list(itertools.pairwise(stages))
     assert all(v["verdict"] in ("improves", "non-inferior", "harms") for v in report["verdicts"])
     manifest = read_manifest(run / "evaluate")
-    assert manifest["models"]["final"] == str(run / "renorm")
+    assert manifest["models"]["final"] == str(final_dir)
 
     again = run_recipe(demo_recipe)
     assert [o.status for o in again] == ["skipped"] * 4

@@ -308,8 +308,13 @@ def test_a_stage_that_keeps_no_model_leaves_final_on_its_input(tiny_models: dict
 def test_renorm_select_dev_needs_dev_sets() -> None:
     from skadapt.recipe import RecipeError, validate_recipe
 
-    recipe = {"name": "x", "language": "slk", "base_model": "m", "renorm": {"corpus": "c.txt", "select": "dev"}}
-    with pytest.raises(RecipeError, match="renorm.dev or finetune.dev"):
+    recipe = {
+        "name": "x",
+        "language": "slk",
+        "base_model": "m",
+        "renorm": {"corpus": "c.txt", "select": "dev"},
+    }
+    with pytest.raises(RecipeError, match=r"renorm\.dev or finetune\.dev"):
         validate_recipe(recipe)
     recipe["renorm"]["dev"] = {"kind": "sts", "source": "dev.jsonl"}
     assert validate_recipe(recipe).renorm_dev() is not None
