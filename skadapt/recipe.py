@@ -169,6 +169,11 @@ class ContaminationConfig(Section):
 
     threshold: Fraction = 0.01
     allow: bool = False
+    action: Literal["stop", "drop"] = Field(
+        "stop",
+        description="stop: over the threshold the stage stops; drop: every training row any of whose "
+        "texts is an evaluation test text is removed first (counted per dataset and task)",
+    )
 
 
 class FinetuneConfig(Section):
@@ -308,6 +313,10 @@ class SynthSTSConfig(Section):
 
     @model_validator(mode="after")
     def _length_range(self) -> SynthSTSConfig:
+        if self.contamination.action != "stop":
+            raise ValueError(
+                "contamination.action: drop applies to fine-tuning data; synth_sts stops over the threshold"
+            )
         if self.min_chars >= self.max_chars:
             raise ValueError(f"min_chars ({self.min_chars}) must be below max_chars ({self.max_chars})")
         return self

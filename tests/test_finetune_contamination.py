@@ -210,3 +210,74 @@ def test_partly_checked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
 def test_unknown_task_name_stops() -> None:
     with pytest.raises(ContaminationCheckError, match=r"NoSuchTaskXYZ.*not an mteb benchmark"):
         contamination_report(["Nejaká veta na tréning."], ["NoSuchTaskXYZ"], threshold=0.0, allow=True)
+
+
+def _contaminated_recipe(tmp_path: Path, action: str) -> Any:
+    """Training data with known overlaps: two STS rows and one QA row reuse test sentences of LocalSTS."""
+    from skadapt.recipe import validate_recipe
+
+    suite = make_suite(tmp_path)
+    sts = [
+        {"sentence1": "Peter včera kúpil nové auto.", "sentence2": "Dnes ráno pršalo v Košiciach.", "score": 3},
+        {"sentence1": "Výlet do Tatier sa vydaril.", "sentence2": "zajtra bude PRŠAŤ celý deň", "score": 1},
+        {"sentence1": "Kniha leží na stole v obývačke.", "sentence2": "Na stole je položená kniha.", "score": 5},
+    ]
+    qa = [
+        {"question": "Čo predávajú na trhu?", "passage": "Na trhu predávajú ovocie."},
+        {"question": "Kde leží Bratislava?", "passage": "Bratislava leží na brehu Dunaja pri hranici."},
+    ]
+    for name, rows in (("sts", sts), ("qa", qa)):
+        (tmp_path / f"{name}.jsonl").write_text(
+            "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8"
+        )
+    return validate_recipe(
+        {
+            "name": "c",
+            "language": "slk",
+            "base_model": "m",
+            "finetune": {
+                "datasets": [
+                    {"name": "sts", "kind": "sts", "source": str(tmp_path / "sts.jsonl")},
+                    {
+                        "name": "qa",
+                        "kind": "pairs",
+                        "source": str(tmp_path / "qa.jsonl"),
+                        "columns": {"anchor": "question", "positive": "passage"},
+                    },
+                ],
+                "contamination": {"action": action},
+            },
+            "evaluate": {"tasks": [str(suite)]},
+        }
+    )
+
+
+def test_drop_removes_exactly_the_overlapping_rows(tmp_path: Path) -> None:
+    from skadapt.train.stage import _contamination, build_datasets
+
+    recipe = _contaminated_recipe(tmp_path, "drop")
+    datasets = build_datasets(recipe.finetune)
+    report = _contamination(recipe, recipe.finetune, datasets, list(recipe.evaluate.tasks))
+    sts, qa = datasets
+    assert sts.data["sentence1"] == ["Kniha leží na stole v obývačke."] and len(qa) == 1
+    assert qa.data["anchor"] == ["Kde leží Bratislava?"]
+    assert report["action"] == "drop"
+    assert report["dropped"]["sts"] == {
+        "rows": 3,
+        "dropped": 2,
+        "by_task": {"LocalSTS": 2},
+        "examples": ["Peter včera kúpil nové auto.", "zajtra bude PRŠAŤ celý deň"],
+    }
+    assert report["dropped"]["qa"]["dropped"] == 1 and report["dropped"]["qa"]["by_task"] == {"LocalSTS": 1}
+    assert sts.stats["dropped"]["contamination"] == 2 and sts.stats["examples"] == 1
+    assert report["tasks"]["LocalSTS"]["normalized"] == 0 and report["over_threshold"] == []
+
+
+def test_stop_names_the_count_and_the_drop_option(tmp_path: Path) -> None:
+    from skadapt.train.stage import _contamination, build_datasets
+
+    recipe = _contaminated_recipe(tmp_path, "stop")
+    datasets = build_datasets(recipe.finetune)
+    with pytest.raises(ContaminationError, match=r"LocalSTS: 3/4 test texts .*contamination\.action: drop"):
+        _contamination(recipe, recipe.finetune, datasets, list(recipe.evaluate.tasks))
+    assert [len(d) for d in datasets] == [3, 2]  # nothing dropped

@@ -279,32 +279,19 @@ def _status(checked: dict[str, list[str]], unreachable: dict[str, str]) -> str:
     return "unreachable" if unreachable else "no evaluation tasks"
 
 
-def contamination_report(
-    train_texts: Iterable[str],
+def gather_test_texts(
     eval_tasks: list[str],
-    threshold: float,
     allow: bool,
     *,
     language: str | None = None,
     mirrors: dict[str, str] | None = None,
     section: str = "finetune",
-) -> dict[str, Any]:
-    """Run the check for the recipe's evaluation tasks.
-
-    Args:
-        train_texts: Every training text.
-        eval_tasks: The recipe's ``evaluate.tasks``.
-        threshold: Highest allowed overlap rate per task.
-        allow: Train anyway: over the threshold, or with tasks whose data is unreachable (left unchecked,
-            logged as a warning and listed under ``unreachable``).
-        language: The recipe's language (see :func:`collect_test_texts`).
-        mirrors: The recipe's ``evaluate.dataset_mirrors``.
-        section: The recipe section whose ``contamination`` settings apply (named in messages).
+) -> tuple[dict[str, list[str]], dict[str, str]]:
+    """The evaluation tasks' test texts, failing closed on unreachable data unless ``allow``.
 
     Raises:
         ContaminationCheckError: A task's data is unreachable and ``allow`` is False, or reading a task's
             data fails otherwise (whatever ``allow`` says).
-        ContaminationError: A task's overlap rate exceeds ``threshold`` and ``allow`` is False.
     """
     test_texts, unreachable = collect_test_texts(eval_tasks, language=language, mirrors=mirrors)
     if unreachable and not allow:
@@ -324,6 +311,59 @@ def contamination_report(
             reason,
             section,
         )
+    return test_texts, unreachable
+
+
+def overlapping_rows(
+    rows: Mapping[str, list[tuple[str, ...]]], test_texts: dict[str, list[str]]
+) -> tuple[dict[str, list[bool]], dict[str, Any]]:
+    """Training rows any of whose texts occurs in the test texts (exactly or folded), per dataset.
+
+    Returns:
+        ``(keep, report)``: dataset -> a keep mask over its rows, and ``{dataset: {rows, dropped,
+        by_task: {task: rows}, examples}}`` (a row matching several tasks counts for each of them).
+    """
+    owners: dict[str, set[str]] = {}
+    for task, texts in test_texts.items():
+        for text in texts:
+            folded = folded_words(text)
+            if len(folded) >= MIN_CHARS:
+                owners.setdefault(folded, set()).add(task)
+    keep: dict[str, list[bool]] = {}
+    report: dict[str, Any] = {}
+    for name, dataset_rows in rows.items():
+        mask, by_task, examples = [], {}, []
+        for row in dataset_rows:
+            tasks = set().union(*(owners.get(folded_words(text), set()) for text in row if text))
+            mask.append(not tasks)
+            for task in tasks:
+                by_task[task] = by_task.get(task, 0) + 1
+            if tasks and len(examples) < EXAMPLES:
+                examples.append(next(t for t in row if owners.get(folded_words(t)))[:120])
+        keep[name] = mask
+        report[name] = {
+            "rows": len(mask),
+            "dropped": mask.count(False),
+            "by_task": dict(sorted(by_task.items())),
+            "examples": examples,
+        }
+    return keep, report
+
+
+def judge_overlap(
+    train_texts: Iterable[str],
+    test_texts: dict[str, list[str]],
+    unreachable: dict[str, str],
+    threshold: float,
+    allow: bool,
+    *,
+    section: str = "finetune",
+) -> dict[str, Any]:
+    """The overlap report (:func:`check_overlap`) with the verdict against ``threshold``.
+
+    Raises:
+        ContaminationError: A task's overlap rate exceeds ``threshold`` and ``allow`` is False.
+    """
     report = check_overlap(train_texts, test_texts)
     report.update(
         threshold=threshold,
@@ -341,7 +381,41 @@ def contamination_report(
         )
         raise ContaminationError(
             f"training data overlaps the evaluation test data above contamination.threshold "
-            f"{threshold:.2%}: {details}. Remove those texts from the training data, or set "
+            f"{threshold:.2%}: {details}. Set {section}.contamination.action: drop to train without the "
+            f"overlapping rows, remove those texts from the training data, or set "
             f"{section}.contamination.allow: true to train anyway"
         )
     return report
+
+
+def contamination_report(
+    train_texts: Iterable[str],
+    eval_tasks: list[str],
+    threshold: float,
+    allow: bool,
+    *,
+    language: str | None = None,
+    mirrors: dict[str, str] | None = None,
+    section: str = "finetune",
+) -> dict[str, Any]:
+    """Run the check for the recipe's evaluation tasks (:func:`gather_test_texts`, then
+    :func:`judge_overlap`).
+
+    Args:
+        train_texts: Every training text.
+        eval_tasks: The recipe's ``evaluate.tasks``.
+        threshold: Highest allowed overlap rate per task.
+        allow: Train anyway: over the threshold, or with tasks whose data is unreachable (left unchecked,
+            logged as a warning and listed under ``unreachable``).
+        language: The recipe's language (see :func:`collect_test_texts`).
+        mirrors: The recipe's ``evaluate.dataset_mirrors``.
+        section: The recipe section whose ``contamination`` settings apply (named in messages).
+
+    Raises:
+        ContaminationCheckError: see :func:`gather_test_texts`.
+        ContaminationError: see :func:`judge_overlap`.
+    """
+    test_texts, unreachable = gather_test_texts(
+        eval_tasks, allow, language=language, mirrors=mirrors, section=section
+    )
+    return judge_overlap(train_texts, test_texts, unreachable, threshold, allow, section=section)

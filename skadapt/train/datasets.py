@@ -102,6 +102,23 @@ class TaskDataset:
         """Columns holding texts (everything but the score or distillation label)."""
         return [c for c in self.columns if c not in ("score", "label")]
 
+    def rows(self) -> list[tuple[str, ...]]:
+        """The texts of each row, in text-column order."""
+        return list(zip(*(self.data[c] for c in self.text_columns), strict=True))
+
+    def keep_rows(self, keep: list[bool], reason: str) -> int:
+        """Keep the rows where ``keep`` is True; the others are counted in ``stats["dropped"][reason]``."""
+        dropped = keep.count(False)
+        if dropped:
+            self.data = {
+                c: [v for v, k in zip(values, keep, strict=True) if k] for c, values in self.data.items()
+            }
+            counts = self.stats.setdefault("dropped", {})
+            counts[reason] = counts.get(reason, 0) + dropped
+            if "examples" in self.stats:
+                self.stats["examples"] -= dropped
+        return dropped
+
     def texts(self) -> list[str]:
         """All training texts of the dataset (with repeats)."""
         return [text for column in self.text_columns for text in self.data[column]]

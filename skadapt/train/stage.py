@@ -18,10 +18,11 @@ from skadapt.languages import get_language
 from skadapt.prompts import model_prompts
 from skadapt.recipe import ANCHOR_DATASET
 from skadapt.train.anchor import build_anchor_dataset
-from skadapt.train.contamination import contamination_report
+from skadapt.train.contamination import gather_test_texts, judge_overlap, overlapping_rows
 from skadapt.train.datasets import TaskDataset, build_task_dataset
 from skadapt.train.interpolation import choose_interpolation, snapshot
 from skadapt.train.losses import check_loss
+from skadapt.train.rows import TrainingDataError
 from skadapt.train.trainer import copy_logs, load_model, save_model, train
 
 if TYPE_CHECKING:
@@ -95,14 +96,7 @@ def finetune(
     started = time.perf_counter()
     datasets = build_datasets(config)
     eval_tasks = list(recipe.evaluate.tasks) if recipe.evaluate is not None else []
-    contamination = contamination_report(
-        (text for dataset in datasets for text in dataset.texts()),
-        eval_tasks,
-        config.contamination.threshold,
-        config.contamination.allow,
-        language=recipe.language,
-        mirrors=dict(recipe.evaluate.dataset_mirrors) if recipe.evaluate is not None else None,
-    )
+    contamination = _contamination(recipe, config, datasets, eval_tasks)
     loaded = load_model(model)
     prompts = model_prompts(loaded.prompts, model)
     loaded.prompts = prompts  # a model saved without its family's prompts gets them
@@ -179,8 +173,50 @@ def finetune(
             "status": contamination["status"],
             "max_rate": contamination["max_rate"],
             "unreachable": sorted(contamination["unreachable"]),
+            "dropped": {k: v["dropped"] for k, v in (contamination["dropped"] or {}).items()},
         },
     }
+
+
+def _contamination(
+    recipe: Recipe, config: FinetuneConfig, datasets: list[TaskDataset], eval_tasks: list[str]
+) -> dict[str, Any]:
+    """The contamination check; with ``action: drop`` the overlapping rows leave ``datasets`` first."""
+    settings = config.contamination
+    test_texts, unreachable = gather_test_texts(
+        eval_tasks,
+        settings.allow,
+        language=recipe.language,
+        mirrors=dict(recipe.evaluate.dataset_mirrors) if recipe.evaluate is not None else None,
+    )
+    dropped = None
+    if settings.action == "drop":
+        keep, dropped = overlapping_rows({d.name: d.rows() for d in datasets}, test_texts)
+        for dataset in datasets:
+            removed = dataset.keep_rows(keep[dataset.name], "contamination")
+            if removed:
+                by_task = ", ".join(f"{t} {n}" for t, n in dropped[dataset.name]["by_task"].items())
+                log.warning(
+                    "finetune: dataset %s: %d of %d rows dropped, their texts are evaluation test texts (%s)",
+                    dataset.name,
+                    removed,
+                    dropped[dataset.name]["rows"],
+                    by_task,
+                )
+            if not len(dataset):
+                raise TrainingDataError(
+                    f"finetune dataset {dataset.name!r}: every row overlaps the evaluation test data "
+                    "(contamination.action: drop); use other training data"
+                )
+    report = judge_overlap(
+        (text for dataset in datasets for text in dataset.texts()),
+        test_texts,
+        unreachable,
+        settings.threshold,
+        settings.allow,
+    )
+    report.update(action=settings.action, dropped=dropped)
+    return report
 
 
 def _dataset_source(config: FinetuneConfig, name: str) -> str:
