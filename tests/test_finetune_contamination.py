@@ -217,11 +217,12 @@ def _contaminated_recipe(tmp_path: Path, action: str) -> Any:
     from skadapt.recipe import validate_recipe
 
     suite = make_suite(tmp_path)
-    sts = [
-        {"sentence1": "Peter včera kúpil nové auto.", "sentence2": "Dnes ráno pršalo v Košiciach.", "score": 3},
-        {"sentence1": "Výlet do Tatier sa vydaril.", "sentence2": "zajtra bude PRŠAŤ celý deň", "score": 1},
-        {"sentence1": "Kniha leží na stole v obývačke.", "sentence2": "Na stole je položená kniha.", "score": 5},
+    pairs = [
+        ("Peter včera kúpil nové auto.", "Dnes ráno pršalo v Košiciach.", 3),
+        ("Výlet do Tatier sa vydaril.", "zajtra bude PRŠAŤ celý deň", 1),
+        ("Kniha leží na stole v obývačke.", "Na stole je položená kniha.", 5),
     ]
+    sts = [{"sentence1": a, "sentence2": b, "score": score} for a, b, score in pairs]
     qa = [
         {"question": "Čo predávajú na trhu?", "passage": "Na trhu predávajú ovocie."},
         {"question": "Kde leží Bratislava?", "passage": "Bratislava leží na brehu Dunaja pri hranici."},
