@@ -269,7 +269,22 @@ def _finetune(language: Language, name: str, synthetic: bool) -> list[str]:
             2, f"Multi-task contrastive fine-tuning on the public {language.name} data of the registry."
         )
         datasets = language.training_data
-    return [*intro, "finetune:", "  datasets:", *_datasets_yaml(datasets), *_fields(2, FINETUNE_SETTINGS)]
+    contamination = (
+        [
+            *_comment(language.training_overlap, 2),
+            _field(2, "contamination", raw="{threshold: 0.01, action: drop}"),
+        ]
+        if language.training_overlap and not synthetic
+        else []
+    )
+    return [
+        *intro,
+        "finetune:",
+        "  datasets:",
+        *_datasets_yaml(datasets),
+        *_fields(2, FINETUNE_SETTINGS),
+        *contamination,
+    ]
 
 
 def _datasets_yaml(datasets: tuple[dict[str, Any], ...]) -> list[str]:

@@ -205,3 +205,20 @@ def test_recipe_new_slovak_equals_the_shipped_skmteb_recipe(tmp_path: Path) -> N
     assert new.trim == shipped.trim
     czech = load_recipe(write(tmp_path, render_recipe(get_language("ces"), "m")))  # no public data known:
     assert [d.source for d in czech.finetune.datasets] == ["runs/e5_cs_small/synth_sts/dataset"]  # synthetic
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "recipes").glob("*.yaml")), ids=lambda p: p.stem)
+def test_every_mteb_name_of_the_shipped_recipes_exists_in_the_installed_mteb(path: Path) -> None:
+    """The pyproject floor (mteb>=2.26.1) is the first release that has all of them; each is checked here."""
+    from skadapt.evaluate.selection import mteb_tasks
+    from skadapt.evaluate.suite import is_suite_spec
+
+    recipe = load_recipe(path)
+    specs = [
+        *(recipe.evaluate.tasks if recipe.evaluate else []),
+        *(recipe.robustness.tasks if recipe.robustness else []),
+    ]
+    names = [spec for spec in specs if not is_suite_spec(spec)]
+    for spec in names:
+        assert mteb_tasks(spec, recipe.language), spec  # unknown names and missing languages raise
+    assert names or path.stem == "demo_sk"
