@@ -1,8 +1,10 @@
-"""Robustness statistics equal hand-computed or library values on fixed vectors."""
+"""Robustness statistics equal hand-computed or library values on fixed vectors (random cases against
+independent implementations: tests/test_stats_oracles.py)."""
 
 from __future__ import annotations
 
 import itertools
+import math
 
 import pytest
 from scipy.stats import wilcoxon
@@ -35,6 +37,35 @@ def test_signed_rank_distribution_by_hand() -> None:
     assert signed_rank_cdf(10)[9] == pytest.approx(33 / 1024)
     brute = sum(1 for r in range(11) for s in itertools.combinations(range(1, 11), r) if sum(s) <= 8)
     assert brute == 25
+
+
+def test_signed_rank_distribution_is_exact_beyond_int64() -> None:
+    # from n = 63 the counts exceed int64 (the issue: inverted intervals for n = 64..71)
+    for n in (63, 64, 71, 120):
+        cdf = signed_rank_cdf(n)
+        assert cdf[0] == 2.0**-n and cdf[1] == 2 * 2.0**-n and cdf[-1] == 1.0
+        assert all(a <= b for a, b in itertools.pairwise(cdf))
+    # 2^-100 * (subsets of 1..100 summing to at most 3: {}, {1}, {2}, {3}, {1, 2})
+    assert signed_rank_cdf(100)[3] == 5 / 2**100
+    d = [(-1) ** k * math.sqrt(k + 2) / 4 + 0.05 for k in range(64)]  # no ties, no repeated Walsh averages
+    low, high, achieved = walsh_interval(d)
+    assert low < hodges_lehmann(d) < high and achieved == pytest.approx(0.95, abs=1e-3)
+
+
+def test_ties_and_zeros_by_hand() -> None:
+    # The issue's vector: |d| all tied (midrank 5.5), 7 positive: T+ = 38.5 = 5.5 * 7, null distribution
+    # 5.5 * Bin(10, 1/2); p = 2 P(Bin >= 7) = 2 * 176/1024. Any shift theta in (-1, 0) makes the 3
+    # negatives the 3 smallest |d - theta| (ranks 1-3) and the 7 positives ranks 4-10: T+ = 49, reached only
+    # when all 7 are positive: p = 2/128, rejected; in (0, 1) T+ = 28 of 55, p ~ 1. So the 95% interval is
+    # [0, 1] (R's wilcox.exact says [-1, 1]; tests/data/r_wilcox).
+    d = [-1, 1, -1, 1, 1, 1, 1, -1, 1, 1]
+    assert wilcoxon_p(d) == 2 * 176 / 1024
+    assert walsh_interval(d)[:2] == (0.0, 1.0)
+    # Pratt's zeros: d = 0, -1, -1, 2, 2 -> |d| ranks 1, 2.5, 2.5, 4.5, 4.5; the zero's rank is left out:
+    # T+ = 9 of 14; of the 16 sign patterns of (2.5, 2.5, 4.5, 4.5), 6 have T+ >= 9 -> p = 2 * 6/16.
+    # (Wilcoxon's zeros would rank -1, -1, 2, 2 as 1.5, 1.5, 3.5, 3.5: p = 2 * 4/16.)
+    assert wilcoxon_p([0, -1, -1, 2, 2]) == 0.75
+    assert math.isnan(wilcoxon_p([0, 0, 3]))  # fewer than two non-zero deltas
 
 
 def test_walsh_interval_uses_the_tabled_critical_value() -> None:

@@ -23,8 +23,27 @@ def _matrix(ratings: Ratings, items: list[str]) -> np.ndarray:
     return np.array([[ratings[a][i] for i in items] for a in ratings], dtype=float)
 
 
+def _integer_categories(values: np.ndarray, statistic: str) -> np.ndarray:
+    """``values`` as integer categories for a kappa statistic.
+
+    Raises:
+        ValueError: Some value is not a whole number (the kappas are for the integer rating scale of the
+            sheets; truncating 2.6 to 2 would silently change the rating).
+    """
+    values = np.asarray(values, dtype=float)
+    bad = values[~np.isfinite(values) | (values != np.rint(values))]
+    if bad.size:
+        shown = ", ".join(f"{v:g}" for v in np.unique(bad)[:10])
+        raise ValueError(f"{statistic} needs ratings on an integer scale; not whole numbers: {shown}")
+    return values.astype(int)
+
+
 def pair_statistics(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
-    """Exact agreement, Pearson, Spearman and Cohen's kappa of two rating vectors."""
+    """Exact agreement, Pearson, Spearman and Cohen's kappa of two rating vectors.
+
+    Raises:
+        ValueError: A rating is not a whole number (see ``_integer_categories``).
+    """
     from scipy.stats import pearsonr, spearmanr
     from sklearn.metrics import cohen_kappa_score
 
@@ -32,16 +51,24 @@ def pair_statistics(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
         "accuracy": float(np.mean(x == y)),
         "pearson": float(pearsonr(x, y).statistic),
         "spearman": float(spearmanr(x, y).statistic),
-        "cohen_kappa": float(cohen_kappa_score(x.astype(int), y.astype(int))),
+        "cohen_kappa": float(
+            cohen_kappa_score(
+                _integer_categories(x, "Cohen's kappa"), _integer_categories(y, "Cohen's kappa")
+            )
+        ),
     }
 
 
 def fleiss_kappa(matrix: np.ndarray) -> float:
-    """Fleiss' kappa of an annotators x items matrix of integer categories."""
+    """Fleiss' kappa of an annotators x items matrix of integer categories.
+
+    Raises:
+        ValueError: A rating is not a whole number (see ``_integer_categories``).
+    """
     from statsmodels.stats.inter_rater import aggregate_raters
     from statsmodels.stats.inter_rater import fleiss_kappa as statsmodels_fleiss
 
-    table, _ = aggregate_raters(matrix.T.astype(int))
+    table, _ = aggregate_raters(_integer_categories(matrix, "Fleiss' kappa").T)
     return float(statsmodels_fleiss(table, method="fleiss"))
 
 
