@@ -282,3 +282,70 @@ def test_stop_names_the_count_and_the_drop_option(tmp_path: Path) -> None:
     with pytest.raises(ContaminationError, match=r"LocalSTS: 3/4 test texts .*contamination\.action: drop"):
         _contamination(recipe, recipe.finetune, datasets, list(recipe.evaluate.tasks))
     assert [len(d) for d in datasets] == [3, 2]  # nothing dropped
+
+
+@pytest.fixture
+def hub_online(monkeypatch: pytest.MonkeyPatch) -> Callable[[str], None]:
+    """Offline mode off and the Hub endpoint pointed at ``url`` (the probe is cached per endpoint)."""
+    from huggingface_hub import constants
+
+    from skadapt import hub
+
+    def point(url: str) -> None:
+        monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+        monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+        monkeypatch.setenv("HF_DATASETS_OFFLINE", "0")
+        monkeypatch.setenv("HF_ENDPOINT", url)
+        hub._probe.cache_clear()
+
+    yield point
+    hub._probe.cache_clear()
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_unreachable_hub_is_found_by_one_probe_for_every_task(hub_online: Callable[[str], None]) -> None:
+    """No network: the 31 SkMTEB tasks are reported at once, in seconds, not after each task's retries."""
+    import time
+
+    hub_online(f"http://127.0.0.1:{_closed_port()}")
+    start = time.perf_counter()
+    with pytest.raises(
+        ContaminationCheckError, match=r"SlovakSTS \(the Hugging Face Hub is unreachable"
+    ) as error:
+        contamination_report(["Nejaká veta na tréning."], ["MTEB(slk, v1)"], threshold=0.01, allow=False)
+    assert time.perf_counter() - start < 15
+    assert str(error.value).count("the Hugging Face Hub is unreachable") == 31
+    report = contamination_report(["Nejaká veta na tréning."], ["MTEB(slk, v1)"], threshold=0.01, allow=True)
+    assert report["status"] == "unreachable" and len(report["unreachable"]) == 31
+
+
+def test_a_broken_proxy_counts_as_unreachable(hub_online: Callable[[str], None]) -> None:
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    requests: list[str] = []
+
+    class BadGateway(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            requests.append(self.path)
+            self.send_error(502, "Bad Gateway")
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), BadGateway)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        hub_online(f"http://127.0.0.1:{server.server_address[1]}")
+        with pytest.raises(ContaminationCheckError, match=r"answered HTTP 502"):
+            contamination_report(["Nejaká veta."], ["SlovakSTS", "SlovakRTE"], threshold=0.01, allow=False)
+        assert requests == ["/api/models?limit=1"]  # one probe for both tasks, nothing retried
+    finally:
+        server.shutdown()

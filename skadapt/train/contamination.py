@@ -16,6 +16,9 @@ Test texts come from the recipe's ``evaluate.tasks``:
   data and reads every text of its evaluation splits in the subsets it is scored on: retrieval and
   reranking queries and corpora, pairs, sentences, bitext columns.
 
+An unreachable Hub is found by one probe of the endpoint (:mod:`skadapt.hub`) before the first task is
+read, and every task that needs it is reported at once, in seconds, instead of after each task's retries.
+
 The check fails closed. Only unreachable data (no network, offline mode, a dataset that cannot be found:
 :func:`is_unreachable`) may leave a task unchecked, and only with ``allow``; then it is logged as a warning
 and listed in the report. Any other error while reading a task's data stops the run.
@@ -31,6 +34,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from skadapt.errors import SkadaptError
+from skadapt.hub import unreachable_reason
 
 if TYPE_CHECKING:
     from mteb.abstasks.abstask import AbsTask
@@ -230,6 +234,10 @@ def collect_test_texts(
         for task in resolved:
             name = task.metadata.name
             if name in texts or name in unreachable:
+                continue
+            hub_down = None if name in (mirrors or {}) else unreachable_reason()
+            if hub_down is not None:  # one probe, not the clients' retries for every task
+                unreachable[name] = f"the Hugging Face Hub is unreachable: {hub_down}"
                 continue
             try:
                 texts[name] = task_test_texts(task)

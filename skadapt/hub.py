@@ -1,0 +1,57 @@
+"""The Hugging Face Hub endpoint: one fast probe of whether it can be reached at all.
+
+The Hub clients retry every failed request with back-off (1 s … 16 s), so reading 31 evaluation tasks
+from an unreachable endpoint costs a quarter of an hour before the error. One probe answers in seconds;
+stages that are about to read many Hub repositories ask it first and report every such repository at
+once with the same message.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import urllib.error
+import urllib.request
+
+PROBE_TIMEOUT_S = 5.0
+UNREACHABLE_STATUS = frozenset({407, 502, 503, 504})
+"""Answers that come from a proxy or gateway, not from the Hub: the Hub is not reached."""
+
+
+def endpoint() -> str:
+    """The Hub endpoint the clients use (``HF_ENDPOINT``, default https://huggingface.co)."""
+    from huggingface_hub import constants
+
+    return os.environ.get("HF_ENDPOINT") or constants.ENDPOINT
+
+
+def offline() -> bool:
+    """Whether the Hub clients are in offline mode (``HF_HUB_OFFLINE``/``HF_DATASETS_OFFLINE``)."""
+    from huggingface_hub import constants
+
+    flags = (os.environ.get(name, "") for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"))
+    return bool(constants.HF_HUB_OFFLINE) or any(f.upper() in ("1", "ON", "YES", "TRUE") for f in flags)
+
+
+@functools.cache
+def _probe(url: str, timeout: float) -> str | None:
+    try:
+        with urllib.request.urlopen(urllib.request.Request(f"{url}/api/models?limit=1"), timeout=timeout):
+            return None
+    except urllib.error.HTTPError as error:  # an answer: the Hub is there unless a proxy answered
+        if error.code in UNREACHABLE_STATUS:
+            return f"{url} answered HTTP {error.code} ({error.reason})"
+        return None
+    except (urllib.error.URLError, OSError, ValueError) as error:
+        reason = getattr(error, "reason", error)
+        return f"{url} cannot be reached ({type(reason).__name__}: {reason})"
+
+
+def unreachable_reason(timeout: float = PROBE_TIMEOUT_S) -> str | None:
+    """Why the Hub cannot be reached, or None when it answers (or the clients are offline, reading caches).
+
+    Probed once per process and endpoint (a single request with ``timeout``), never retried.
+    """
+    if offline():
+        return None
+    return _probe(endpoint().rstrip("/"), timeout)
