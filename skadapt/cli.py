@@ -83,6 +83,7 @@ def train(
     if not no_check:
         _preflight(loaded, recipe, quiet=not check)
         if check:
+            _contamination_preview(loaded)
             return
 
     from rich.markup import escape
@@ -147,11 +148,38 @@ def _preflight(loaded: Recipe, path: Path, *, quiet: bool = False) -> None:
         out.print(f"preflight: {len(checks)} inputs OK")
 
 
+def _contamination_preview(loaded: Recipe) -> None:
+    """Print the rows the fine-tuning stage's contamination check will drop or stop on."""
+    from skadapt.preflight import contamination_preview
+
+    preview = contamination_preview(loaded)
+    if preview is None:
+        return
+    table = Table(title=f"contamination the finetune stage will find (action: {preview['action']})")
+    for column in ("training dataset", "rows", "with an evaluation test text", "by task"):
+        table.add_column(column, overflow="fold")
+    for name, found in preview["dropped"].items():
+        by_task = ", ".join(f"{task} {n}" for task, n in found["by_task"].items()) or "-"
+        table.add_row(name, str(found["rows"]), str(found["dropped"]), by_task)
+    out.print(table)
+    if preview["unreachable"]:
+        out.print(f"not checked (data unreachable): {', '.join(preview['unreachable'])}")
+    if preview["over_threshold"] and preview["action"] == "stop":
+        out.print(
+            f"[yellow]the finetune stage will stop[/]: {', '.join(preview['over_threshold'])} over "
+            f"threshold {preview['threshold']:.2%}; set finetune.contamination.action: drop to train without "
+            "those rows"
+        )
+
+
 @recipe_app.command("check")
 @handle_errors
 def recipe_check(recipe: RecipeArg, set_: SetOpt = None) -> None:
-    """Resolve every input of a recipe in seconds (same as `skadapt train RECIPE --check`)."""
-    _preflight(load_recipe(recipe, set_), recipe)
+    """Resolve every input of a recipe in seconds, then show the contamination the fine-tuning stage will
+    find (same as `skadapt train RECIPE --check`)."""
+    loaded = load_recipe(recipe, set_)
+    _preflight(loaded, recipe)
+    _contamination_preview(loaded)
     out.print("[green]preflight OK[/]")
 
 

@@ -289,3 +289,38 @@ def problems(checks: list[Check]) -> list[Check]:
 def as_rows(checks: list[Check]) -> list[dict[str, Any]]:
     """JSON-ready checks."""
     return [{"input": c.input, "checked": c.checked, "ok": c.ok, "problem": c.problem} for c in checks]
+
+
+def contamination_preview(recipe: Recipe) -> dict[str, Any] | None:
+    """What the fine-tuning stage's contamination check will find, computed the way it computes it:
+    ``{"action", "threshold", "dropped": {dataset: {rows, dropped, by_task}}, "over_threshold",
+    "unreachable"}``; None without a finetune stage or evaluation tasks. Reads every training row and the
+    evaluation test texts (the tasks' data is downloaded once into the usual caches)."""
+    from skadapt.train.contamination import gather_test_texts, judge_overlap, overlapping_rows
+    from skadapt.train.stage import build_datasets
+
+    if recipe.finetune is None or recipe.evaluate is None or not recipe.evaluate.tasks:
+        return None
+    sources = [e for e in recipe.finetune.datasets if not _made_by_run(recipe, e.source)]
+    if not sources:
+        return None
+    datasets = build_datasets(recipe.finetune.model_copy(update={"datasets": sources}))
+    test_texts, unreachable = gather_test_texts(
+        list(recipe.evaluate.tasks),
+        True,
+        language=recipe.language,
+        mirrors=dict(recipe.evaluate.dataset_mirrors),
+    )
+    _, dropped = overlapping_rows({d.name: d.rows() for d in datasets}, test_texts)
+    settings = recipe.finetune.contamination
+    overlap = judge_overlap(
+        (t for d in datasets for t in d.texts()), test_texts, unreachable, settings.threshold, True
+    )
+    return {
+        "action": settings.action,
+        "threshold": settings.threshold,
+        "dropped": dropped,
+        "over_threshold": overlap["over_threshold"],
+        "rates": {task: v["rate"] for task, v in overlap["tasks"].items() if v["normalized"]},
+        "unreachable": sorted(unreachable),
+    }

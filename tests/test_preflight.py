@@ -131,3 +131,26 @@ def test_no_network_is_one_message_within_seconds(monkeypatch: pytest.MonkeyPatc
     assert result.exit_code == 1 and seconds < 30
     assert result.output.count("cannot be reached") == 1  # one message, the Hub inputs are marked unchecked
     assert "not checked: the Hub is unreachable" in result.output
+
+
+def test_check_shows_the_contamination_the_finetune_stage_will_find(
+    tiny_models: dict[str, Path], tmp_path: Path
+) -> None:
+    test_rows = [json.loads(line) for line in (SUITE.parent / "sts.jsonl").read_text().splitlines()[:2]]
+    rows = [
+        {
+            "sentence1": test_rows[0]["sentence1"],
+            "sentence2": "Úplne iná veta o počasí v horách.",
+            "score": 1,
+        },
+        {"sentence1": "Kniha leží na stole v obývačke.", "sentence2": test_rows[1]["sentence2"], "score": 2},
+        {"sentence1": "Vlak odchádza o siedmej ráno.", "sentence2": "Ráno o siedmej ide vlak.", "score": 5},
+    ]
+    sts = tmp_path / "sts.jsonl"
+    sts.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    path = _recipe(tmp_path, tiny_models["unigram"])
+    entry = {"name": "sts", "kind": "sts", "source": str(sts)}
+    result, _ = _check(path, "--set", f"finetune.datasets={json.dumps([entry])}")
+    assert result.exit_code == 0, result.output
+    assert "│ sts              │ 3    │ 2                            │ SkTestSTS 2 │" in result.output
+    assert "the finetune stage will stop" in result.output and "action: drop" in result.output
