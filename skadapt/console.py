@@ -18,6 +18,7 @@ from skadapt.errors import (
     LOG_ONLY,
     NOT_FOUND,
     SkadaptError,
+    StageFailedError,
     StageNotAvailableError,
     classify_error,
     describe_error,
@@ -296,6 +297,12 @@ def handle_errors(function: Callable[..., Any]) -> Callable[..., Any]:
         except StageNotAvailableError as error:
             fail(str(error), EXIT_NOT_AVAILABLE)
         except SkadaptError as error:
+            stage = getattr(error, "stage", None)
+            if stage and not isinstance(error, StageFailedError):  # a stage's own error, raised in a run
+                fail(
+                    f"stage {stage} failed: {error} (finished stages are kept: run the command again "
+                    "to resume)"
+                )
             fail(str(error))
         except (typer.Exit, click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
             raise  # typer's Exit is not click's in typer >= 0.16: fail() exits once, with its own message

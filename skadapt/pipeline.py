@@ -344,6 +344,8 @@ def stage_failure(
         return None
     log.error("stage %s failed: %s", stage, original_error(error), exc_info=error, extra=LOG_ONLY)
     if isinstance(error, SkadaptError):
+        if not isinstance(error, StageFailedError):
+            error.stage = stage  # type: ignore[attr-defined]  # the CLI names it beside the message
         return None
     inputs = [f"input model {models.get('final', recipe.base_model)}", *stage_sources(getattr(recipe, stage))]
     explained = describe_error(error, output=recipe.run_dir / stage, output_option="output_dir")

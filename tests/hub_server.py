@@ -624,6 +624,15 @@ class _Handler(BaseHTTPRequestHandler):
         if method == "GET" and segments == ["api", "agent-harnesses"]:  # huggingface_hub's agent detection
             self._json(200, {"standardEnvVars": [], "harnesses": {}})
             return
+        if method == "GET" and len(segments) == 2 and segments[0] == "api" and segments[1] in REPO_TYPES:
+            # repository search (``list_models``/``list_datasets``; skadapt's reachability probe asks for 1)
+            kind = REPO_TYPES[segments[1]]
+            limit = int(query.get("limit", ["1000"])[0])
+            found = [
+                {"id": r.repo_id, "_id": r.repo_id} for r in hub.store.repos.values() if r.repo_type == kind
+            ]
+            self._json(200, found[:limit])
+            return
         if len(segments) >= 4 and segments[0] == "api" and segments[1] in REPO_TYPES:
             repo = hub._repo(REPO_TYPES[segments[1]], "/".join(segments[2:4]))
             rest = segments[4:]
