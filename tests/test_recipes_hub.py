@@ -93,3 +93,32 @@ def test_a_hub_outage_mid_run_is_one_message_and_the_run_resumes(
     assert resumed["exit_code"] == 0, resumed["output"]
     assert "stage trim: up to date, skipped" in str(resumed["output"])
     assert (run / "renorm" / "manifest.json").is_file()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("override", "expected"),
+    [
+        (
+            "finetune.datasets.1.source=hub:slovak-nlp/sklep:nlx:train@10549a8c63542e6a0db4fcf5fcdc29b3e1b8c4e9",
+            "nlx",
+        ),
+        (
+            'finetune.datasets.2.columns={"premise": "text_one", "hypothesis": "text2", "label": "label"}',
+            "text_one",
+        ),
+        ('finetune.datasets.1.label_map={"1": "other"}', "ClassLabel name 'neutral' (label 1)"),
+    ],
+    ids=["config", "column", "label_map"],
+)
+def test_preflight_names_a_bad_hub_input_within_seconds(
+    hub_client: HubClient, hub_e5: Path, tmp_path: Path, override: str, expected: str
+) -> None:
+    import time
+
+    start = time.perf_counter()
+    result = _train(hub_client, tmp_path / "run", override, flags=("--check",))
+    assert time.perf_counter() - start < 60  # a fresh process: imports included
+    output = str(result["output"])
+    assert result["exit_code"] == 1 and expected in output and "1 of " in output, output
+    assert not (tmp_path / "run" / "trim").exists()
