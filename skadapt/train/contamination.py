@@ -30,7 +30,7 @@ import importlib
 import logging
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from skadapt.errors import SkadaptError
@@ -101,7 +101,7 @@ def _strings(value: Any) -> Iterator[str]:
         for key, item in value.items():
             if not _is_id(key) and key not in ID_MAPS and key not in NOT_TEXT_COLUMNS:
                 yield from _strings(item)
-    elif isinstance(value, list | tuple):
+    elif isinstance(value, Sequence) and not isinstance(value, bytes):  # lists, tuples, datasets' Column
         for item in value:
             yield from _strings(item)
 
