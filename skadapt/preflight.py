@@ -83,6 +83,22 @@ def _model(ref: str) -> str | None:
     return "Hub repository"
 
 
+def _commit(spec: str) -> str:
+    """For a ``hub:`` source: the commit it resolves to now, and a hint to pin it when it is not pinned."""
+    from skadapt.hub import offline
+    from skadapt.sources import parse_source
+
+    parsed = parse_source(spec)
+    if parsed.kind != "hub" or offline():
+        return ""
+    from huggingface_hub import HfApi
+
+    sha = HfApi().dataset_info(parsed.name, revision=parsed.revision).sha
+    if parsed.revision == sha:
+        return f"; commit {sha[:12]}"
+    return f"; {parsed.revision or 'main'} is commit {sha}: pin it with @{sha} for a reproducible run"
+
+
 def _corpus(spec: str, column: str) -> str | None:
     from skadapt.sources import iter_texts, iter_wordfreq, parse_source
 
@@ -95,13 +111,13 @@ def _corpus(spec: str, column: str) -> str | None:
     first = next(iter(iter_texts(spec, column, max_documents=1)), None)
     if first is None:
         raise SkadaptError(f"{spec}: no text in column {column!r}")
-    return "first text read"
+    return "first text read" + _commit(spec)
 
 
 def _dataset(entry: FinetuneDataset) -> str | None:
     from skadapt.train.datasets import check_first_row
 
-    return check_first_row(entry)
+    return check_first_row(entry) + _commit(entry.source)
 
 
 def _dev(dev: DevSets) -> str | None:

@@ -124,3 +124,18 @@ def test_preflight_names_a_bad_hub_input_within_seconds(
     output = str(result["output"])
     assert result["exit_code"] == 1 and expected in output and "1 of " in output, output
     assert not (tmp_path / "run" / "trim").exists()
+
+
+@pytest.mark.slow
+def test_check_passes_and_shows_each_hub_sources_commit(
+    hub_client: HubClient, hub_e5: Path, tmp_path: Path
+) -> None:
+    from tests.hub_fixtures import FINEWEB2_REVISION
+
+    result = _train(hub_client, tmp_path / "run", flags=("--check",))
+    output = " ".join(str(result["output"]).split())  # the table's cells wrap
+    assert result["exit_code"] == 0, output
+    assert f"main is commit {FINEWEB2_REVISION}: pin it with" in output  # FineWeb2 is not pinned
+    assert "commit 10549a8c6354" in output  # skLEP: pinned
+    assert "contamination the finetune stage will find (action: drop)" in output
+    assert not (tmp_path / "run" / "trim").exists()
