@@ -137,13 +137,15 @@ def _preflight(loaded: Recipe, path: Path, *, quiet: bool = False) -> None:
         for column in ("input", "checked", "result"):
             table.add_column(column, overflow="fold")
         for item in checks:
-            result = Text("OK", style="green") if item.ok else Text(str(item.problem), style="red")
+            result = Text("OK", style="green") if item.ok else Text("problem (below)", style="red")
             table.add_row(Text(item.input), Text(item.checked), result)
         out.print(table)
+    from skadapt.console import console
+
+    for item in failed:  # one plain line each, never wrapped: for logs and copying
+        console.print(f"problem: {item.input}: {item.problem}", markup=False, emoji=False, soft_wrap=True)
     if failed:
-        fail(
-            f"preflight: {len(failed)} of {len(checks)} inputs have a problem (table above); no stage started"
-        )
+        fail(f"preflight: {len(failed)} of {len(checks)} inputs have a problem; no stage started")
     if quiet:
         out.print(f"preflight: {len(checks)} inputs OK")
 

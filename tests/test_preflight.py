@@ -22,7 +22,10 @@ SUITE = ROOT / "tests" / "data" / "suite_sk" / "suite.yaml"
 NLI_NAMES = ["entailment", "neutral", "contradiction", "other"]
 NLI_ROWS = [
     {"premise": "Pes šteká na dvore.", "hypothesis": "Na dvore je pes.", "label": 0},
+    {"premise": "Pes šteká na dvore.", "hypothesis": "Na dvore je úplné ticho.", "label": 2},
+    {"premise": "Vonku prší.", "hypothesis": "Ulice sú mokré.", "label": 0},
     {"premise": "Vonku prší.", "hypothesis": "Svieti slnko a je sucho.", "label": 2},
+    {"premise": "Vonku prší.", "hypothesis": "Zajtra možno bude pršať tiež.", "label": 3},
 ]
 
 
@@ -71,10 +74,16 @@ def _closed_port() -> int:
 
 
 def test_a_good_recipe_passes_and_starts_nothing(tiny_models: dict[str, Path], tmp_path: Path) -> None:
-    result, seconds = _check(_recipe(tmp_path, tiny_models["unigram"]))
+    from skadapt.preflight import preflight
+    from skadapt.recipe import load_recipe
+
+    path = _recipe(tmp_path, tiny_models["unigram"])
+    result, seconds = _check(path)
     assert result.exit_code == 0, result.output
-    assert "labels entailment, neutral, contradiction, other" in result.output  # label_map maps "other"
     assert seconds < 30 and not (tmp_path / "run" / "trim").exists()
+    checks = {c.input.split(":")[0]: c for c in preflight(load_recipe(path))}
+    nli = checks["finetune.datasets nli"]  # label_map maps "other", the fourth ClassLabel name
+    assert nli.ok and "labels entailment, neutral, contradiction, other" in nli.checked
     recipe = CliRunner().invoke(app, ["recipe", "check", str(tmp_path / "recipe.yaml")])
     assert recipe.exit_code == 0 and "preflight OK" in recipe.output
 
@@ -98,6 +107,8 @@ def test_each_bad_input_is_named_in_one_line(
     result, seconds = _check(path, *(arg for s in sets for arg in ("--set", s)))
     assert result.exit_code == 1, result.output
     assert expected in result.output
+    [line] = [line for line in result.output.splitlines() if line.startswith("problem: ")]
+    assert expected in line  # the one line naming the input and what is wrong
     assert "1 of " in result.output and "no stage started" in result.output
     assert seconds < 30 and not (tmp_path / "run" / "trim").exists()
 
