@@ -72,7 +72,15 @@ def _model(ref: str) -> str | None:
     from skadapt.hub import offline
 
     if offline():  # what the stage will load: the local Hub cache
-        cached = Path(snapshot_download(ref, local_files_only=True))
+        from huggingface_hub.errors import LocalEntryNotFoundError
+
+        try:
+            cached = Path(snapshot_download(ref, local_files_only=True))
+        except LocalEntryNotFoundError:
+            raise SkadaptError(
+                f"{ref}: not a local directory, and not in the local Hub cache while offline mode is on "
+                "(HF_HUB_OFFLINE=1); download it once online, or give a model directory"
+            ) from None
         files = {p.name for p in cached.iterdir()}
         if not files & {"modules.json", "config.json"}:
             raise SkadaptError(f"Hub model {ref}: the cached copy has neither modules.json nor config.json")
