@@ -1876,7 +1876,13 @@ def _webfaq_bitexts() -> FixtureRepo:
 
 
 def skmteb_repos() -> list[FixtureRepo]:
-    """Every fixture repository of the benchmark's tasks (``slovak-nlp/sklep`` aside: see the module doc)."""
+    """Every fixture repository of the benchmark's tasks (``slovak-nlp/sklep`` aside: see the module doc).
+
+    ``mteb/sib200`` and ``mteb/belebele`` also hold the Czech and Ukrainian configs of
+    :func:`tests.hub_ces_ukr.extend_shared` (the same commit serves both recipes' tasks).
+    """
+    from tests.hub_ces_ukr import extend_shared
+
     news = NEWS
     slovaksum_url = [{"sentences": f"{title} {lead}", "labels": label} for title, lead, label, _ in news]
     sme = [{"title": t, "introduction": i, "category": c} for t, i, _, c in news]
@@ -1890,7 +1896,7 @@ def skmteb_repos() -> list[FixtureRepo]:
         {"title": t, "summary": s, "url_category": cat} for cat, rows in PRAVDA_URLS.items() for t, s in rows
     ]
     return [
-        _belebele(),
+        extend_shared(_belebele()),
         _slovaksum(),
         _smesum_retrieval(),
         _skquad_retrieval(),
@@ -1908,7 +1914,7 @@ def skmteb_repos() -> list[FixtureRepo]:
         _text_label(
             "mteb/slovak_movie_review_sentiment", "29a7405aabcfd4860a51ae6f65a5650d63108f26", MOVIE_REVIEWS
         ),
-        _sib200(),
+        extend_shared(_sib200()),
         _multilingual_sentiment(),
         _parlasent(),
         _multieup_party(),

@@ -30,7 +30,7 @@ from skadapt.recipe import LLMConfig
 from skadapt.robustness.diversity import diversity
 from skadapt.robustness.rewrite import PROMPT_VERSION, Rewrites, rewrite
 from skadapt.robustness.stats import holm, kendall_tau, summarize
-from skadapt.robustness.tasks import texts_to_transform, transformed_copy, transforms_task
+from skadapt.robustness.tasks import as_v2, texts_to_transform, transformed_copy, transforms_task
 from skadapt.robustness.transforms import AXES, LANGUAGE_TRANSFORMS, axis_of
 
 if TYPE_CHECKING:
@@ -51,6 +51,7 @@ class Variant:
     survivors: Any | None
     items: int
     excluded: int
+    emptied: int = 0
 
 
 @dataclass
@@ -105,7 +106,7 @@ def build_variants(
                 total.add(rewrites.stats)
                 for task in applicable:
                     variant = _variant(task, transform, seed, rewrites)
-                    if enough_survivors(variant.items, variant.excluded):
+                    if enough_survivors(variant.items, variant.excluded) and not variant.emptied:
                         variants.append(variant)
                     else:
                         skipped.append(
@@ -115,6 +116,7 @@ def build_variants(
                                 "seed": seed,
                                 "items": variant.items,
                                 "excluded": variant.excluded,
+                                "emptied_splits": variant.emptied,
                             }
                         )
                         log.warning(
@@ -154,7 +156,9 @@ def _variant(task: AbsTask, transform: str, seed: int, rewrites: Rewrites) -> Va
         survivors, _ = transformed_copy(
             task, rewrites.mapping, f"{name}__original__{transform}__s{seed}", keep_text=True
         )
-    return Variant(name, transform, seed, transformed, survivors, counts.items, counts.excluded)
+    return Variant(
+        name, transform, seed, transformed, survivors, counts.items, counts.excluded, counts.emptied
+    )
 
 
 def _write_rewrites(path: Path, rewrites: Rewrites) -> None:
@@ -329,6 +333,7 @@ def run_robustness(
     out_dir.mkdir(parents=True, exist_ok=True)
     for task in tasks:
         task.load_data()
+        as_v2(task)
     variants, generation = build_variants(tasks, plan, llm, language, out_dir)
     rows, scoring = score_models(tasks, variants, plan, cache_dir or out_dir / "cache")
     report = {

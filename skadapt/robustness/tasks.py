@@ -30,10 +30,12 @@ Mapping_ = Mapping[str, str | None]
 
 @dataclass
 class CopyCounts:
-    """Items of the evaluated splits before and after dropping failed transformations."""
+    """Items of the evaluated splits before and after dropping failed transformations; ``emptied``: the
+    evaluated splits (of any subset) left without an item, which mteb cannot score."""
 
     items: int = 0
     excluded: int = 0
+    emptied: int = 0
 
 
 def task_type(task: AbsTask) -> str:
@@ -64,16 +66,37 @@ def _holders(task: AbsTask) -> Iterator[tuple[Any, str]]:
                 yield holder, split
 
 
-def _columns(kind: str) -> tuple[str, ...]:
-    if kind in PAIR_TYPES:
-        return ("sentence1", "sentence2")
+def _columns(task: AbsTask) -> tuple[str, ...]:
+    """The text columns a transformation rewrites, as the task names them (mteb's attributes: e.g.
+    UkrSedUASmallSTSv1 compares ``query``/``passage``)."""
+    kind = task_type(task)
+    if kind == "STS":
+        return tuple(getattr(task, "column_names", ("sentence1", "sentence2")))
+    if kind == "PairClassification":
+        return (
+            getattr(task, "input1_column_name", "sentence1"),
+            getattr(task, "input2_column_name", "sentence2"),
+        )
     if kind == "BitextMining":
         return ("sentence1",)
     if kind == "Classification":
-        return ("text",)
+        return (getattr(task, "input_column_name", "text"),)
     if kind == "Clustering":
-        return ("sentences",)
+        return (getattr(task, "input_column_name", "sentences"),)
     return ()
+
+
+def as_v2(task: AbsTask) -> None:
+    """Bring a loaded retrieval task still in mteb's v1 layout (``task.queries``/``corpus``/``relevant_docs``,
+    e.g. BelebeleRetrieval) into the v2 ``task.dataset`` the copies are made from, and drop the v1 fields:
+    mteb's ``evaluate`` rebuilds ``dataset`` from them, which would score a copy on the original queries."""
+    convert = getattr(task, "convert_v1_dataset_format_to_v2", None)
+    if not callable(convert) or not all(hasattr(task, a) for a in ("queries", "corpus", "relevant_docs")):
+        return
+    convert(num_proc=None)
+    for attribute in ("queries", "corpus", "relevant_docs", "top_ranked", "instructions"):
+        if attribute in vars(task):
+            delattr(task, attribute)
 
 
 def texts_to_transform(task: AbsTask) -> list[str]:
@@ -85,7 +108,7 @@ def texts_to_transform(task: AbsTask) -> list[str]:
         if kind in QUERY_TYPES:
             found.update(dict.fromkeys(t for t in data["queries"]["text"] if isinstance(t, str)))
             continue
-        for column in _columns(kind):
+        for column in _columns(task):
             found.update(dict.fromkeys(t for t in data[column] if isinstance(t, str)))
     return list(found)
 
@@ -102,7 +125,7 @@ def transformed_copy(
         if kind in QUERY_TYPES:
             holder[split] = _retrieval_split(holder[split], mapping, keep_text, counts)
         else:
-            holder[split] = _rows_split(holder[split], _columns(kind), mapping, keep_text, counts)
+            holder[split] = _rows_split(holder[split], _columns(task), mapping, keep_text, counts)
         if kind == "Clustering" and hasattr(new, "max_documents_per_cluster"):
             new.max_documents_per_cluster = max(new.max_documents_per_cluster or 0, len(holder[split]))
     content = artifacts.hash_json(sorted((k, v) for k, v in mapping.items()))
@@ -127,6 +150,7 @@ def _rows_split(
     ]
     counts.items += len(data)
     counts.excluded += len(data) - len(keep_rows)
+    counts.emptied += bool(len(data)) and not keep_rows
     data = data.select(keep_rows)
     if keep:
         return data
@@ -142,6 +166,7 @@ def _retrieval_split(split: Any, mapping: Mapping_, keep: bool, counts: CopyCoun
     keep_rows = [i for i, text in enumerate(queries["text"]) if _survives([text], mapping)]
     counts.items += len(queries)
     counts.excluded += len(queries) - len(keep_rows)
+    counts.emptied += bool(len(queries)) and not keep_rows
     queries = queries.select(keep_rows)
     kept_ids = set(queries["id"])
     if not keep:
