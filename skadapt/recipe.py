@@ -287,9 +287,20 @@ class LLMConfig(Section):
     concurrency: PositiveInt = Field(8, description="openai: requests in flight at once")
     timeout_s: PositiveFloat = 120.0
     http_retries: int = Field(4, ge=0, description="openai: retries with backoff on 429/5xx/timeouts")
+    structured: Literal[
+        "auto", "json_schema", "json_object_schema", "structured_outputs", "guided_json", "prompt_only"
+    ] = Field(
+        "auto",
+        description="openai: how the JSON schema is sent (auto: probe the server once and remember; "
+        "json_schema: OpenAI/vLLM/Ollama/llama-server; json_object_schema: llama-cpp-python; "
+        "structured_outputs, guided_json: vLLM extras; prompt_only: the prompt alone asks for JSON)",
+    )
     tensor_parallel_size: PositiveInt = 1
     data_parallel_size: PositiveInt = 1
     device: str | None = Field(None, description="transformers: cpu, cuda, ... (default: cuda if present)")
+    batch_size: PositiveInt | None = Field(
+        None, description="transformers: prompts generated together (default 1 on CPU, 16 on GPU)"
+    )
     cache: str | None = Field(None, description="Generation cache file (default $SKADAPT_CACHE/llm.sqlite)")
 
 

@@ -1,5 +1,6 @@
 """The LLM layer: cache keys, per-request seeds, output checks, the OpenAI-compatible backend against a
-scripted local server (retries, failures, timeouts, zero requests on a rerun)."""
+scripted local server (retries, failures, timeouts, zero requests on a rerun) that imitates how vLLM and
+llama.cpp take a JSON schema (the probe, its cost, what is remembered)."""
 
 from __future__ import annotations
 
@@ -145,7 +146,7 @@ def test_server_errors_are_retried_then_answered(tmp_path) -> None:
         outcomes, stats = generator.run(echo_items(3), accept_all)
     assert [o.value for o in outcomes] == [f"answer to prompt {i}" for i in range(3)]
     assert server.hits == 9  # two 500s and one success per item: the client retried with backoff
-    assert stats.requests_sent == 3 and stats.failed_items == 0
+    assert stats.requests_sent == 9 and stats.answers_requested == 3 and stats.failed_items == 0
 
 
 def test_persistent_failures_are_recorded_not_raised(tmp_path) -> None:
@@ -211,3 +212,119 @@ def test_greedy_retries_change_the_temperature(tmp_path) -> None:
         outcomes, _ = generator.run(echo_items(1), lambda item, text: (None, [parse_json_object(text)]))
     assert seen == [0.0, 0.3, 0.6]
     assert outcomes[0].reason.startswith("broken_json")
+
+
+# ---- structured output per server, rates, request counts ---------------------------------------------------
+
+SCHEMA = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
+
+
+def schema_items(n: int) -> list[GenerationItem]:
+    return [
+        GenerationItem(f"item{i}", ({"role": "user", "content": f"prompt {i}"},), SCHEMA) for i in range(n)
+    ]
+
+
+def parse(item: GenerationItem, text: str) -> tuple[object, list]:
+    value = parse_json_object(text)
+    return (None, [value]) if not isinstance(value, dict) else (value, [])
+
+
+def test_a_server_answering_500_to_json_schema_costs_one_request_then_the_right_form(tmp_path) -> None:
+    with scripted_server(lambda body, count: Reply('{"a": 1}'), dialect="llamacpp") as server:
+        cache = GenerationCache(tmp_path / "c")
+        _, stats = Generator(backend(server.url), cache, SAMPLING, run_seed=1).run(schema_items(4), parse)
+        forms = [p.get("response_format", {}).get("type") for p in server.probes]
+        # one json_schema probe, answered 500 and not retried; then json_object + schema, honoured; the same
+        # request again tells whether the server honours seeds
+        assert forms == ["json_schema", "json_object", "json_object"]
+        assert [r["response_format"]["type"] for r in server.requests] == ["json_object"] * 4
+        assert all(r["response_format"]["schema"] == SCHEMA for r in server.requests)
+        assert stats.endpoint["structured"] == "json_object_schema" and stats.endpoint["seed_reproducible"]
+        assert stats.probe_requests == 3 and stats.requests_sent == 4 and stats.failed_items == 0
+        assert "Structured output: json_object_schema" in stats.markdown()
+        # a new run (a new backend, the same cache file) remembers the form: no probe, no request
+        probes, hits = len(server.probes), server.hits
+        _, again = Generator(backend(server.url), cache, SAMPLING, run_seed=1).run(schema_items(4), parse)
+        assert (len(server.probes), server.hits) == (probes, hits)
+        assert again.probe_requests == 0 and again.requests_sent == 0 and again.cache_hits == 4
+
+
+@pytest.mark.parametrize(
+    ("dialect", "form", "probes"),
+    [("vllm", "json_schema", 2), ("ignores", "prompt_only", 4), ("rejects", "prompt_only", 4)],
+)
+def test_auto_finds_the_form_each_server_honours(tmp_path, dialect: str, form: str, probes: int) -> None:
+    with scripted_server(lambda body, count: Reply('{"a": 1}'), dialect=dialect) as server:
+        _, stats = Generator(backend(server.url), GenerationCache(tmp_path / "c"), SAMPLING, run_seed=1).run(
+            schema_items(2), parse
+        )
+    assert stats.endpoint["structured"] == form and len(server.probes) == probes == stats.probe_requests
+    sent = [r.get("response_format") for r in server.requests]
+    assert (sent == [None, None]) == (form == "prompt_only")
+
+
+def test_an_explicit_form_is_used_without_trying_others(tmp_path) -> None:
+    with scripted_server(lambda body, count: Reply('{"a": 1}'), dialect="vllm") as server:
+        chosen = backend(server.url, structured="structured_outputs")
+        Generator(chosen, GenerationCache(tmp_path / "c"), SAMPLING, run_seed=1).run(schema_items(1), parse)
+    assert server.requests[0]["structured_outputs"] == {"json": SCHEMA}
+    assert "response_format" not in server.requests[0] and len(server.probes) == 2
+    with scripted_server(lambda body, count: Reply("x"), dialect="llamacpp") as server:
+        refused = backend(server.url, structured="json_schema")
+        with pytest.raises(LLMUnavailableError, match=r"llm\.structured=json_schema"):
+            Generator(refused, GenerationCache(tmp_path / "d"), SAMPLING, run_seed=1).run(
+                schema_items(1), parse
+            )
+        assert len(server.probes) == 1  # a rejection is never retried
+
+
+def test_a_500_with_a_validation_body_is_not_retried(tmp_path) -> None:
+    invalid = "1 validation error: max_tokens Input should be a valid integer"
+    with scripted_server(lambda body, count: Reply(status=500, error=invalid)) as server:
+        generator = Generator(
+            backend(server.url, http_retries=4),
+            GenerationCache(tmp_path / "c"),
+            SAMPLING,
+            run_seed=1,
+            attempts=2,
+        )
+        outcomes, stats = generator.run(echo_items(3), accept_all)
+    assert server.hits == 6  # one per item and attempt, not five
+    assert "rejected by the server (HTTP 500)" in outcomes[0].reason
+    assert stats.requests_sent == stats.answers_requested == 6
+
+
+def test_a_server_that_ignores_seed_is_reported(tmp_path) -> None:
+    with scripted_server(lambda body, count: Reply('{"a": 1}'), seed_ignored=True) as server:
+        _, stats = Generator(backend(server.url), GenerationCache(tmp_path / "c"), SAMPLING, run_seed=1).run(
+            schema_items(1), parse
+        )
+    assert stats.endpoint["seed_reproducible"] is False
+    assert "seed not honoured" in stats.markdown()
+
+
+def test_rates_are_shares_of_what_was_checked(tmp_path) -> None:
+    with scripted_server(lambda body, count: Reply(status=503)) as server:
+        failing = backend(server.url, http_retries=1)
+        _, stats = Generator(failing, GenerationCache(tmp_path / "c"), SAMPLING, run_seed=1).run(
+            echo_items(3), accept_all
+        )
+    rates = {row["check"]: row["rate"] for row in stats.error_rates()}
+    assert rates["transport"] == 1.0 and rates["broken_json"] is None  # nothing came back to check
+    assert stats.answers_requested == 9 and stats.requests_sent == 18  # the retries are counted
+    assert "| transport | 9 | 100.0% |" in stats.markdown() and "| empty | 0 | – |" in stats.markdown()
+
+
+def test_json_with_raw_newlines_parses_and_a_cut_off_answer_is_runaway(tmp_path) -> None:
+    assert parse_json_object('{"a": "two\nlines"}'.replace("\\n", "\n")) == {"a": "two\nlines"}
+
+    def script(body: dict, count: int) -> Reply:
+        return Reply('{"a": 1', finish_reason="length") if count == 0 else Reply('{"a": 2}')
+
+    with scripted_server(script) as server:
+        outcomes, stats = Generator(
+            backend(server.url), GenerationCache(tmp_path / "c"), SAMPLING, run_seed=1
+        ).run(schema_items(2), parse)
+    assert stats.check_failures["runaway_length"] == 2 and stats.check_failures["broken_json"] == 0
+    assert all(o.value == {"a": 2} for o in outcomes)

@@ -20,12 +20,17 @@ def make_backend(config: LLMConfig) -> Backend:
             timeout_s=config.timeout_s,
             http_retries=config.http_retries,
             thinking=config.thinking,
+            structured=config.structured,
         )
     if config.backend == "transformers":
         from skadapt.llm.transformers_backend import TransformersBackend
 
         return TransformersBackend(
-            config.model, revision=config.revision, device=config.device, thinking=config.thinking
+            config.model,
+            revision=config.revision,
+            device=config.device,
+            thinking=config.thinking,
+            batch_size=config.batch_size,
         )
     from skadapt.llm.vllm_backend import VLLMBackend
 

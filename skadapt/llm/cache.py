@@ -1,7 +1,9 @@
 """Generation cache: sqlite (WAL) keyed by everything that decides an LLM's answer.
 
 A rerun sends no request for a cached item, an interrupted run keeps every answer that arrived (each is
-committed on arrival), and several processes may share one file (WAL + busy timeout).
+committed on arrival), and several processes may share one file (WAL + busy timeout). The same file keeps
+what was learnt about each endpoint (the structured-output form it honours, whether it honours seeds), so
+a rerun does not probe again.
 """
 
 from __future__ import annotations
@@ -22,6 +24,13 @@ CREATE TABLE IF NOT EXISTS generations (
     text TEXT NOT NULL,
     created REAL NOT NULL,
     meta TEXT NOT NULL
+)
+"""
+FACTS = """
+CREATE TABLE IF NOT EXISTS endpoint_facts (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL,
+    created REAL NOT NULL
 )
 """
 
@@ -57,6 +66,7 @@ class GenerationCache:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA busy_timeout=60000")
         self._db.execute(SCHEMA)
+        self._db.execute(FACTS)
 
     def get_many(self, keys: list[str]) -> dict[str, str]:
         """The cached answers among ``keys``."""
@@ -67,6 +77,32 @@ class GenerationCache:
             rows = self._db.execute(f"SELECT key, text FROM generations WHERE key IN ({marks})", chunk)
             found.update(dict(rows.fetchall()))
         return found
+
+    def metas(self, keys: list[str]) -> dict[str, dict[str, Any]]:
+        """The stored metadata (e.g. ``finish_reason``) of the cached answers among ``keys``."""
+        found: dict[str, dict[str, Any]] = {}
+        for start in range(0, len(keys), 500):
+            chunk = keys[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            rows = self._db.execute(f"SELECT key, meta FROM generations WHERE key IN ({marks})", chunk)
+            found.update({key: json.loads(meta) for key, meta in rows.fetchall()})
+        return found
+
+    def get_fact(self, key: str) -> dict[str, Any] | None:
+        """What was remembered about an endpoint (see :meth:`put_fact`), or None."""
+        row = self._db.execute("SELECT value FROM endpoint_facts WHERE key = ?", (key,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def put_fact(self, key: str, value: dict[str, Any]) -> None:
+        """Remember facts about an endpoint (replacing what was known)."""
+        self._db.execute(
+            "INSERT OR REPLACE INTO endpoint_facts (key, value, created) VALUES (?, ?, ?)",
+            (key, json.dumps(value, sort_keys=True), time.time()),
+        )
+
+    def forget_fact(self, key: str) -> None:
+        """Forget an endpoint's facts (the next run probes again)."""
+        self._db.execute("DELETE FROM endpoint_facts WHERE key = ?", (key,))
 
     def put(self, key: str, text: str, meta: dict[str, Any] | None = None) -> None:
         """Store one answer (committed at once; a second writer of the same key keeps the first)."""

@@ -58,7 +58,7 @@ def _looks_like_json(text: str) -> bool:
     if not stripped.startswith(("{", "[")):
         return False
     try:
-        json.loads(stripped)
+        json.loads(stripped, strict=False)
     except ValueError:
         return stripped.startswith("{") and stripped.rstrip().endswith("}")
     return True
@@ -120,12 +120,12 @@ def parse_json_object(output: str) -> dict[str, object] | CheckFailure:
     if not text:
         return CheckFailure("empty")
     try:
-        value = json.loads(text)
+        value = json.loads(text, strict=False)  # llama.cpp's JSON grammar lets raw newlines in
     except ValueError as error:
         start, end = text.find("{"), text.rfind("}")
         if 0 <= start < end:
             try:
-                json.loads(text[start : end + 1])
+                json.loads(text[start : end + 1], strict=False)
             except ValueError:
                 pass
             else:

@@ -60,31 +60,51 @@ class ItemOutcome:
 
 @dataclass
 class GenerationStats:
-    """Counts of one generation run: requests, cache hits, and failures per check."""
+    """Counts of one generation run: answers asked, HTTP requests, cache hits, failures per check.
+
+    Attributes:
+        answers_requested: Answers asked of the backend (one per item and attempt not in the cache).
+        requests_sent: Requests the backend made for them, its own retries included (an in-process backend
+            makes one per answer).
+        probe_requests: Requests spent learning what the endpoint honours (0 when it was remembered).
+        endpoint: What the backend settled before generating (structured-output form, seed honoured).
+    """
 
     items: int = 0
     failed_items: int = 0
     outputs_checked: int = 0
+    answers_requested: int = 0
     requests_sent: int = 0
+    probe_requests: int = 0
     cache_hits: int = 0
     check_failures: Counter[str] = field(default_factory=Counter)
+    endpoint: dict[str, Any] = field(default_factory=dict)
 
     def add(self, other: GenerationStats) -> None:
         """Add another run's counts into these."""
         self.items += other.items
         self.failed_items += other.failed_items
         self.outputs_checked += other.outputs_checked
+        self.answers_requested += other.answers_requested
         self.requests_sent += other.requests_sent
+        self.probe_requests += other.probe_requests
         self.cache_hits += other.cache_hits
         self.check_failures.update(other.check_failures)
+        self.endpoint = self.endpoint or other.endpoint
 
     def error_rates(self) -> list[dict[str, Any]]:
-        """One row per check: outputs failing it and their share of all checked outputs."""
-        total = max(self.outputs_checked, 1)
-        return [
-            {"check": name, "failed": self.check_failures[name], "rate": self.check_failures[name] / total}
-            for name in CHECKS
-        ]
+        """One row per check: the outputs failing it and their share.
+
+        ``transport`` is a share of the answers asked for (an output that never came cannot be checked);
+        every other check is a share of the outputs checked (None when nothing came back).
+        """
+        asked = self.outputs_checked + self.check_failures["transport"]
+        rows = []
+        for name in CHECKS:
+            total = asked if name == "transport" else self.outputs_checked
+            failed = self.check_failures[name]
+            rows.append({"check": name, "failed": failed, "rate": failed / total if total else None})
+        return rows
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary with the per-check table."""
@@ -92,22 +112,38 @@ class GenerationStats:
             "items": self.items,
             "failed_items": self.failed_items,
             "outputs_checked": self.outputs_checked,
+            "answers_requested": self.answers_requested,
             "requests_sent": self.requests_sent,
+            "probe_requests": self.probe_requests,
             "cache_hits": self.cache_hits,
+            "endpoint": self.endpoint,
             "error_rates": self.error_rates(),
         }
 
     def markdown(self) -> str:
         """The per-check error-rate table in Markdown."""
+        retries = self.requests_sent - self.answers_requested
+        endpoint = ""
+        if self.endpoint.get("structured"):
+            endpoint = f" Structured output: {self.endpoint['structured']}"
+            if self.endpoint.get("seed_reproducible") is False:
+                endpoint += "; the same seeded request got different answers (seed not honoured)"
+            endpoint += "."
         lines = [
             f"{self.outputs_checked} outputs checked for {self.items} items; {self.failed_items} items "
-            f"failed every attempt; {self.requests_sent} requests sent, {self.cache_hits} answered from "
-            "cache.",
+            f"failed every attempt; {self.requests_sent} requests sent ({self.answers_requested} answers "
+            f"asked, {retries} retries) and {self.probe_requests} probe requests, {self.cache_hits} answers "
+            f"from cache.{endpoint}",
+            "",
+            "Rates: `transport` of the answers asked, every other check of the outputs checked.",
             "",
             "| check | failed outputs | rate |",
             "| --- | ---: | ---: |",
         ]
-        lines += [f"| {r['check']} | {r['failed']} | {r['rate']:.1%} |" for r in self.error_rates()]
+        lines += [
+            f"| {r['check']} | {r['failed']} | {'–' if r['rate'] is None else format(r['rate'], '.1%')} |"
+            for r in self.error_rates()
+        ]
         return "\n".join(lines)
 
 
@@ -146,6 +182,9 @@ class Generator:
             raise ValueError("generation item ids must be unique")
         outcomes = {item.id: ItemOutcome(item.id) for item in items}
         stats = GenerationStats(items=len(items))
+        facts = self.backend.prepare(self.cache)
+        stats.probe_requests = int(facts.get("probe_requests", 0))
+        stats.endpoint = {k: v for k, v in facts.items() if k not in ("probe_requests", "remembered")}
         identity = self.backend.identity()
         pending = list(items)
         with progress_group() as group:
@@ -164,7 +203,7 @@ class Generator:
                     for item in pending
                 ]
                 keys = [request_key(identity, r, self.template_version) for r in requests]
-                texts, errors = self._answers(requests, keys, stats, bar)
+                texts, errors, finished = self._answers(requests, keys, stats, bar)
                 still_open = []
                 for item, request, key in zip(pending, requests, keys, strict=True):
                     outcome = outcomes[item.id]
@@ -175,6 +214,7 @@ class Generator:
                     else:
                         stats.outputs_checked += 1
                         value, failures = validate(item, text)
+                        failures = _cut_off_json(failures, item, finished.get(key), sampling)
                     if failures:
                         stats.check_failures.update({f.check for f in failures})
                         outcome.failures.append([str(f) for f in failures])
@@ -189,9 +229,11 @@ class Generator:
 
     def _answers(
         self, requests: list[ChatRequest], keys: list[str], stats: GenerationStats, bar: Any
-    ) -> tuple[dict[str, str], dict[str, str]]:
-        """Answers by key: from the cache, else from the backend (cached as they arrive)."""
+    ) -> tuple[dict[str, str], dict[str, str], dict[str, str | None]]:
+        """Answers, errors and finish reasons by key: from the cache, else from the backend (cached as
+        they arrive)."""
         texts = self.cache.get_many(keys)
+        finished = {key: meta.get("finish_reason") for key, meta in self.cache.metas(list(texts)).items()}
         stats.cache_hits += sum(key in texts for key in keys)
         bar.advance(sum(key in texts for key in keys))
         errors: dict[str, str] = {}
@@ -199,12 +241,30 @@ class Generator:
         for start in range(0, len(missing), CHUNK):
             chunk = missing[start : start + CHUNK]
             results = self.backend.chat([requests[i] for i in chunk])
-            stats.requests_sent += len(chunk)
+            stats.answers_requested += len(chunk)
             for index, result in zip(chunk, results, strict=True):
+                meta = dict(result.meta)
+                stats.requests_sent += int(meta.pop("http_requests", 1))
                 if result.text is None:
                     errors[keys[index]] = result.error or "no answer"
                 else:
                     texts[keys[index]] = result.text
-                    self.cache.put(keys[index], result.text, result.meta)
+                    finished[keys[index]] = meta.get("finish_reason")
+                    self.cache.put(keys[index], result.text, meta)
             bar.advance(len(chunk))
-        return texts, errors
+        return texts, errors, finished
+
+
+def _cut_off_json(
+    failures: list[CheckFailure], item: GenerationItem, finish_reason: str | None, sampling: Sampling
+) -> list[CheckFailure]:
+    """A JSON answer that stopped at the token limit before it closed ran too long: ``runaway_length``,
+    not ``broken_json`` (under constrained decoding it is the only way the JSON can break)."""
+    if item.json_schema is None or finish_reason != "length":
+        return failures
+    return [
+        CheckFailure("runaway_length", f"stopped at max_tokens={sampling.max_tokens} before the JSON closed")
+        if f.check == "broken_json"
+        else f
+        for f in failures
+    ]

@@ -57,8 +57,15 @@ class Backend(Protocol):
     name: str
     model: str
 
+    def prepare(self, cache: Any) -> dict[str, Any]:
+        """Settle what the backend needs to know before keys are computed (an HTTP server's
+        structured-output form, remembered in ``cache``); returns ``{"structured", ...,
+        "probe_requests"}``."""
+        ...
+
     def identity(self) -> dict[str, Any]:
-        """What identifies the model behind the answers (name, revision, file) for cache keys."""
+        """What identifies the model behind the answers (name, revision, file, structured-output form)
+        for cache keys."""
         ...
 
     def chat(self, requests: list[ChatRequest]) -> list[ChatResult]:

@@ -38,6 +38,10 @@ class VLLMBackend:
             options["data_parallel_size"] = data_parallel_size
         self.engine = LLM(model=model, revision=revision, **options)
 
+    def prepare(self, cache: Any) -> dict[str, Any]:
+        """Nothing to probe: vLLM constrains JSON through its structured-outputs engine, seeds per request."""
+        return {"structured": "vllm_structured_outputs", "seed_reproducible": True, "probe_requests": 0}
+
     def identity(self) -> dict[str, Any]:
         """Model and revision."""
         return {

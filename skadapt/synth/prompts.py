@@ -22,7 +22,10 @@ JSON_SCHEMA: dict[str, Any] = {
     "properties": {
         level: {
             "type": "object",
-            "properties": {"sentence": {"type": "string"}, "explanation": {"type": "string"}},
+            "properties": {
+                "sentence": {"type": "string", "minLength": 8, "maxLength": 250},
+                "explanation": {"type": "string", "maxLength": 80},
+            },
             "required": ["sentence", "explanation"],
             "additionalProperties": False,
         }
@@ -31,7 +34,9 @@ JSON_SCHEMA: dict[str, Any] = {
     "required": list(LEVELS),
     "additionalProperties": False,
 }
-"""The answer's shape: ``{"0": {"sentence", "explanation"}, ..., "5": {...}}``."""
+"""The answer's shape: ``{"0": {"sentence", "explanation"}, ..., "5": {...}}``. The length bounds matter
+under constrained decoding: they keep a small model that rambles inside a string from running to
+``max_tokens`` with the JSON still open (sources are at most ``max_chars`` = 200 characters by default)."""
 
 SLOVAK_PROMPT = """\
 Si skúsený lingvista, ktorý pripravuje dáta na hodnotenie sémantickej podobnosti viet (STS).
