@@ -89,32 +89,22 @@ def run_evaluation(
         "prompt_policy": prompt_policy or {},
         "language": language,
     }
+    report = {
+        "margin": margin,
+        "alpha": alpha,
+        "intervals": intervals,
+        "extra": settings,
+        "bootstrap": bootstrap,
+        "seed": seed,
+    }
     if out_dir is None:
         scratch = Path(os.environ.get("TMPDIR", "/tmp")) / f"skadapt-eval-{os.getpid()}"
         scratch.mkdir(parents=True, exist_ok=True)
         try:
-            return write_report(
-                scores,
-                scratch,
-                margin=margin,
-                alpha=alpha,
-                intervals=intervals,
-                extra=settings,
-                bootstrap=bootstrap,
-                seed=seed,
-            )
+            return write_report(scores, scratch, **report)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
-    written = write_report(
-        scores,
-        out_dir,
-        margin=margin,
-        alpha=alpha,
-        intervals=intervals,
-        extra=settings,
-        bootstrap=bootstrap,
-        seed=seed,
-    )
+    written = write_report(scores, out_dir, **report)
     if human_dir is not None:
         _human_comparison(
             models,
