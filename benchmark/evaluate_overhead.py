@@ -53,7 +53,7 @@ BATCH_SIZE = 32
 
 def default_suite() -> Path:
     """The demo suite when it loads (all its files present), else the test suite."""
-    from skadapt.evaluate.suite import SuiteError, load_suite
+    from skadapt.tasks.suite import SuiteError, load_suite
 
     try:
         load_suite(DEMO_SUITE)
@@ -89,8 +89,8 @@ def mteb_side(model: str, suite: Path) -> tuple[float, dict[str, float]]:
     from mteb.models.sentence_transformer_wrapper import SentenceTransformerEncoderWrapper
     from sentence_transformers import SentenceTransformer
 
-    from skadapt.evaluate.runner import role_prompts
-    from skadapt.evaluate.selection import select_tasks
+    from skadapt.tasks.runner import role_prompts
+    from skadapt.tasks.selection import select_tasks
 
     start = time.perf_counter()
     tasks = select_tasks([str(suite)], language="slk")

@@ -19,9 +19,9 @@ from pathlib import Path
 
 from skadapt.languages import get_language
 from skadapt.llm.backends import make_backend
+from skadapt.llm.config import LLMConfig
 from skadapt.llm.seeds import request_seed
 from skadapt.llm.types import ChatRequest, Sampling
-from skadapt.recipe import LLMConfig
 from skadapt.synth.prompts import JSON_SCHEMA, load_template, render
 from skadapt.synth.sources import select_sources
 

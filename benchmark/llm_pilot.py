@@ -19,7 +19,8 @@ import time
 from pathlib import Path
 
 from skadapt.languages import get_language
-from skadapt.recipe import LLMConfig, SynthSTSConfig
+from skadapt.llm.config import LLMConfig
+from skadapt.synth.config import SynthSTSConfig
 from skadapt.synth.run import synthesize_sts
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "data" / "sk_corpus.txt"

@@ -49,7 +49,7 @@ SEED = 42
 
 def default_suite() -> tuple[Path, tuple[Path, str, int]]:
     """The demo suite and corpus when the suite loads (all its files present), else the test ones."""
-    from skadapt.evaluate.suite import SuiteError, load_suite
+    from skadapt.tasks.suite import SuiteError, load_suite
 
     try:
         load_suite(DEMO_SUITE)
@@ -61,7 +61,7 @@ def default_suite() -> tuple[Path, tuple[Path, str, int]]:
 
 def build(model: str, target: Path, config: Any, exclude: set[str], seed: int) -> dict[str, Any]:
     """Renormalize into ``target`` unless it is already there; its report."""
-    from skadapt.renorm import renormalize
+    from skadapt.renorm.stage import renormalize
 
     report = target / "renorm_report.json"
     if not report.exists():
@@ -73,8 +73,8 @@ def evaluate(models: dict[str, str], suite: Path, work: Path, resamples: int) ->
     """mteb scores of every model (the evaluate stage's runner) and its bootstrap draws per task."""
     from skadapt.evaluate.aggregate import aggregate
     from skadapt.evaluate.bootstrap import model_draws
-    from skadapt.evaluate.runner import evaluate_models
-    from skadapt.evaluate.selection import select_tasks, suites_in
+    from skadapt.tasks.runner import evaluate_models
+    from skadapt.tasks.selection import select_tasks, suites_in
 
     tasks = select_tasks([str(suite)], language="slk", seed=SEED)
     suites = suites_in([str(suite)])
@@ -102,9 +102,9 @@ def main() -> None:
     """Build the models, evaluate them, print the tables, the noise and the decision."""
     import numpy as np
 
-    from skadapt.evaluate.selection import evaluation_texts
     from skadapt.model_sources import resolve_model
-    from skadapt.recipe import RenormConfig
+    from skadapt.renorm.config import RenormConfig
+    from skadapt.tasks.selection import evaluation_texts
 
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter

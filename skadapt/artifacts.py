@@ -112,6 +112,14 @@ def read_json(path: Path) -> Any | None:
         return None
 
 
+def read_manifest(stage_dir: Path) -> dict[str, Any] | None:
+    """The manifest of a finished stage directory (``status: complete``), or None."""
+    manifest = read_json(stage_dir / MANIFEST)
+    if isinstance(manifest, dict) and manifest.get("status") == "complete":
+        return manifest
+    return None
+
+
 def hash_json(data: Any) -> str:
     """Stable sha256 of JSON-serialisable data."""
     return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()

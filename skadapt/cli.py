@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.table import Table
 
-from skadapt.console import EXIT_NOT_AVAILABLE, fail, handle_errors, out
+from skadapt.console import fail, handle_errors, out
 from skadapt.languages import LANGUAGES, get_language
-from skadapt.recipe import STAGES, Recipe, load_recipe, recipe_to_yaml
+from skadapt.recipe import Recipe, load_recipe, recipe_to_yaml
+from skadapt.stages import STAGE_NAMES as STAGES
 from skadapt.templates import render_recipe
 
 app = typer.Typer(
@@ -76,10 +76,6 @@ def train(
         fail(f"{recipe}: the recipe has no stage sections ({', '.join(STAGES)}); nothing to do")
     if check and no_check:
         fail("--check and --no-check exclude each other")
-    from skadapt.pipeline import resolve_runner
-
-    for stage in loaded.enabled_stages():  # a stage this installation lacks: exit 2 before any check
-        resolve_runner(stage)
     if not no_check:
         _preflight(loaded, recipe, quiet=not check)
         if check:
@@ -188,12 +184,8 @@ def recipe_check(recipe: RecipeArg, set_: SetOpt = None) -> None:
 @recipe_app.command("validate")
 @handle_errors
 def recipe_validate(recipe: RecipeArg, set_: SetOpt = None) -> None:
-    """Check a recipe; exit 0 if it is valid and every stage it uses is available."""
-    from skadapt.pipeline import resolve_runner
-
+    """Check a recipe; exit 0 if it is valid."""
     loaded = load_recipe(recipe, set_)
-    for stage in loaded.enabled_stages():
-        resolve_runner(stage)
     stages = ", ".join(loaded.enabled_stages()) or "none"
     out.print(
         f"[green]valid[/] {recipe}: {loaded.name} ({loaded.language}, stages: {stages}) -> {loaded.run_dir}"
@@ -235,35 +227,30 @@ def languages() -> None:
     out.print(table)
 
 
-def _not_available(stage: str) -> Callable[..., None]:
-    def command(args: Annotated[list[str] | None, typer.Argument(hidden=True)] = None) -> None:
-        fail(f"`skadapt {stage}` is not available yet in this version of skadapt", EXIT_NOT_AVAILABLE)
-
-    command.__doc__ = f"(not available yet) The {stage} stage."
-    return command
-
-
 def _register_stage_commands() -> None:
-    import importlib
+    """One command per stage (the same library code the recipe's stages run), plus publish-dataset."""
+    from skadapt.commands import (
+        evaluate,
+        finetune,
+        publish,
+        publish_dataset,
+        renorm,
+        robustness,
+        synth_sts,
+        trim,
+    )
 
-    for stage in (
-        "trim",
-        "finetune",
-        "renorm",
-        "evaluate",
-        "robustness",
-        "synth-sts",
-        "publish",
-        "publish-dataset",
+    for name, module in (
+        ("trim", trim),
+        ("finetune", finetune),
+        ("renorm", renorm),
+        ("evaluate", evaluate),
+        ("robustness", robustness),
+        ("synth-sts", synth_sts),
+        ("publish", publish),
+        ("publish-dataset", publish_dataset),
     ):
-        module_name = f"skadapt.commands.{stage.replace('-', '_')}"
-        try:
-            app.command(stage)(importlib.import_module(module_name).command)
-        except ModuleNotFoundError as error:
-            if error.name != module_name:
-                raise
-            settings = {"ignore_unknown_options": True, "allow_extra_args": True}
-            app.command(stage, context_settings=settings)(_not_available(stage))
+        app.command(name)(module.command)
 
 
 _register_stage_commands()

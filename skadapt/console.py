@@ -19,7 +19,6 @@ from skadapt.errors import (
     NOT_FOUND,
     SkadaptError,
     StageFailedError,
-    StageNotAvailableError,
     classify_error,
     describe_error,
 )
@@ -294,8 +293,6 @@ def handle_errors(function: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return function(*args, **kwargs)
-        except StageNotAvailableError as error:
-            fail(str(error), EXIT_NOT_AVAILABLE)
         except SkadaptError as error:
             stage = getattr(error, "stage", None)
             if stage and not isinstance(error, StageFailedError):  # a stage's own error, raised in a run

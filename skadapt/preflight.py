@@ -22,7 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from skadapt.errors import SkadaptError
-from skadapt.recipe import LLM_STAGES, DevSets, FinetuneDataset, Recipe
+from skadapt.recipe import LLM_STAGES, Recipe
+from skadapt.tasks.config import DevSets
+from skadapt.train.config import FinetuneDataset
 
 MIN_FREE_GB = 2.0
 """Free disk below this (GB) in the run directory's file system is a problem."""
@@ -129,28 +131,16 @@ def _dataset(entry: FinetuneDataset) -> str | None:
 
 
 def _dev(dev: DevSets) -> str | None:
-    from skadapt.train.rows import open_rows
+    from skadapt.tasks.dev import check_first_row
 
     for entry in dev.sets:
-        source = open_rows(entry.source, f"dev {entry.kind}")
-        _, row = next(iter(source.rows), (None, None))
-        if row is None:
-            raise SkadaptError(f"dev set {entry.source} is empty")
-        wanted = {"sts": ("sentence1", "sentence2", "score"), "retrieval": ("query", "positive")}.get(
-            entry.kind, ("anchor", "positive", "negative")
-        )
-        missing = [entry.columns.get(r, r) for r in wanted if entry.columns.get(r, r) not in row]
-        if missing:
-            raise SkadaptError(
-                f"dev set {entry.source}: no column {', '.join(missing)} (columns: {', '.join(row)}); "
-                "map them with columns"
-            )
+        check_first_row(entry)
     return f"{len(dev.sets)} set(s), columns found"
 
 
 def _task(spec: str, language: str) -> str | None:
-    from skadapt.evaluate.selection import mteb_tasks
-    from skadapt.evaluate.suite import is_suite_spec, load_suite
+    from skadapt.tasks.selection import mteb_tasks
+    from skadapt.tasks.suite import is_suite_spec, load_suite
 
     if is_suite_spec(spec):
         return f"local suite, {len(load_suite(spec).tasks)} tasks"
@@ -254,8 +244,7 @@ def _inputs(recipe: Recipe) -> list[tuple[str, str, Callable[[], str | None], bo
             corpus(
                 "finetune.anchor.corpus", recipe.finetune.anchor.corpus, recipe.finetune.anchor.text_column
             )
-    dev = recipe.renorm_dev() if recipe.renorm is not None else None
-    dev = dev or (recipe.finetune.dev if recipe.finetune is not None else None)
+    dev = recipe.renorm_dev()  # renorm.dev, else finetune.dev
     if dev is not None:
         hub = any(_is_hub(s.source) for s in dev.sets)
         items.append(("dev sets", "open, columns", lambda: _dev(dev), hub))
@@ -320,7 +309,7 @@ def contamination_preview(recipe: Recipe) -> dict[str, Any] | None:
     ``{"action", "threshold", "dropped": {dataset: {rows, dropped, by_task}}, "over_threshold",
     "unreachable"}``; None without a finetune stage or evaluation tasks. Reads every training row and the
     evaluation test texts (the tasks' data is downloaded once into the usual caches)."""
-    from skadapt.train.contamination import gather_test_texts, judge_overlap, overlapping_rows
+    from skadapt.tasks.contamination import gather_test_texts, judge_overlap, overlapping_rows
     from skadapt.train.stage import build_datasets
 
     if recipe.finetune is None or recipe.evaluate is None or not recipe.evaluate.tasks:

@@ -5,402 +5,25 @@ from __future__ import annotations
 import difflib
 import re
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
-from skadapt.errors import SkadaptError
+from skadapt.config import RecipeError, Section
+from skadapt.evaluate.config import EvaluateConfig
+from skadapt.human.config import HumanConfig
 from skadapt.languages import UnknownLanguageError, get_language
-
-STAGES: tuple[str, ...] = ("synth_sts", "trim", "finetune", "renorm", "evaluate", "robustness", "publish")
-"""Pipeline stages in run order; each is an optional recipe section of the same name."""
-
-MODEL_STAGES: tuple[str, ...] = ("trim", "finetune", "renorm")
-"""Stages whose output is a model directory that the next stage takes as input."""
-
-LLM_STAGES: tuple[str, ...] = ("synth_sts", "robustness")
-"""Stages that need the recipe's ``llm`` section."""
-
-PositiveInt = Annotated[int, Field(gt=0)]
-PositiveFloat = Annotated[float, Field(gt=0)]
-Fraction = Annotated[float, Field(ge=0, le=1)]
-
-
-def require_unique_names(items: list[Any], what: str) -> list[Any]:
-    """``items`` (objects with a ``name``) unchanged, or a ValueError listing the repeated names."""
-    names = [item.name for item in items]
-    repeated = sorted({n for n in names if names.count(n) > 1})
-    if repeated:
-        raise ValueError(f"{what} names must be unique, repeated: {', '.join(repeated)}")
-    return items
-
-
-class Section(BaseModel):
-    """Base of every recipe model: unknown fields are errors, assignments are validated."""
-
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
-
-
-class TrimConfig(Section):
-    """Vocabulary trimming (issue: trim)."""
-
-    corpus: str | None = Field(
-        None, description="Source spec: file/glob, hub:DATASET[:CONFIG[:SPLIT]], wordfreq:LANG"
-    )
-    text_column: str = "text"
-    vocab_size: PositiveInt = 60_000
-    min_frequency: PositiveInt = 1
-    max_documents: PositiveInt | None = None
-    max_bytes: PositiveInt | None = None
-    keep: list[str] = Field(default_factory=list, description="Words or tokens always kept")
-    extra_corpus: str | None = Field(None, description="Second source, e.g. wordfreq:eng")
-    extra_vocab_size: int = Field(0, ge=0)
-    workers: PositiveInt | None = Field(None, description="1: count on one thread; else all cores")
-    batch_size: PositiveInt = 1000
-    parity_documents: int = Field(
-        1000, ge=0, description="Counted corpus texts sampled (recipe seed) for the parity check"
-    )
-
-
-DatasetKind = Literal["pairs", "triplets", "nli", "sts", "rte"]
-LossName = Literal["mnrl", "cached_mnrl", "cosine", "cosent"]
-DEFAULT_LOSS: dict[str, str] = {
-    "pairs": "mnrl",
-    "triplets": "mnrl",
-    "nli": "mnrl",
-    "rte": "mnrl",
-    "sts": "cosine",
-}
-ANCHOR_DATASET = "anchor"
-"""Name of the distillation dataset that ``finetune.anchor`` adds to the multi-task round."""
-
-
-class FinetuneDataset(Section):
-    """One training dataset; its kind fixes the columns it needs and the default loss."""
-
-    name: str
-    kind: DatasetKind
-    source: str = Field(description="hub:DATASET[:CONFIG[:SPLIT]] or a local .jsonl/.csv/.parquet file")
-    columns: dict[str, str] = Field(default_factory=dict, description="role -> column name in the source")
-    loss: LossName | None = None
-    label_map: dict[str, str] = Field(
-        default_factory=dict, description="source label -> entailment/neutral/..."
-    )
-    score_range: tuple[float, float] = (0.0, 5.0)
-    prompts: dict[str, str] | None = Field(None, description="role -> prompt; default query:/passage:")
-    max_samples: PositiveInt | None = None
-
-    @model_validator(mode="after")
-    def _default_loss(self) -> FinetuneDataset:
-        if self.loss is None:
-            self.loss = DEFAULT_LOSS[self.kind]  # type: ignore[assignment]
-        if self.score_range[0] >= self.score_range[1]:
-            raise ValueError(f"score_range must be [low, high] with low < high, got {list(self.score_range)}")
-        return self
-
-
-class DevSetConfig(Section):
-    """One dev set: ``sts`` (sentence1, sentence2, score), ``retrieval`` (query, positive) or
-    ``triplets`` (anchor, positive, negative)."""
-
-    kind: Literal["sts", "retrieval", "triplets"]
-    source: str
-    columns: dict[str, str] = Field(default_factory=dict)
-    score_range: tuple[float, float] = (0.0, 5.0)
-
-
-DEV_SET_FIELDS = tuple(DevSetConfig.model_fields)
-
-
-class DevSets(Section):
-    """Dev sets: either one set written inline (``{kind, source, ...}``) or several under ``sets``; with
-    several, the dev score is the mean of their main scores."""
-
-    sets: list[DevSetConfig] = Field(min_length=1)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _inline_set(cls, data: Any) -> Any:
-        if isinstance(data, dict) and "sets" not in data and any(k in data for k in DEV_SET_FIELDS):
-            inline = {k: v for k, v in data.items() if k in DEV_SET_FIELDS}
-            return {**{k: v for k, v in data.items() if k not in DEV_SET_FIELDS}, "sets": [inline]}
-        return data
-
-
-class DevEvaluation(DevSets):
-    """Dev evaluation during training, used for best-checkpoint selection and interpolation."""
-
-    steps: PositiveInt = 500
-    select_best: bool = Field(True, description="Keep the checkpoint with the best dev score")
-
-
-class AnchorConfig(Section):
-    """Distillation towards the frozen starting model's embeddings on corpus text (MSELoss).
-
-    Mixed into the multi-task round as one more dataset; its loss is ``weight`` x the mean squared
-    Euclidean distance between the trained and the starting model's embeddings (2(1 - cos) for
-    normalized embeddings).
-    """
-
-    corpus: str = Field(description="Source spec of the anchor texts (file/glob or hub:...)")
-    text_column: str = "text"
-    samples: PositiveInt = 2000
-    weight: PositiveFloat = 1.0
-    prompt: str | None = Field(
-        None, description="Model prompt name the texts are encoded with; default: document/passage"
-    )
-    min_chars: PositiveInt = 32
-    max_chars: PositiveInt = 512
-
-
-def _default_grid() -> list[float]:
-    return [round(i / 10, 1) for i in range(11)]
-
-
-class InterpolationConfig(Section):
-    """WiSE-FT: weights (1 - a) * start + a * fine-tuned, with ``a`` chosen on the dev set from ``grid``."""
-
-    grid: list[Fraction] = Field(default_factory=_default_grid, min_length=1)
-
-
-class ContaminationConfig(Section):
-    """Overlap check between training texts and evaluation test texts."""
-
-    threshold: Fraction = 0.01
-    allow: bool = False
-    action: Literal["stop", "drop"] = Field(
-        "stop",
-        description="stop: over the threshold the stage stops; drop: every training row any of whose "
-        "texts is an evaluation test text is removed first (counted per dataset and task)",
-    )
-
-
-class FinetuneConfig(Section):
-    """Multi-task contrastive fine-tuning (SkMTEB defaults)."""
-
-    datasets: list[FinetuneDataset] = Field(min_length=1)
-    batch_size: PositiveInt = 32
-    learning_rate: PositiveFloat = 2e-5
-    warmup_ratio: Fraction = 0.1
-    epochs: PositiveFloat = 3
-    max_steps: PositiveInt | None = None
-    weight_decay: Annotated[float, Field(ge=0)] = 0.01
-    max_seq_length: PositiveInt = 256
-    sampling: Literal["proportional", "round_robin"] = "proportional"
-    mini_batch_size: PositiveInt = 32
-    gradient_accumulation_steps: PositiveInt = 1
-    bf16: bool = False
-    save_steps: PositiveInt = 500
-    save_total_limit: PositiveInt = 2
-    dev: DevEvaluation | None = None
-    anchor: AnchorConfig | None = None
-    interpolation: InterpolationConfig | None = None
-    report_to: Literal["none", "tensorboard", "wandb", "trackio"] = "none"
-    contamination: ContaminationConfig = Field(default_factory=ContaminationConfig)
-
-    @field_validator("datasets")
-    @classmethod
-    def _unique_names(cls, datasets: list[FinetuneDataset]) -> list[FinetuneDataset]:
-        return require_unique_names(datasets, "dataset")
-
-    @model_validator(mode="after")
-    def _interpolation_needs_dev(self) -> FinetuneConfig:
-        if self.interpolation is not None and self.dev is None:
-            raise ValueError("interpolation chooses its mixing coefficient on the dev set: add finetune.dev")
-        if self.anchor is not None and any(d.name == ANCHOR_DATASET for d in self.datasets):
-            raise ValueError(f"dataset name {ANCHOR_DATASET!r} is reserved for finetune.anchor")
-        return self
-
-
-class RenormConfig(Section):
-    """Corpus-mean removal (R1: e - mu, R2: remove the projection on mu-hat), then re-normalization.
-
-    A stage that can make the model worse earns its place on dev data: with ``select: dev`` (the default
-    whenever dev sets exist) none, R1 and R2 are scored on the dev sets and the best is kept (ties: none).
-    """
-
-    method: Literal["r1", "r2"] = Field("r2", description="The method applied with select: method")
-    select: Literal["auto", "dev", "method"] = Field(
-        "auto",
-        description="dev: keep the best of none/r1/r2 on the dev sets; method: apply `method`; "
-        "auto: dev when dev sets exist (renorm.dev, else finetune.dev), else method",
-    )
-    dev: DevSets | None = Field(None, description="Dev sets of the choice; default: finetune.dev's sets")
-    corpus: str | None = None
-    text_column: str = "text"
-    samples: PositiveInt = 100_000
-    max_documents: PositiveInt | None = Field(
-        200_000, description="Texts read from the corpus; the sample is a reservoir sample of all of them"
-    )
-    prompt: Literal["none", "query", "passage"] = "none"
-    min_chars: PositiveInt = 64
-    max_chars: PositiveInt = 512
-
-    @model_validator(mode="after")
-    def _char_window(self) -> RenormConfig:
-        if self.min_chars > self.max_chars:
-            raise ValueError(f"min_chars ({self.min_chars}) must not exceed max_chars ({self.max_chars})")
-        return self
-
-
-ModelRef = Literal["base", "trim", "finetune", "renorm", "final"]
-
-
-class EvaluateConfig(Section):
-    """MTEB-style evaluation of one or more of the run's models."""
-
-    tasks: list[str] = Field(
-        default_factory=list, description="mteb benchmark/task names or suite .yaml files"
-    )
-    models: list[ModelRef] = Field(default_factory=lambda: ["final"])
-    prompt_policy: dict[str, str] = Field(default_factory=dict, description="task type -> prompt")
-    dataset_mirrors: dict[str, str] = Field(
-        default_factory=dict, description="mteb task -> local dataset dir"
-    )
-    batch_size: PositiveInt = 32
-    tost_margin: PositiveFloat = 2.0
-    alpha: Annotated[float, Field(gt=0, lt=0.5)] = 0.05
-    bootstrap: int = Field(1000, ge=0, description="Bootstrap resamples for per-task CIs (0 = none)")
-    fail_on_harm: bool = Field(False, description="Exit non-zero when a stage harms its input model")
-
-
-class LLMConfig(Section):
-    """The LLM every LLM-using stage (synthetic STS, robustness) generates with."""
-
-    backend: Literal["vllm", "openai", "transformers"] = "openai"
-    model: str = Field(
-        min_length=1, description="Model name (server/vLLM), Hub id or local dir, or a .gguf file path"
-    )
-    revision: str | None = Field(None, description="Model revision; part of every generation cache key")
-    base_url: str | list[str] | None = Field(
-        None, description="openai: server URL, or several (requests are spread over them)"
-    )
-    api_key_env: str = Field("OPENAI_API_KEY", description="Variable holding the API key (openai)")
-    temperature: Annotated[float, Field(ge=0, le=2)] = 0.7
-    top_p: Annotated[float, Field(gt=0, le=1)] = 1.0
-    max_tokens: PositiveInt = 512
-    thinking: bool | None = Field(
-        False, description="Reasoning models: False sends enable_thinking=False; null sends nothing"
-    )
-    attempts: PositiveInt = Field(3, description="Tries per item when an output fails its checks")
-    concurrency: PositiveInt = Field(8, description="openai: requests in flight at once")
-    timeout_s: PositiveFloat = 120.0
-    http_retries: int = Field(4, ge=0, description="openai: retries with backoff on 429/5xx/timeouts")
-    structured: Literal[
-        "auto", "json_schema", "json_object_schema", "structured_outputs", "guided_json", "prompt_only"
-    ] = Field(
-        "auto",
-        description="openai: how the JSON schema is sent (auto: probe the server once and remember; "
-        "json_schema: OpenAI/vLLM/Ollama/llama-server; json_object_schema: llama-cpp-python; "
-        "structured_outputs, guided_json: vLLM extras; prompt_only: the prompt alone asks for JSON)",
-    )
-    tensor_parallel_size: PositiveInt = 1
-    data_parallel_size: PositiveInt = 1
-    device: str | None = Field(None, description="transformers: cpu, cuda, ... (default: cuda if present)")
-    batch_size: PositiveInt | None = Field(
-        None, description="transformers: prompts generated together (default 1 on CPU, 16 on GPU)"
-    )
-    cache: str | None = Field(None, description="Generation cache file (default $SKADAPT_CACHE/llm.sqlite)")
-
-
-class SynthSTSConfig(Section):
-    """SkMTEB-style synthetic STS: six LLM-written variants (scores 0-5) per source sentence."""
-
-    source: str = Field(description="Corpus source spec the source sentences are drawn from")
-    text_column: str = "text"
-    n_sources: PositiveInt = 100
-    min_chars: PositiveInt = 60
-    max_chars: PositiveInt = 200
-    max_documents: PositiveInt | None = Field(None, description="Corpus texts read to find sources")
-    temperature: Annotated[float, Field(ge=0, le=2)] = Field(1.0, description="SkMTEB: 1.0")
-    prompt_template: str | None = Field(None, description="A prompt file replacing the built-in one")
-    annotation_sample_per_level: PositiveInt = 50
-    annotators: PositiveInt = 3
-    contamination_tasks: list[str] | None = Field(
-        None, description="Evaluation tasks the train split must not overlap (default: the language's)"
-    )
-    contamination: ContaminationConfig = Field(default_factory=ContaminationConfig)
-
-    @model_validator(mode="after")
-    def _length_range(self) -> SynthSTSConfig:
-        if self.contamination.action != "stop":
-            raise ValueError(
-                "contamination.action: drop applies to fine-tuning data; synth_sts stops over the threshold"
-            )
-        if self.min_chars >= self.max_chars:
-            raise ValueError(f"min_chars ({self.min_chars}) must be below max_chars ({self.max_chars})")
-        return self
-
-
-class RobustnessConfig(Section):
-    """Evaluation under LLM-made transformations of the test texts (uses the recipe's ``llm``)."""
-
-    preset: Literal["pteb", "hteb", "hteb-min"] | None = Field(
-        None, description="Transformations, seeds and sampling of PTEB or HTEB (fields set here win)"
-    )
-    transforms: list[str] | None = Field(None, description="Transformation names, or [all]")
-    seeds: list[int] | None = Field(None, description="Default: the preset's, else 1337, 1338, 1339")
-    temperature: Annotated[float, Field(ge=0, le=2)] | None = None
-    top_p: Annotated[float, Field(gt=0, le=1)] | None = None
-    tasks: list[str] = Field(default_factory=list, description="Default: evaluate.tasks, else the language's")
-    models: list[ModelRef] = Field(default_factory=lambda: ["base", "final"])
-    prompt_policy: dict[str, str] | None = Field(None, description="Default: evaluate.prompt_policy")
-    batch_size: PositiveInt = 32
-
-    @field_validator("transforms")
-    @classmethod
-    def _known_transforms(cls, names: list[str] | None) -> list[str] | None:
-        if names is None:
-            return None
-        from skadapt.robustness.transforms import resolve_transforms
-
-        return resolve_transforms(names)
-
-
-class HumanConfig(Section):
-    """Human baselines (HUME): annotation sheets for a subset of the evaluation tasks, and the human scores
-    beside the models' in the evaluation report (``skadapt human export|score``)."""
-
-    dir: str = Field(description="Where the sheets, the subset suite and the human results live")
-    tasks: list[str] = Field(default_factory=list, description="Default: evaluate.tasks")
-    annotators: PositiveInt = 2
-    sizes: dict[str, PositiveInt] = Field(
-        default_factory=dict, description="Task type -> items drawn (default: HUME's sizes)"
-    )
-
-
-class PublishConfig(Section):
-    """Upload of the final model with its model card to the Hugging Face Hub (``skadapt publish``).
-
-    The token comes from the environment (the ``token_env`` variable, else ``HF_TOKEN`` or the stored
-    ``hf auth login``), never from the recipe.
-    """
-
-    repo_id: str = Field(description="ORG/NAME of the Hub model repository (created if missing)")
-    private: bool = True
-    token_env: str = Field("HF_TOKEN", description="Environment variable holding the Hub token")
-    revision: str | None = Field(None, description="Branch to push to (created if missing); default main")
-    commit_message: str | None = Field(None, description="Default: 'Upload <name> (skadapt)'")
-    dry_run: bool = Field(False, description="Write the card and list the files; upload nothing")
-    license: str | None = Field(None, description="License of the published model; default: the base model's")
-    dataset_licenses: dict[str, str] = Field(
-        default_factory=dict, description="Training dataset name -> license (SPDX-like id, e.g. cc-by-sa-4.0)"
-    )
-
-    @model_validator(mode="before")
-    @classmethod
-    def _no_token(cls, data: Any) -> Any:
-        if isinstance(data, dict) and "token" in data:
-            raise ValueError("never put a token in a recipe: set it in the environment (token_env, HF_TOKEN)")
-        return data
-
-    @field_validator("repo_id")
-    @classmethod
-    def _repo_id(cls, value: str) -> str:
-        if not re.fullmatch(r"[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*", value) or ".." in value:
-            raise ValueError(f"repo_id must be ORG/NAME (letters, digits, '-', '_', '.'), got {value!r}")
-        return value
+from skadapt.llm.config import LLMConfig
+from skadapt.publish.config import PublishConfig
+from skadapt.renorm.config import RenormConfig
+from skadapt.robustness.config import RobustnessConfig
+from skadapt.stage import RunFacts, StageContext
+from skadapt.stages import LLM_STAGES, STAGE_NAMES
+from skadapt.synth.config import SynthSTSConfig
+from skadapt.tasks.config import DevSets
+from skadapt.train.config import FinetuneConfig
+from skadapt.trim.config import TrimConfig
 
 
 class Recipe(Section):
@@ -473,14 +96,32 @@ class Recipe(Section):
 
     def enabled_stages(self) -> list[str]:
         """Stages whose section is present, in run order."""
-        return [stage for stage in STAGES if getattr(self, stage) is not None]
+        return [stage for stage in STAGE_NAMES if getattr(self, stage) is not None]
+
+    def context(self, stage: str, input_model: str, out_dir: Path, work_dir: Path) -> StageContext[Any]:
+        """The context of ``stage`` run on ``input_model`` outside a pipeline run (stage commands, tests)."""
+        models = {"base": input_model, "final": input_model}
+        return StageContext(
+            stage, getattr(self, stage), self.run_facts(), models, Path(out_dir), Path(work_dir)
+        )
+
+    def run_facts(self) -> RunFacts:
+        """What every stage may know about the run besides its own section."""
+        evaluate = self.evaluate
+        return RunFacts(
+            run_dir=self.run_dir,
+            language=get_language(self.language),
+            seed=self.seed,
+            eval_tasks=tuple(evaluate.tasks) if evaluate is not None else (),
+            dataset_mirrors=dict(evaluate.dataset_mirrors) if evaluate is not None else {},
+            prompt_policy=dict(evaluate.prompt_policy) if evaluate is not None else {},
+            llm=self.llm,
+            dev=self.renorm_dev(),
+            human_dir=Path(self.human.dir) if self.human is not None else None,
+        )
 
 
 S = TypeVar("S", bound=BaseModel)
-
-
-class RecipeError(SkadaptError, ValueError):
-    """A recipe that cannot be loaded; ``str()`` is the complete user-facing message."""
 
 
 def _allowed_fields(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str] | None:
@@ -526,25 +167,6 @@ def format_validation_error(error: ValidationError, source: str) -> str:
             message = re.sub(r"^Value error, ", "", item["msg"])
             lines.append(f"  {path}: {message} (got {item.get('input')!r})")
     return "\n".join(lines)
-
-
-def section_from_options(section: type[S], prefix: str = "", /, **options: Any) -> S:
-    """Build a recipe section from command-line options; errors name the option (``--vocab-size``, with
-    ``prefix`` ``"llm-"``: ``--llm-model``).
-
-    Raises:
-        RecipeError: An option value the section rejects.
-    """
-    try:
-        return section(**options)
-    except ValidationError as error:
-        problems = []
-        for item in error.errors():
-            name = ".".join(map(str, item["loc"])).replace("_", "-")
-            name = f"{prefix}{name}" if name else name
-            message = re.sub(r"^Value error, ", "", item["msg"])
-            problems.append(f"--{name}: {message} (got {item.get('input')!r})" if name else message)
-        raise RecipeError("invalid option: " + "; ".join(problems)) from None
 
 
 def parse_override(text: str) -> tuple[list[str], Any]:

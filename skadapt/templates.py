@@ -40,7 +40,6 @@ LLM_SETTINGS: tuple[Setting, ...] = (
     ("model", "Qwen/Qwen3-32B", "server model name, Hub id, local dir or .gguf file"),
     ("base_url", "http://127.0.0.1:8000/v1", "e.g. `vllm serve Qwen/Qwen3-32B --port 8000`"),
     ("api_key_env", "OPENAI_API_KEY", "variable holding the key, if the server wants one"),
-    ("max_tokens", 2048, "room for six sentences + explanations as JSON"),
     ("concurrency", 8, "requests in flight"),
 )
 """The ``llm:`` section every generated recipe gets (robustness, and synthetic STS where needed)."""

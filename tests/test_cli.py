@@ -73,20 +73,6 @@ def test_recipe_new_unknown_language() -> None:
     assert "unknown language 'xxx'" in result.output
 
 
-def test_train_with_unavailable_stage_exits_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from skadapt import pipeline
-
-    monkeypatch.setitem(pipeline.STAGE_RUNNERS, "publish", "skadapt.no_such_stage:run_stage")
-    path = tmp_path / "r.yaml"
-    path.write_text(
-        f"name: x\nlanguage: slk\nbase_model: m\noutput_dir: {tmp_path / 'run'}\npublish: {{repo_id: a/b}}\n"
-    )
-    result = runner.invoke(app, ["train", str(path)])
-    assert result.exit_code == 2
-    assert "stage 'publish' is not available yet" in result.output
-    assert not (tmp_path / "run").exists()
-
-
 def test_train_rejects_unknown_stage_option(tmp_path: Path) -> None:
     result = runner.invoke(app, ["train", str(ROOT / "recipes" / "e5_sk_small.yaml"), "--from", "trimm"])
     assert result.exit_code == 1
@@ -103,3 +89,210 @@ def test_languages_table() -> None:
     result = runner.invoke(app, ["languages"])
     assert result.exit_code == 0
     assert "slk" in result.output and "Slovak" in result.output
+
+
+# ------------------------------------------------------------------ the command-line grammar, old spellings
+
+SUITE = ROOT / "tests" / "data" / "suite_sk" / "suite.yaml"
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _fake_evaluation(seen: dict) -> object:
+    from types import SimpleNamespace
+
+    def run_evaluation(models: dict, tasks: list, out_dir: object, **options: object) -> tuple:
+        seen.update(options, models=models, tasks=tasks)
+        return SimpleNamespace(types=[], rows=[]), [], []
+
+    return run_evaluation
+
+
+def test_evaluate_options_come_from_the_config_and_old_spellings_warn(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    new: dict = {}
+    monkeypatch.setattr("skadapt.evaluate.stage.run_evaluation", _fake_evaluation(new))
+    args = ["evaluate", "A=org/model", "--tasks", str(SUITE), "--batch-size", "8", "--bootstrap", "0"]
+    result = runner.invoke(
+        app,
+        [*args, "--prompt-policy", "STS=query: ", "--dataset-mirrors", "T=/d", "--tost-margin", "1.5"],
+    )
+    assert result.exit_code == 0, result.output
+    assert "deprecated" not in result.output
+    assert new["language"] is None  # no language filter unless asked
+    assert new["prompt_policy"] == {"STS": "query: "} and new["dataset_mirrors"] == {"T": "/d"}
+    assert new["margin"] == 1.5 and new["batch_size"] == 8 and new["bootstrap"] == 0
+    assert new["models"] == {"A": "org/model"} and new["tasks"] == [str(SUITE)]
+
+    old: dict = {}
+    monkeypatch.setattr("skadapt.evaluate.stage.run_evaluation", _fake_evaluation(old))
+    result = runner.invoke(
+        app, [*args, "--prompt", "STS=query: ", "--mirror", "T=/d", "--margin", "1.5", "--language", "slk"]
+    )
+    assert result.exit_code == 0, result.output
+    text = _flat(result.output)
+    for flag, new_flag in (
+        ("--prompt", "--prompt-policy"),
+        ("--mirror", "--dataset-mirrors"),
+        ("--margin", "--tost-margin"),
+    ):
+        assert (
+            f"warning: {flag} is deprecated and will be removed in the next release; use {new_flag}" in text
+        )
+    assert {k: old[k] for k in ("prompt_policy", "dataset_mirrors", "margin")} == {
+        k: new[k] for k in ("prompt_policy", "dataset_mirrors", "margin")
+    }
+    assert old["language"] == "slk"
+
+    bad = runner.invoke(app, [*args, "--prompt-policy", "STS"])
+    assert bad.exit_code == 1 and "--prompt-policy 'STS': expected KEY=VALUE" in bad.output
+
+
+def test_evaluate_without_language_needs_languages_of_local_tasks(tmp_path: Path) -> None:
+    (tmp_path / "s.yaml").write_text("tasks:\n  - {name: A, type: STS, data: d.jsonl}\n")
+    (tmp_path / "d.jsonl").write_text('{"sentence1": "a", "sentence2": "b", "score": 1}\n')
+    result = runner.invoke(app, ["evaluate", "org/model", "--tasks", str(tmp_path / "s.yaml")])
+    assert result.exit_code == 1
+    assert "task A declares no language; pass --language CODE" in _flat(result.output)
+
+
+def _fake_robustness(seen: dict) -> object:
+    def run_robustness(tasks: list, plan: object, llm: object, language: object, out_dir: Path) -> dict:
+        seen.update(plan=plan, llm=llm, language=language, out_dir=out_dir)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir / "robustness.md").write_text("# profile\n")
+        (out_dir / "robustness.json").write_text("{}\n")
+        (out_dir / "cache").mkdir(exist_ok=True)
+        return {}
+
+    return run_robustness
+
+
+def test_robustness_options_old_spellings_and_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: dict = {}
+    monkeypatch.setattr("skadapt.robustness.run.run_robustness", _fake_robustness(seen))
+    out = tmp_path / "out"
+    base = ["robustness", "m=org/model", "-t", str(SUITE), "--llm-model", "x", "--out", str(out)]
+    missing = runner.invoke(app, base)
+    assert missing.exit_code == 2 and "--language" in missing.output
+
+    result = runner.invoke(
+        app,
+        [
+            *base,
+            "--language",
+            "slk",
+            "--transforms",
+            "paraphrase,style",
+            "--seeds",
+            "7,8",
+            "--prompt",
+            "STS=query: ",
+            "--llm-temperature",
+            "0.2",
+            "--llm-max-tokens",
+            "64",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    text = _flat(result.output)
+    assert "--transforms A,B is deprecated" in text and "use --transforms A --transforms B" in text
+    assert "--seeds A,B is deprecated" in text and "--prompt is deprecated" in text
+    plan, llm = seen["plan"], seen["llm"]
+    assert plan.transforms == ["paraphrase", "style"] and plan.seeds == [7, 8]
+    assert plan.prompt_policy == {"STS": "query: "} and plan.temperature is None
+    assert llm.temperature == 0.2 and llm.max_tokens == 64 and llm.structured == "auto"
+    assert seen["out_dir"].parent == tmp_path and seen["out_dir"].name.startswith(".out.robustness-")
+    assert sorted(p.name for p in out.iterdir()) == ["robustness.json", "robustness.md"]  # no cache
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]  # the work directory is gone
+
+    again = runner.invoke(
+        app,
+        [
+            *base,
+            "--language",
+            "slk",
+            "--transforms",
+            "paraphrase",
+            "--transforms",
+            "style",
+            "--seeds",
+            "7",
+            "--seeds",
+            "8",
+            "--prompt-policy",
+            "STS=query: ",
+        ],
+    )
+    assert again.exit_code == 1 and "already exists" in again.output
+    assert "deprecated" not in again.output
+    replaced = runner.invoke(app, [*base, "--language", "slk", "--seeds", "9", "--overwrite"])
+    assert replaced.exit_code == 0, replaced.output
+    assert seen["plan"].seeds == [9]
+
+
+def test_synth_sts_options_old_spellings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: dict = {}
+
+    def synthesize_sts(
+        config: object, llm: object, language: object, out_dir: Path, **kwargs: object
+    ) -> dict:
+        seen.update(config=config, llm=llm, out_dir=out_dir, **kwargs)
+        (out_dir / "error_rates.md").write_text("| rates |\n")
+        return {}
+
+    monkeypatch.setattr("skadapt.synth.run.synthesize_sts", synthesize_sts)
+    out = tmp_path / "out"
+    base = ["synth-sts", "--source", "c.txt", "--llm-model", "x", "--out", str(out), "--pilot", "2"]
+    assert runner.invoke(app, base).exit_code == 2  # --language is required
+
+    result = runner.invoke(
+        app,
+        [
+            *base,
+            "--language",
+            "slk",
+            "--per-level",
+            "7",
+            "--contamination-task",
+            "T",
+            "--contamination-allow",
+            "--temperature",
+            "0.5",
+            "--llm-temperature",
+            "0.1",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    text = _flat(result.output)
+    assert "--per-level is deprecated" in text and "use --annotation-sample-per-level" in text
+    assert "--contamination-task is deprecated" in text and "use --contamination-tasks" in text
+    assert "--contamination-allow is deprecated" in text and "use --set contamination.allow=true" in text
+    config, llm = seen["config"], seen["llm"]
+    assert config.annotation_sample_per_level == 7 and config.contamination_tasks == ["T"]
+    assert config.contamination.allow and config.temperature == 0.5 and llm.temperature == 0.1
+    assert llm.max_tokens == 2048 and seen["seed"] == 42 and seen["pilot"] == 2  # the config defaults
+    assert seen["out_dir"] != out and (out / "error_rates.md").is_file()
+
+    new = runner.invoke(
+        app,
+        [
+            *base,
+            "--language",
+            "slk",
+            "--annotation-sample-per-level",
+            "7",
+            "--overwrite",
+            "--set",
+            "contamination.allow=true",
+            "--set",
+            "llm.max_tokens=2048",
+        ],
+    )
+    assert new.exit_code == 0, new.output
+    assert "deprecated" not in new.output
+    assert seen["config"].contamination.allow and seen["llm"].max_tokens == 2048
+    assert seen["config"].contamination_tasks == ["MTEB(slk, v1)"]  # the language's benchmark

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from skadapt.evaluate.suite import TASK_TYPES, load_suite, suite_texts
+from skadapt.tasks.suite import TASK_TYPES, load_suite, suite_texts
 
 DEMO = Path(__file__).parent.parent / "data" / "demo_sk"
 TRAIN_FILES = ["nli", "nli_dev", "sts", "sts_dev", "qa", "qa_dev"]

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from sentence_transformers import SentenceTransformer
 
-from skadapt.pipeline import read_manifest, run_recipe
+from skadapt.artifacts import read_manifest
+from skadapt.pipeline import run_recipe
 from skadapt.recipe import load_recipe
 
 ROOT = Path(__file__).resolve().parents[1]

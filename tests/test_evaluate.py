@@ -12,10 +12,10 @@ from typer.testing import CliRunner
 
 from skadapt.cli import app
 from skadapt.evaluate.aggregate import aggregate
-from skadapt.evaluate.runner import EvaluationError, TaskScore, evaluate_model, validate_prompt_policy
-from skadapt.evaluate.selection import TaskSelectionError, select_tasks
 from skadapt.evaluate.stats import compare
-from skadapt.evaluate.suite import TASK_TYPES, load_suite
+from skadapt.tasks.runner import EvaluationError, TaskScore, evaluate_model, validate_prompt_policy
+from skadapt.tasks.selection import TaskSelectionError, select_tasks
+from skadapt.tasks.suite import TASK_TYPES, load_suite
 from tests.suite_fixtures import SENTENCES, write_tiny_suite
 
 TYPES = set(TASK_TYPES)
@@ -57,13 +57,16 @@ def test_local_suite_every_type_through_mteb(tiny_models: dict[str, Path], tiny_
 def test_prompt_policy_reaches_the_model_through_mteb(tiny_models: dict[str, Path], tiny_suite: Path):
     tasks = [t for t in select_tasks([str(tiny_suite)], language="slk") if t.metadata.type == "STS"]
     model = tiny_models["wordpiece"]
+    # A random tiny model's ranking may not move with one prompt (Spearman on 10 pairs is discrete): take
+    # the first prompt that changes the score computed without mteb, so the check cannot pass vacuously.
+    unprompted = _direct_sts(model, None)
+    candidates = ("query: ", "passage: ", "Represent this sentence: ", "x " * 16)
+    prompt = next(p for p in candidates if abs(_direct_sts(model, p) - unprompted) > 1e-3)
     plain = evaluate_model(str(model), "m", tasks, cache_dir=None)[0].score
-    policed = evaluate_model(str(model), "m", tasks, cache_dir=None, prompt_policy={"STS": "query: "})[
-        0
-    ].score
-    assert plain == pytest.approx(_direct_sts(model, None), abs=1e-3)
-    assert policed == pytest.approx(_direct_sts(model, "query: "), abs=1e-3)
-    assert plain != policed
+    policed = evaluate_model(str(model), "m", tasks, cache_dir=None, prompt_policy={"STS": prompt})[0].score
+    assert plain == pytest.approx(unprompted, abs=1e-3)
+    assert policed == pytest.approx(_direct_sts(model, prompt), abs=1e-3)
+    assert abs(plain - policed) > 1e-3
 
 
 def test_prompt_policy_keys_are_task_types():
@@ -161,7 +164,7 @@ def test_wilcoxon_and_tost_match_hand_computed_values():
     ],
 )
 def test_bad_suite_files_fail_with_file_and_line(tmp_path: Path, suite_text: str, files: dict, message: str):
-    from skadapt.evaluate.suite import SuiteError
+    from skadapt.tasks.suite import SuiteError
 
     for name, text in files.items():
         (tmp_path / name).write_text(text)
@@ -182,7 +185,7 @@ def test_bad_suite_files_fail_with_file_and_line(tmp_path: Path, suite_text: str
     ],
 )
 def test_malformed_data_lines_name_file_and_line(tmp_path: Path, line: str, message: str):
-    from skadapt.evaluate.suite import SuiteError
+    from skadapt.tasks.suite import SuiteError
 
     (tmp_path / "sts.jsonl").write_text('{"sentence1": "a", "sentence2": "b", "score": 1}\n' + line + "\n")
     (tmp_path / "suite.yaml").write_text("tasks:\n  - {name: A, type: STS, data: sts.jsonl}\n")
@@ -192,7 +195,7 @@ def test_malformed_data_lines_name_file_and_line(tmp_path: Path, line: str, mess
 
 
 def test_qrels_must_reference_known_ids(tmp_path: Path, tiny_suite: Path):
-    from skadapt.evaluate.suite import SuiteError
+    from skadapt.tasks.suite import SuiteError
 
     for name in ("corpus.jsonl", "queries.jsonl"):
         (tmp_path / name).write_text((tiny_suite.parent / name).read_text())
@@ -263,13 +266,13 @@ def test_cli_unreachable_builtin_task_names_it(
     )
     assert result.exit_code == 1, result.output
     assert "task SlovakSumRetrieval: cannot load its data" in result.output
-    assert "--mirror TASK=DIR" in result.output
+    assert "--dataset-mirrors TASK=DIR" in result.output
     assert "Traceback" not in result.output
 
 
 def test_identical_models_get_identical_scores(tiny_models: dict[str, Path]):
     """mteb tasks carry random state (clustering/classification sampling): all models must see the same."""
-    from skadapt.evaluate.runner import evaluate_models
+    from skadapt.tasks.runner import evaluate_models
 
     suite = Path(__file__).parent / "data" / "suite_sk" / "suite.yaml"
     path = str(tiny_models["unigram"])

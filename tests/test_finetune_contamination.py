@@ -11,16 +11,16 @@ from typing import Any
 
 import pytest
 
-from skadapt.evaluate.local_tasks import build_task
-from skadapt.evaluate.suite import load_suite
-from skadapt.textsample import normalize_text
-from skadapt.train.contamination import (
+from skadapt.tasks.contamination import (
     ContaminationCheckError,
     ContaminationError,
     contamination_report,
     folded_words,
     task_test_texts,
 )
+from skadapt.tasks.local_tasks import build_task
+from skadapt.tasks.suite import load_suite
+from skadapt.textsample import normalize_text
 from tests.suite_fixtures import SENTENCES, write_tiny_suite
 from tests.test_task_language import ENGLISH, dev_text, multilingual_task, register
 
@@ -174,7 +174,7 @@ def test_unreachable_data_stops_unless_allowed(
     register(monkeypatch, "Faraway", failing_task("Faraway", UNREACHABLE[kind]()))
     with pytest.raises(ContaminationCheckError, match=r"task\(s\) Faraway .*dataset_mirrors.*allow: true"):
         contamination_report(["Nejaká veta na tréning."], ["Faraway"], threshold=0.0, allow=False)
-    with caplog.at_level(logging.WARNING, logger="skadapt.train.contamination"):
+    with caplog.at_level(logging.WARNING, logger="skadapt.tasks.contamination"):
         report = contamination_report(["Nejaká veta na tréning."], ["Faraway"], threshold=0.0, allow=True)
     assert report["status"] == "unreachable" and list(report["unreachable"]) == ["Faraway"]
     assert "Faraway NOT CHECKED" in caplog.text
@@ -258,7 +258,7 @@ def test_drop_removes_exactly_the_overlapping_rows(tmp_path: Path) -> None:
 
     recipe = _contaminated_recipe(tmp_path, "drop")
     datasets = build_datasets(recipe.finetune)
-    report = _contamination(recipe, recipe.finetune, datasets, list(recipe.evaluate.tasks))
+    report = _contamination(recipe.run_facts(), recipe.finetune, datasets)
     sts, qa = datasets
     assert sts.data["sentence1"] == ["Kniha leží na stole v obývačke."] and len(qa) == 1
     assert qa.data["anchor"] == ["Kde leží Bratislava?"]
@@ -280,7 +280,7 @@ def test_stop_names_the_count_and_the_drop_option(tmp_path: Path) -> None:
     recipe = _contaminated_recipe(tmp_path, "stop")
     datasets = build_datasets(recipe.finetune)
     with pytest.raises(ContaminationError, match=r"LocalSTS: 3/4 test texts .*contamination\.action: drop"):
-        _contamination(recipe, recipe.finetune, datasets, list(recipe.evaluate.tasks))
+        _contamination(recipe.run_facts(), recipe.finetune, datasets)
     assert [len(d) for d in datasets] == [3, 2]  # nothing dropped
 
 

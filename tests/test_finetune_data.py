@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from skadapt.prompts import E5_PROMPTS, model_prompts
-from skadapt.recipe import FinetuneDataset
+from skadapt.tasks.rows import RowSource, TrainingDataError
+from skadapt.train.config import FinetuneDataset
 from skadapt.train.datasets import build_task_dataset
 from skadapt.train.losses import check_loss
-from skadapt.train.rows import RowSource, TrainingDataError
 
 DATA = Path(__file__).parent / "data" / "finetune"
 

@@ -56,7 +56,7 @@ def test_e5_small_finetune_improves_slovak_dev_sts(e5_small: Path, tmp_path: Pat
     )
     out = tmp_path / "model"
     out.mkdir()
-    summary = finetune(str(e5_small), recipe, out, tmp_path / "work")
+    summary = finetune(recipe.context("finetune", str(e5_small), out, tmp_path / "work"))
     report = json.loads((out / REPORT).read_text(encoding="utf-8"))
     before = report["dev"]["before"]["dev_spearman_cosine"]
     after = report["dev"]["final"]["dev_spearman_cosine"]

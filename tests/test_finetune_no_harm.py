@@ -52,7 +52,7 @@ def test_interpolation_grid_is_scored_on_dev_and_the_best_is_saved(
     recipe = validate_recipe(data)
     out = tmp_path / "model"
     out.mkdir()
-    summary = finetune(str(base), recipe, out, tmp_path / "work")
+    summary = finetune(recipe.context("finetune", str(base), out, tmp_path / "work"))
     report = json.loads((out / REPORT).read_text(encoding="utf-8"))
     scores = report["interpolation"]["scores"]
     assert [s["alpha"] for s in scores] == grid
@@ -72,7 +72,7 @@ def test_interpolation_at_zero_gives_back_the_starting_model(
     data = recipe_data(base, tmp_path / "run", dev=DEV, epochs=1, interpolation={"grid": [0.0]})
     out = tmp_path / "model"
     out.mkdir()
-    finetune(str(base), validate_recipe(data), out, tmp_path / "work")
+    finetune(validate_recipe(data).context("finetune", str(base), out, tmp_path / "work"))
     texts = _held_out()
     assert np.abs(_embed(out, texts) - _embed(base, texts)).max() < 1e-5
 
@@ -89,7 +89,7 @@ def test_anchor_keeps_the_model_near_its_start(tiny_models: dict[str, Path], tmp
         out = tmp_path / name
         out.mkdir()
         data = recipe_data(base, tmp_path / f"run-{name}", epochs=2, learning_rate=3e-3, **extra)
-        finetune(str(base), validate_recipe(data), out, tmp_path / f"work-{name}")
+        finetune(validate_recipe(data).context("finetune", str(base), out, tmp_path / f"work-{name}"))
         drift[name] = float(np.mean(1 - np.sum(_embed(out, texts) * start, axis=1)))
         report = json.loads((out / REPORT).read_text(encoding="utf-8"))
     anchor = next(d for d in report["datasets"] if d["name"] == "anchor")
@@ -116,7 +116,7 @@ def test_anchor_sample_leaves_out_evaluation_texts(tiny_models: dict[str, Path],
     data["evaluate"] = {"tasks": [str(suite / "s.yaml")]}
     out = tmp_path / "model"
     out.mkdir()
-    finetune(str(tiny_models["unigram"]), validate_recipe(data), out, tmp_path / "work")
+    finetune(validate_recipe(data).context("finetune", str(tiny_models["unigram"]), out, tmp_path / "work"))
     anchor = next(d for d in json.loads((out / REPORT).read_text())["datasets"] if d["name"] == "anchor")
     assert anchor["stats"]["dropped_eval_overlap"] >= 10
 
@@ -128,7 +128,7 @@ def test_select_best_false_keeps_the_last_step(tiny_models: dict[str, Path], tmp
     recipe = validate_recipe(data)
     out = tmp_path / "model"
     out.mkdir()
-    finetune(str(tiny_models["unigram"]), recipe, out, tmp_path / "work")
+    finetune(recipe.context("finetune", str(tiny_models["unigram"]), out, tmp_path / "work"))
     report = json.loads((out / REPORT).read_text(encoding="utf-8"))
     assert report["dev"]["best_checkpoint"] is None
     last = report["dev"]["history"][-1]
@@ -150,7 +150,7 @@ def test_a_model_without_prompts_trains_end_to_end(tiny_models: dict[str, Path],
     data["finetune"]["anchor"] = {"corpus": str(CORPUS), "samples": 50, "min_chars": 20}
     out = tmp_path / "model"
     out.mkdir()
-    finetune(str(bare), validate_recipe(data), out, tmp_path / "work")
+    finetune(validate_recipe(data).context("finetune", str(bare), out, tmp_path / "work"))
     report = json.loads((out / REPORT).read_text(encoding="utf-8"))
     assert all(set(d["prompts"].values()) <= {""} for d in report["datasets"])
     assert not any(SentenceTransformer(str(out)).prompts.values())
@@ -175,7 +175,7 @@ def test_several_dev_sets_score_their_mean(tiny_models: dict[str, Path], tmp_pat
     data = recipe_data(tiny_models["unigram"], tmp_path / "run", dev=dev, max_steps=4, max_seq_length=128)
     out = tmp_path / "model"
     out.mkdir()
-    finetune(str(tiny_models["unigram"]), validate_recipe(data), out, tmp_path / "work")
+    finetune(validate_recipe(data).context("finetune", str(tiny_models["unigram"]), out, tmp_path / "work"))
     final = json.loads((out / REPORT).read_text())["dev"]["final"]
     parts = [final["dev-sts-0_spearman_cosine"], final["dev-triplets-1_cosine_accuracy"]]
     assert final["sequential_score"] == pytest.approx(sum(parts) / 2, abs=1e-6)

@@ -57,7 +57,7 @@ def test_two_datasets_two_losses_train_and_reload(tiny_models: dict[str, Path], 
     recipe = validate_recipe(recipe_data(tiny_models["unigram"], tmp_path / "run", epochs=4))
     out = tmp_path / "model"
     out.mkdir()
-    summary = finetune(str(tiny_models["unigram"]), recipe, out, tmp_path / "work")
+    summary = finetune(recipe.context("finetune", str(tiny_models["unigram"]), out, tmp_path / "work"))
     report = json.loads((out / REPORT).read_text(encoding="utf-8"))
     assert report["losses"] == {"nli": "mnrl", "sts": "cosine"}
     assert [d["examples"] for d in report["datasets"]] == [48, 48]
@@ -78,7 +78,7 @@ def test_killed_training_resumes_from_checkpoint(tiny_models: dict[str, Path], t
     recipe = validate_recipe(recipe_data(tiny_models["unigram"], tmp_path / "run"))
 
     def crashing(ctx: Any) -> dict[str, Any]:
-        return finetune(ctx.input_model, ctx.recipe, ctx.out_dir, ctx.work_dir, callbacks=[CrashAt(7)])
+        return finetune(ctx, callbacks=[CrashAt(7)])
 
     with pytest.raises(KeyboardInterrupt):
         run_recipe(recipe, runners={"finetune": crashing})
@@ -102,7 +102,7 @@ def test_dev_set_selects_best_checkpoint(tiny_models: dict[str, Path], tmp_path:
     recipe = validate_recipe(data)
     out = tmp_path / "model"
     out.mkdir()
-    finetune(str(tiny_models["unigram"]), recipe, out, tmp_path / "work")
+    finetune(recipe.context("finetune", str(tiny_models["unigram"]), out, tmp_path / "work"))
     report = json.loads((out / REPORT).read_text(encoding="utf-8"))
     history = report["dev"]["history"]
     assert [h["step"] for h in history] == [4, 8, 12]
@@ -132,7 +132,7 @@ def test_cli_bad_data_clear_error_and_no_model_dir(tiny_models: dict[str, Path],
         [
             "finetune",
             str(tiny_models["unigram"]),
-            "--recipe",
+            "--config",
             str(write_recipe(tmp_path, data)),
             "--out",
             str(out),
@@ -156,8 +156,10 @@ def test_cli_contamination_stops_and_set_allows(tiny_models: dict[str, Path], tm
     args = ["finetune", str(tiny_models["unigram"]), "--recipe", str(recipe), "--out", str(out)]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 1 and "Leaky: 2/2 test texts" in result.output, result.output
+    assert "--recipe FILE is deprecated" in result.output and "use --config FILE" in result.output
     assert not out.exists()
 
+    args[args.index("--recipe")] = "--config"  # the spelling of this release
     result = CliRunner().invoke(app, [*args, "--set", "finetune.contamination.allow=true"])
     assert result.exit_code == 0, result.output
     report = json.loads((out / REPORT).read_text(encoding="utf-8"))
@@ -186,7 +188,7 @@ def test_full_warmup_ratio_warms_up_over_the_whole_run(tiny_models: dict[str, Pa
 
     out = tmp_path / "model"
     out.mkdir()
-    finetune(str(tiny_models["unigram"]), recipe, out, tmp_path / "work")
+    finetune(recipe.context("finetune", str(tiny_models["unigram"]), out, tmp_path / "work"))
     state = json.loads(
         next((tmp_path / "work" / "checkpoints").glob("checkpoint-*/trainer_state.json")).read_text()
     )
@@ -201,8 +203,14 @@ def test_standalone_checkpoint_directory_is_keyed_by_the_inputs(
 
     model = str(tiny_models["unigram"])
     out = tmp_path / "out"
-    first = work_dir_for(out, model, validate_recipe(recipe_data(tiny_models["unigram"], tmp_path)))
-    assert first == work_dir_for(out, model, validate_recipe(recipe_data(tiny_models["unigram"], tmp_path)))
-    other = work_dir_for(out, model, validate_recipe(recipe_data(tiny_models["unigram"], tmp_path, epochs=1)))
+
+    def key(**changes: object) -> Path:
+        recipe = validate_recipe(recipe_data(tiny_models["unigram"], tmp_path, **changes))
+        assert recipe.finetune is not None
+        return work_dir_for(out, model, recipe.finetune, recipe.run_facts())
+
+    first = key()
+    assert first == key()
+    other = key(epochs=1)
     assert first != other and first.parent == other.parent == tmp_path
     assert first.name.startswith(".out.finetune-")

@@ -31,7 +31,7 @@ CLIENT_CODE = """
 import math
 import mteb
 from sentence_transformers import SentenceTransformer
-from skadapt.train.contamination import task_test_texts
+from skadapt.tasks.contamination import task_test_texts
 
 model = SentenceTransformer(MODEL, device="cpu")
 tasks = mteb.get_benchmark(BENCHMARK).tasks

@@ -14,10 +14,10 @@ import datasets
 import pytest
 
 from skadapt import sources
-from skadapt.recipe import FinetuneDataset
 from skadapt.sources import SourceError, SourceInterrupted, is_network_error, iter_texts, read_rows
+from skadapt.tasks.rows import TrainingDataError
+from skadapt.train.config import FinetuneDataset
 from skadapt.train.datasets import build_task_dataset
-from skadapt.train.rows import TrainingDataError
 
 TEXTS = [f"Veta číslo {i}." for i in range(12)]
 LOCAL_BUILDERS = ("json", "csv", "parquet")

@@ -79,7 +79,7 @@ def test_gold_filled_sheets_score_100_and_mteb_loads_the_human_result(exported: 
         assert entry["mean"] == pytest.approx(100.0), task
     import mteb
 
-    from skadapt.evaluate.selection import select_tasks
+    from skadapt.tasks.selection import select_tasks
 
     tasks = select_tasks([str(exported / "subset" / "suite.yaml")], language="slk")
     loaded = mteb.ResultCache(cache_path=str(exported / "results")).load_results(

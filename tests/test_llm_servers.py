@@ -172,7 +172,7 @@ def test_robustness_hteb_min_against_llama_cpp(
     suite = write_tiny_suite(tmp_path / "suite")
     command = [
         *SKADAPT, "robustness", f"tiny={tiny_models['unigram']}", "--tasks", str(suite),
-        "--preset", "hteb-min",
+        "--language", "slk", "--preset", "hteb-min",
         "--llm-backend", "openai", "--llm-base-url", llama_server.url, "--llm-model", "smollm2",
         "--llm-max-tokens", "96", "--llm-attempts", "1", "--llm-concurrency", "1",
         "--llm-cache", str(tmp_path / "llm.sqlite"),

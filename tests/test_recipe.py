@@ -8,7 +8,8 @@ import pytest
 import yaml
 
 from skadapt.languages import LANGUAGES, get_language
-from skadapt.recipe import STAGES, RecipeError, apply_override, load_recipe, parse_override, validate_recipe
+from skadapt.recipe import RecipeError, apply_override, load_recipe, parse_override, validate_recipe
+from skadapt.stages import STAGE_NAMES as STAGES
 from skadapt.templates import render_recipe
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -210,8 +211,8 @@ def test_recipe_new_slovak_equals_the_shipped_skmteb_recipe(tmp_path: Path) -> N
 @pytest.mark.parametrize("path", sorted((ROOT / "recipes").glob("*.yaml")), ids=lambda p: p.stem)
 def test_every_mteb_name_of_the_shipped_recipes_exists_in_the_installed_mteb(path: Path) -> None:
     """The pyproject floor (mteb>=2.26.1) is the first release that has all of them; each is checked here."""
-    from skadapt.evaluate.selection import mteb_tasks
-    from skadapt.evaluate.suite import is_suite_spec
+    from skadapt.tasks.selection import mteb_tasks
+    from skadapt.tasks.suite import is_suite_spec
 
     recipe = load_recipe(path)
     specs = [

@@ -244,8 +244,8 @@ def test_every_recipe_task_has_a_repo_at_the_pinned_revision(recipe: str) -> Non
 CLIENT_CODE = """
 import mteb
 from sentence_transformers import SentenceTransformer
-from skadapt.evaluate.selection import mteb_tasks
-from skadapt.train.contamination import task_test_texts
+from skadapt.tasks.selection import mteb_tasks
+from skadapt.tasks.contamination import task_test_texts
 
 model = SentenceTransformer(MODEL, device="cpu")
 for recipe, (language, names) in RECIPES.items():

@@ -10,8 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from skadapt.cli import app
-from skadapt.recipe import RenormConfig
-from skadapt.renorm import renorm_formula, renormalize
+from skadapt.renorm.config import RenormConfig
+from skadapt.renorm.stage import renorm_formula, renormalize
 from skadapt.textsample import reservoir_sample, sample_sentences, split_sentences
 
 DATA = Path(__file__).parent / "data"
@@ -117,7 +117,11 @@ def test_renorm_is_deterministic(tiny_models: dict[str, Path], tmp_path: Path):
 
 def test_cli_renorm_and_its_errors(tiny_models: dict[str, Path], tmp_path: Path):
     runner = CliRunner()
-    base = ["renorm", str(tiny_models["wordpiece"]), "--out", str(tmp_path / "m")]
+    model_out = [str(tiny_models["wordpiece"]), "--out", str(tmp_path / "m")]
+    unknown = runner.invoke(app, ["renorm", *model_out, "--corpus", str(CORPUS)])
+    assert unknown.exit_code == 1 and "--language is required" in unknown.output
+    assert not (tmp_path / "m").exists()
+    base = ["renorm", *model_out, "--language", "slk"]
     ok = runner.invoke(app, [*base, "--corpus", str(CORPUS), "--method", "r1", "--samples", "30"])
     assert ok.exit_code == 0, ok.output
     assert "||mu||" in ok.stdout and (tmp_path / "m" / "3_Dense").is_dir()
@@ -133,7 +137,7 @@ def test_cli_renorm_and_its_errors(tiny_models: dict[str, Path], tmp_path: Path)
 
 
 def test_suite_sentences_are_dropped_from_the_sample(tiny_models: dict[str, Path], tmp_path: Path):
-    from skadapt.evaluate.selection import evaluation_texts
+    from skadapt.tasks.selection import evaluation_texts
 
     corpus = tmp_path / "c.txt"
     leaked = "Slovenskí hokejisti porazili Fínov po predĺžení a postúpili do semifinále turnaja."
@@ -188,8 +192,8 @@ def test_pipeline_renorm_then_evaluate(tiny_models: dict[str, Path], tmp_path: P
 @pytest.mark.slow
 @pytest.mark.real_model
 def test_real_e5_small_base_r1_r2_on_slovak_suite(e5_small: Path, tmp_path: Path):
-    from skadapt.evaluate.selection import evaluation_texts
     from skadapt.evaluate.stage import run_evaluation
+    from skadapt.tasks.selection import evaluation_texts
 
     exclude = evaluation_texts([str(SUITE_SK)])
     texts = split_sentences(CORPUS.read_text(), "sk")[:16]
@@ -234,7 +238,7 @@ def test_dev_selection_scores_none_r1_r2_and_keeps_the_best(tiny_models: dict[st
     from scipy.stats import spearmanr
     from sentence_transformers import SentenceTransformer
 
-    from skadapt.recipe import DevSets
+    from skadapt.tasks.config import DevSets
 
     dev_file = _dev_sts(tmp_path / "dev.jsonl")
     dev = DevSets(kind="sts", source=str(dev_file))
@@ -268,9 +272,10 @@ def test_dev_selection_scores_none_r1_r2_and_keeps_the_best(tiny_models: dict[st
 
 def test_a_stage_that_keeps_no_model_leaves_final_on_its_input(tiny_models: dict[str, Path], tmp_path: Path):
     """When renormalization loses on dev, the run's final (evaluate, publish) stays the previous model."""
-    from skadapt.pipeline import StageContext, run_recipe
+    from skadapt.pipeline import run_recipe
     from skadapt.publish.target import PublishError, find_target
     from skadapt.recipe import validate_recipe
+    from skadapt.stage import StageContext
     from tests.suite_fixtures import write_tiny_suite
 
     seen: dict[str, str] = {}
@@ -301,7 +306,7 @@ def test_a_stage_that_keeps_no_model_leaves_final_on_its_input(tiny_models: dict
     assert [o.status for o in run_recipe(recipe, runners=runners)] == ["skipped", "skipped"]
     run_recipe(recipe, runners=runners, only="evaluate")
     assert seen["final"] == base  # also when the renorm stage is read back from its manifest
-    with pytest.raises(PublishError, match="no finished model stage"):
+    with pytest.raises(PublishError, match="no finished stage that made a model"):
         find_target(tmp_path / "run")
 
 

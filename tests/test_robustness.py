@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from skadapt.evaluate.selection import select_tasks
 from skadapt.languages import get_language
-from skadapt.recipe import LLMConfig
+from skadapt.llm.config import LLMConfig
 from skadapt.robustness.run import RobustnessPlan, run_robustness
 from skadapt.robustness.tasks import texts_to_transform
 from skadapt.robustness.transforms import TRANSLATION_POOL, draw, resolve_settings, steps
+from skadapt.tasks.selection import select_tasks
 from tests.llm_server import Reply, scripted_server, user_message
 from tests.suite_fixtures import SENTENCES, write_tiny_suite
 
@@ -189,32 +189,63 @@ def test_presets() -> None:
         resolve_settings(None, ["rephrase"], None, None, None)
 
 
-def test_cli(tmp_path: Path, suite: Path, tiny_models: dict[str, Path]) -> None:
+def test_cli(
+    tmp_path: Path, suite: Path, tiny_models: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The command writes --out whole or not at all, resumes from its work directory, refuses an existing
+    --out without --overwrite."""
     from typer.testing import CliRunner
 
     from skadapt.cli import app
 
+    out = tmp_path / "out"
+
+    def invoke(*extra: str) -> tuple[int, str]:
+        args = [
+            "robustness",
+            f"tiny={tiny_models['unigram']}",
+            "--tasks",
+            str(suite),
+            "--language",
+            "slk",
+            "--transforms",
+            "paraphrase",
+            "--seeds",
+            "7",
+            "--out",
+            str(out),
+            "--llm-model",
+            "scripted",
+            "--llm-base-url",
+            server.url,
+            "--llm-cache",
+            str(tmp_path / "c"),
+            *extra,
+        ]
+        result = CliRunner().invoke(app, args)
+        return result.exit_code, result.output
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise OSError("disk full")
+
+    def siblings() -> list[str]:
+        return sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".out."))
+
     with scripted_server(script) as server:
-        result = CliRunner().invoke(
-            app,
-            [
-                "robustness",
-                f"tiny={tiny_models['unigram']}",
-                "--tasks",
-                str(suite),
-                "--transforms",
-                "paraphrase",
-                "--seeds",
-                "7",
-                "--out",
-                str(tmp_path / "out"),
-                "--llm-model",
-                "scripted",
-                "--llm-base-url",
-                server.url,
-                "--llm-cache",
-                str(tmp_path / "c"),
-            ],
-        )
-    assert result.exit_code == 0, result.output
-    assert "Profile by axis" in result.output and (tmp_path / "out" / "robustness.json").is_file()
+        with monkeypatch.context() as patch:
+            patch.setattr("skadapt.robustness.report.write_reports", broken)
+            code, output = invoke()
+        assert code == 1 and "disk full" in output
+        assert not out.exists()
+        (work,) = siblings()  # the rewrites and scores so far, nothing half-written under --out
+        assert work.startswith(".out.robustness-")
+        hits = server.hits
+        code, output = invoke()  # resumes: the LLM answers are cached, the scores are in the work directory
+        assert code == 0, output
+        assert server.hits == hits
+        assert "Profile by axis" in output and (out / "robustness.json").is_file()
+        assert not (out / "cache").exists() and siblings() == []
+        code, output = invoke()
+        assert code == 1 and "already exists" in output and "--overwrite" in output
+        code, output = invoke("--overwrite")
+        assert code == 0, output

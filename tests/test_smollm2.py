@@ -102,7 +102,8 @@ def test_constrained_decoding_follows_the_json_schema(backend) -> None:
 @pytest.mark.servers
 @pytest.mark.skipif(not os.environ.get("SKADAPT_TEST_SERVERS"), reason="runs with SKADAPT_TEST_SERVERS=1")
 def test_synth_sts_pilot_with_constrained_decoding(tmp_path: Path) -> None:
-    from skadapt.recipe import LLMConfig, SynthSTSConfig
+    from skadapt.llm.config import LLMConfig
+    from skadapt.synth.config import SynthSTSConfig
     from skadapt.synth.run import synthesize_sts
 
     corpus = Path(__file__).parent / "data" / "sk_corpus.txt"

@@ -15,9 +15,11 @@ from typer.testing import CliRunner
 from skadapt.annotate.sheets import KEY, SHEETS, SheetError, read_sheets
 from skadapt.cli import app
 from skadapt.languages import get_language
-from skadapt.recipe import ContaminationConfig, LLMConfig, SynthSTSConfig
+from skadapt.llm.config import LLMConfig
+from skadapt.synth.config import SynthSTSConfig
 from skadapt.synth.run import synthesize_sts
 from skadapt.synth.sources import select_sources
+from skadapt.tasks.config import ContaminationConfig
 from tests.llm_server import Reply, scripted_server, user_message
 
 CORPUS = Path(__file__).parent / "data" / "sk_corpus.txt"
@@ -234,10 +236,10 @@ def test_sheet_errors_name_sheet_row_and_field(tmp_path: Path) -> None:
 
 
 def test_the_dataset_plugs_into_finetune_and_evaluate(tmp_path: Path, tiny_models: dict[str, Path]) -> None:
-    from skadapt.evaluate.runner import evaluate_model
-    from skadapt.evaluate.selection import select_tasks
     from skadapt.prompts import E5_PROMPTS
-    from skadapt.recipe import FinetuneDataset
+    from skadapt.tasks.runner import evaluate_model
+    from skadapt.tasks.selection import select_tasks
+    from skadapt.train.config import FinetuneDataset
     from skadapt.train.datasets import build_task_dataset
 
     with scripted_server(script_for({})) as server:
@@ -307,6 +309,8 @@ def test_cli_fails_closed_without_reachable_evaluation_data(tmp_path: Path) -> N
             "synth-sts",
             "--source",
             str(CORPUS),
+            "--language",
+            "slk",
             "--n-sources",
             "8",
             "--per-level",
@@ -323,9 +327,15 @@ def test_cli_fails_closed_without_reachable_evaluation_data(tmp_path: Path) -> N
         closed = CliRunner().invoke(app, args)  # default check: MTEB(slk, v1), not reachable offline
         assert closed.exit_code == 1
         assert "contamination" in closed.output and "cannot be reached" in closed.output
+        assert [p.name for p in tmp_path.iterdir() if "out" in p.name] == []  # no half-written --out
         suite = Path(__file__).parent / "data" / "suite_sk" / "suite.yaml"
         checked = CliRunner().invoke(app, [*args, "--contamination-task", str(suite)])
         assert checked.exit_code == 0, checked.output
         assert "| wrong_language |" in checked.output
+        flat = " ".join(checked.output.split())
+        assert "--per-level is deprecated" in flat and "--contamination-task is deprecated" in flat
+        again = CliRunner().invoke(app, [*args, "--contamination-tasks", str(suite)])
+        assert again.exit_code == 1 and "already exists" in again.output
+        assert [p.name for p in tmp_path.iterdir() if "out" in p.name] == ["out"]
     report = json.loads((tmp_path / "out" / "generation_report.json").read_text())
     assert report["contamination"]["status"] == "checked" and report["contamination"]["max_rate"] == 0.0

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from skadapt.evaluate.selection import TaskSelectionError, select_tasks
+from skadapt.tasks.selection import TaskSelectionError, select_tasks
 from tests.suite_fixtures import SENTENCES
 
 ENGLISH = [
@@ -169,7 +169,7 @@ def test_multilingual_task_scores_only_its_language(
     tiny_models: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """End to end through mteb: the result holds the language's subset alone, and the score is its score."""
-    from skadapt.evaluate.runner import evaluate_model
+    from skadapt.tasks.runner import evaluate_model
 
     register(monkeypatch, "LocalMultiSTS", multilingual_task("STS", "LocalMultiSTS"))
     model = str(tiny_models["unigram"])
@@ -192,7 +192,7 @@ def test_a_cached_unfiltered_result_is_scored_on_the_language_subset_only(
 ) -> None:
     import mteb
 
-    from skadapt.evaluate.runner import evaluate_model
+    from skadapt.tasks.runner import evaluate_model
 
     register(monkeypatch, "LocalMultiSTS", multilingual_task("STS", "LocalMultiSTS"))
     model, cache = str(tiny_models["unigram"]), tmp_path / "cache"

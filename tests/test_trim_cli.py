@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from skadapt.artifacts import read_manifest
 from skadapt.cli import app
-from skadapt.pipeline import read_manifest, run_recipe
+from skadapt.pipeline import run_recipe
 from skadapt.recipe import validate_recipe
 from skadapt.trim.report import REPORT_FILE
 from tests.tiny_models import FIXTURE_TEXTS

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from skadapt.recipe import TrimConfig
 from skadapt.trim import parity
+from skadapt.trim.config import TrimConfig
 from skadapt.trim.report import REPORT_FILE
 from skadapt.trim.trimmer import trim_model
 

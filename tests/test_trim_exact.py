@@ -14,8 +14,8 @@ import pytest
 import yaml
 from tokenizers import Tokenizer
 
-from skadapt.recipe import TrimConfig
 from skadapt.trim import counting, tokenizer
+from skadapt.trim.config import TrimConfig
 from skadapt.trim.errors import ParityError
 from skadapt.trim.report import REPORT_FILE
 from skadapt.trim.trimmer import trim_model

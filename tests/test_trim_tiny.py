@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from skadapt.recipe import TrimConfig
 from skadapt.trim import parity, selection, tokenizer
+from skadapt.trim.config import TrimConfig
 from skadapt.trim.errors import TrimError
 from skadapt.trim.report import REPORT_FILE
 from skadapt.trim.trimmer import trim_model

@@ -16,10 +16,12 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 import skadapt.pipeline
+from skadapt.artifacts import read_manifest
 from skadapt.cli import app
 from skadapt.errors import LOG_ONLY, SkadaptError, StageFailedError
-from skadapt.pipeline import StageContext, read_manifest, run_recipe
+from skadapt.pipeline import run_recipe
 from skadapt.recipe import validate_recipe
+from skadapt.stage import StageContext
 from tests.tiny_models import FIXTURE_TEXTS
 
 runner = CliRunner()
@@ -71,8 +73,8 @@ def test_evaluation_shows_progress_per_model_with_throughput(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from skadapt.evaluate.runner import evaluate_model
-    from skadapt.evaluate.selection import select_tasks
+    from skadapt.tasks.runner import evaluate_model
+    from skadapt.tasks.selection import select_tasks
     from tests.suite_fixtures import SENTENCES, write_tiny_suite
 
     suite = write_tiny_suite(tmp_path / "suite")

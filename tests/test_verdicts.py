@@ -12,10 +12,10 @@ from typer.testing import CliRunner
 from skadapt.cli import app
 from skadapt.evaluate.aggregate import aggregate
 from skadapt.evaluate.bootstrap import item_statistic, model_encoder, suite_intervals
-from skadapt.evaluate.runner import TaskScore, evaluate_model
-from skadapt.evaluate.selection import select_tasks
-from skadapt.evaluate.suite import load_suite
 from skadapt.evaluate.verdicts import HARMS, IMPROVES, NON_INFERIOR, stage_verdicts, verdict_of
+from skadapt.tasks.runner import TaskScore, evaluate_model
+from skadapt.tasks.selection import select_tasks
+from skadapt.tasks.suite import load_suite
 
 SUITE_SK = Path(__file__).parent / "data" / "suite_sk" / "suite.yaml"
 
@@ -69,7 +69,7 @@ def test_one_task_below_the_margin_harms_although_the_mean_is_non_inferior() -> 
 
 def test_mteb_experiment_scores_give_paired_task_intervals() -> None:
     from skadapt.evaluate.bootstrap import experiment_deltas
-    from skadapt.evaluate.runner import experiment_scores
+    from skadapt.tasks.runner import experiment_scores
 
     entries = [  # two subsets of a classification task, three experiments each (mteb's layout)
         {"scores_per_experiment": [{"accuracy": 0.5}, {"accuracy": 0.6}, {"accuracy": 0.7}]},
@@ -157,7 +157,7 @@ def test_cli_report_has_verdicts_and_fail_on_harm(tiny_models: dict[str, Path], 
 def test_encode_memo_serves_repeats_from_memory(tiny_models: dict[str, Path]) -> None:
     from sentence_transformers import SentenceTransformer
 
-    from skadapt.evaluate.embedding_memo import memoize
+    from skadapt.tasks.embedding_memo import memoize
 
     plain = SentenceTransformer(str(tiny_models["unigram"]), device="cpu")
     model = memoize(SentenceTransformer(str(tiny_models["unigram"]), device="cpu"))

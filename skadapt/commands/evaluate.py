@@ -7,28 +7,21 @@ from typing import Annotated
 
 import typer
 
+from skadapt.commands.options import Options, config_command, parse_key_values
 from skadapt.console import console, fail, handle_errors, out
-from skadapt.errors import SkadaptError
+from skadapt.evaluate.config import EvaluateConfig
 from skadapt.evaluate.verdicts import HARMS
 
 
-class EvaluateOptionError(SkadaptError, ValueError):
-    """A malformed command-line option."""
-
-
 def _pairs(values: list[str] | None, option: str) -> dict[str, str]:
-    result = {}
-    for value in values or []:
-        key, sep, item = value.partition("=")
-        if not sep or not key:
-            raise EvaluateOptionError(f"{option} {value!r}: expected KEY=VALUE")
-        result[key] = item
-    return result
+    """``KEY=VALUE`` options as a mapping (kept for callers; see :func:`parse_key_values`)."""
+    return parse_key_values(values, option)
 
 
-def _models(values: list[str]) -> dict[str, str]:
-    from skadapt.evaluate.runner import model_label
+def labelled_models(values: list[str]) -> dict[str, str]:
+    """Label -> resolved model of the positional models (``LABEL=PATH`` names one, else a label is made)."""
     from skadapt.model_sources import resolve_model
+    from skadapt.tasks.runner import model_label
 
     taken: set[str] = set()
     models = {}
@@ -42,47 +35,56 @@ def _models(values: list[str]) -> dict[str, str]:
     return models
 
 
+def _require_local_languages(specs: list[str]) -> None:
+    """Without --language every local task must declare its language (in the task or the suite)."""
+    from skadapt.tasks.selection import suites_in
+
+    for suite in suites_in(specs):
+        for entry in suite.tasks:
+            if not (entry.language or suite.language):
+                fail(
+                    f"{suite.source}: task {entry.name} declares no language; pass --language CODE or set "
+                    "language: in the suite"
+                )
+
+
+EVALUATE_OPTIONS = Options(
+    "evaluate",
+    exclude=frozenset({"models"}),
+    renamed={"--prompt": "prompt_policy", "--mirror": "dataset_mirrors", "--margin": "tost_margin"},
+    short={"tasks": "-t"},
+)
+
+
 @handle_errors
+@config_command
 def command(
     models: Annotated[
         list[str], typer.Argument(help="Model directories or Hub ids; LABEL=PATH names a column.")
     ],
-    tasks: Annotated[
-        list[str],
-        typer.Option(
-            "--tasks", "-t", help="mteb benchmark (e.g. 'MTEB(slk, v1)'), mteb task, or suite .yaml."
-        ),
-    ],
+    config: Annotated[EvaluateConfig, EVALUATE_OPTIONS],
     out_dir: Annotated[
         Path | None, typer.Option("--out", help="Write mteb result files and the report here.")
     ] = None,
     language: Annotated[
-        str,
+        str | None,
         typer.Option(
-            help="ISO 639-3 language: of local tasks that declare none, and the subset a multilingual mteb "
-            "task named on its own is scored on (benchmarks are evaluated as mteb defines them)."
+            help="ISO 639-3 language: the subset a multilingual mteb task named on its own is scored on, and "
+            "the language of local tasks that declare none (default: no filter; benchmarks are evaluated "
+            "as mteb defines them)."
         ),
-    ] = "slk",
-    prompt: Annotated[
-        list[str] | None,
-        typer.Option("--prompt", help="Prompt policy TYPE=PROMPT, e.g. --prompt 'STS=query: ' (repeatable)."),
     ] = None,
-    mirror: Annotated[
-        list[str] | None, typer.Option("--mirror", help="TASK=DIR: load a built-in task from a local copy.")
-    ] = None,
-    batch_size: Annotated[int, typer.Option(min=1)] = 32,
     cache_dir: Annotated[
         Path | None,
-        typer.Option("--cache", help="mteb result cache (default $SKADAPT_MTEB_CACHE or ~/.cache)."),
+        typer.Option(
+            "--cache", help="mteb result cache (default $SKADAPT_MTEB_CACHE, else $SKADAPT_CACHE/mteb)."
+        ),
     ] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Recompute every task.")] = False,
-    margin: Annotated[float, typer.Option(help="TOST equivalence margin in points.")] = 2.0,
-    alpha: Annotated[float, typer.Option(help="Significance level (TOST CI is 1-2*alpha).")] = 0.05,
-    bootstrap: Annotated[
-        int, typer.Option(min=0, help="Bootstrap resamples for per-task CIs of local suites (0: none).")
-    ] = 1000,
-    fail_on_harm: Annotated[
-        bool, typer.Option(help="Exit 1 when a model harms the one before it (do-no-harm verdict).")
+    no_cache: Annotated[
+        bool,
+        typer.Option(
+            "--no-cache", help="Ignore cached mteb results: recompute every task and refresh the cache."
+        ),
     ] = False,
     overwrite: Annotated[bool, typer.Option(help="Replace an existing --out directory.")] = False,
     human: Annotated[
@@ -95,20 +97,24 @@ def command(
     from skadapt.artifacts import atomic_dir
     from skadapt.evaluate.stage import default_cache_dir, run_evaluation
 
-    labelled = _models(models)
-    options = {
-        "language": language,
-        "cache_dir": None if no_cache else (cache_dir or default_cache_dir()),
-        "prompt_policy": _pairs(prompt, "--prompt"),
-        "dataset_mirrors": _pairs(mirror, "--mirror"),
-        "batch_size": batch_size,
-        "margin": margin,
-        "alpha": alpha,
-        "bootstrap": bootstrap,
-        "human_dir": human,
-    }
+    tasks, margin, alpha = list(config.tasks), config.tost_margin, config.alpha
     if human is not None and out_dir is None:
         fail("--human needs --out (the comparison is written into the report)")
+    if language is None:
+        _require_local_languages(tasks)
+    labelled = labelled_models(models)
+    options = {
+        "language": language,
+        "cache_dir": cache_dir or default_cache_dir(),
+        "recompute": no_cache,
+        "prompt_policy": dict(config.prompt_policy),
+        "dataset_mirrors": dict(config.dataset_mirrors),
+        "batch_size": config.batch_size,
+        "margin": margin,
+        "alpha": alpha,
+        "bootstrap": config.bootstrap,
+        "human_dir": human,
+    }
     console.print(f"evaluating {', '.join(labelled)} on {', '.join(tasks)}")
     if out_dir is not None:
         with atomic_dir(out_dir, overwrite=overwrite) as tmp:
@@ -159,7 +165,7 @@ def command(
     if out_dir is not None:
         console.print(f"report: {out_dir / 'report.md'}")
     harms = [f"{v.a} -> {v.b}" for v in verdicts if v.verdict == HARMS]
-    if fail_on_harm and harms:
+    if config.fail_on_harm and harms:
         fail(
             f"harm beyond the ±{margin:g} margin cannot be excluded for: {', '.join(harms)} "
             "(the mean over tasks, or a task whose interval lies below the margin: see report.md)"

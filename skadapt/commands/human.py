@@ -29,9 +29,9 @@ def export(
 ) -> None:
     """Draw seeded subsets at HUME's sizes and write one sheet per task and annotator (no gold in them)."""
     from skadapt.commands.evaluate import _pairs
-    from skadapt.evaluate.selection import select_tasks
     from skadapt.human.sheets import export as export_sheets
     from skadapt.human.subset import SIZES, draw_subset, write_subset_suite
+    from skadapt.tasks.selection import select_tasks
 
     sizes = {kind: int(n) for kind, n in _pairs(size, "--size").items()}
     unknown = sorted(set(sizes) - set(SIZES))
@@ -68,9 +68,9 @@ def score(
     """Score every annotator with the models' metric; write human_scores.json and mteb results (Human)."""
     from rich.table import Table
 
-    from skadapt.evaluate.selection import select_tasks
     from skadapt.human.score import save, score_subsets, write_mteb_results
     from skadapt.human.sheets import read_answers, read_key
+    from skadapt.tasks.selection import select_tasks
 
     subsets = read_key(directory)
     answers = read_answers(directory, subsets)

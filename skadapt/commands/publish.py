@@ -45,11 +45,12 @@ def command(
 ) -> None:
     """Write the model card and upload the model (renorm, else finetune, else trim) to ORG/NAME."""
     from skadapt.artifacts import atomic_dir
+    from skadapt.config import section_from_options
+    from skadapt.publish.config import PublishConfig
     from skadapt.publish.licenses import parse_license_options
     from skadapt.publish.model import UPLOAD_DIR, PublishOptions, prepare, send
     from skadapt.publish.target import find_target
     from skadapt.publish.upload import resolve_token
-    from skadapt.recipe import PublishConfig, section_from_options
 
     section_from_options(PublishConfig, repo_id=repo_id, token_env=token_env)  # checks ORG/NAME
     options = PublishOptions(

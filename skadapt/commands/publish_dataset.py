@@ -38,10 +38,11 @@ def command(
 ) -> None:
     """Convert the splits to Parquet, complete the dataset card and upload them to ORG/NAME."""
     from skadapt.artifacts import atomic_dir
+    from skadapt.config import section_from_options
+    from skadapt.publish.config import PublishConfig
     from skadapt.publish.dataset import find_dataset, prepare_dataset
     from skadapt.publish.model import UPLOAD_DIR, PublishOptions, send
     from skadapt.publish.upload import resolve_token
-    from skadapt.recipe import PublishConfig, section_from_options
 
     section_from_options(PublishConfig, repo_id=repo_id, token_env=token_env)  # checks ORG/NAME
     options = PublishOptions(

@@ -3,35 +3,42 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated
 
 import typer
 
-from skadapt.console import console, handle_errors, out
+from skadapt.commands.options import Options, config_command
+from skadapt.console import console, fail, handle_errors, out
+from skadapt.renorm.config import RenormConfig
+
+
+def _split_language(language: str | None, corpus: str) -> str:
+    """ISO 639-1 code of the sentence-splitting rules: from --language, else from the corpus spec."""
+    from skadapt.languages import get_language
+    from skadapt.trim.card import infer_language
+
+    if language is not None:
+        return get_language(language).iso639_1 or "en"
+    inferred = infer_language(corpus)
+    if inferred is None:
+        fail(f"--language is required: the corpus {corpus} does not tell its language (sentence splitting)")
+    return inferred
 
 
 @handle_errors
+@config_command
 def command(
     model: Annotated[str, typer.Argument(help="sentence-transformers model directory or Hub id.")],
-    corpus: Annotated[str, typer.Option(help="Source: file/glob, hub:DATASET[:CONFIG[:SPLIT]].")],
     out_dir: Annotated[Path, typer.Option("--out", help="Directory of the renormalized model.")],
-    method: Annotated[
-        Literal["r1", "r2"], typer.Option(help="r1: e - mu; r2: remove the mu-hat projection.")
-    ] = "r2",
-    samples: Annotated[int, typer.Option(min=1, help="Sentences in the mean estimate.")] = 100_000,
-    prompt: Annotated[
-        Literal["none", "query", "passage"], typer.Option(help="Prompt the mean is estimated with.")
-    ] = "none",
-    text_column: Annotated[str, typer.Option(help="Column of the corpus texts.")] = "text",
-    max_documents: Annotated[
-        int, typer.Option(min=1, help="Texts read; the sample is a reservoir sample of all of them.")
-    ] = 200_000,
+    config: Annotated[RenormConfig, Options("renorm")],
     language: Annotated[
-        str, typer.Option(help="ISO 639-3 language of the corpus (sentence-splitting rules).")
-    ] = "slk",
-    min_chars: Annotated[int, typer.Option(min=1)] = 64,
-    max_chars: Annotated[int, typer.Option(min=1)] = 512,
-    seed: int = 42,
+        str | None,
+        typer.Option(
+            help="ISO 639-3 language of the corpus: its sentence-splitting rules, and its corpus when "
+            "--corpus is not given (default: from the corpus spec, if it tells)."
+        ),
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the corpus sample.")] = 42,
     exclude_tasks: Annotated[
         list[str] | None,
         typer.Option(
@@ -40,31 +47,40 @@ def command(
     ] = None,
     overwrite: Annotated[bool, typer.Option(help="Replace an existing --out directory.")] = False,
 ) -> None:
-    """Estimate the mean embedding on a corpus sample and save MODEL + Dense + Normalize to --out."""
+    """Estimate the mean embedding on a corpus sample and save MODEL + Dense + Normalize to --out.
+
+    With dev sets (--config, or --set dev.kind=... dev.source=...) and --select dev or auto, none, R1 and
+    R2 are scored on them and the best is kept; otherwise --method is applied.
+    """
     from skadapt.artifacts import atomic_dir
-    from skadapt.evaluate.selection import evaluation_texts
     from skadapt.languages import get_language
     from skadapt.model_sources import resolve_model
-    from skadapt.recipe import RenormConfig, section_from_options
-    from skadapt.renorm import renormalize
+    from skadapt.renorm.stage import renormalize
+    from skadapt.tasks.selection import evaluation_texts
 
-    config = section_from_options(
-        RenormConfig,
-        corpus=corpus,
-        method=method,
-        samples=samples,
-        prompt=prompt,
-        text_column=text_column,
-        min_chars=min_chars,
-        max_chars=max_chars,
-        max_documents=max_documents,
-    )
-    split_language = get_language(language).iso639_1 or "en"
+    if config.corpus is None:
+        if language is None:
+            fail("--corpus is required (or --language, for the language's corpus)")
+        config.corpus = get_language(language).corpus
+    if config.select == "dev" and config.dev is None:
+        fail(
+            "--select dev needs dev sets: --config FILE with dev:, or --set dev.kind=... --set dev.source=..."
+        )
+    split_language = _split_language(language, config.corpus)
     exclude = evaluation_texts(exclude_tasks or [], split_language)
-    console.print(f"renorm {method}: estimating the mean of {model} on {corpus} ({samples} sentences)")
+    console.print(
+        f"renorm {config.method}: estimating the mean of {model} on {config.corpus} "
+        f"({config.samples} sentences)"
+    )
     with atomic_dir(out_dir, overwrite=overwrite) as tmp:
         result = renormalize(
-            resolve_model(model), tmp, config, seed=seed, language=split_language, exclude=exclude
+            resolve_model(model),
+            tmp,
+            config,
+            seed=seed,
+            language=split_language,
+            exclude=exclude,
+            dev=config.dev if config.select != "method" else None,
         )
     out.print(
         f"[green]saved[/] {out_dir}: {result.method}, ||mu|| = {result.mu_norm:.4f} from {result.samples} "

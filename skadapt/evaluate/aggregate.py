@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from statistics import fmean
 from typing import Any
 
-from skadapt.evaluate.runner import TaskScore
+from skadapt.tasks.runner import TaskScore
 
 
 @dataclass

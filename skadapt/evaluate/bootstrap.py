@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from skadapt.evaluate.suite import LocalTask, Suite
+from skadapt.tasks.suite import LocalTask, Suite
 
 Encode = Callable[[list[str], str | None], np.ndarray]
 """(texts, role 'query' | 'document' | None for symmetric tasks) -> the model's embeddings."""
@@ -233,8 +233,8 @@ def model_encoder(
     model: Any, task_type: str, policy: dict[str, str], batch_size: int, name: str = ""
 ) -> Encode:
     """Encode like the mteb run: the policy's prompt for the task type, else the model's role prompt
-    (its own, or its family's defaults by ``name``, as in :func:`skadapt.evaluate.runner.role_prompts`)."""
-    from skadapt.evaluate.runner import role_prompts
+    (its own, or its family's defaults by ``name``, as in :func:`skadapt.tasks.runner.role_prompts`)."""
+    from skadapt.tasks.runner import role_prompts
 
     own = role_prompts(model.prompts or {}, name)
 

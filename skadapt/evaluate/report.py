@@ -8,9 +8,9 @@ from typing import Any
 from skadapt import artifacts
 from skadapt.evaluate.aggregate import Table, aggregate
 from skadapt.evaluate.bootstrap import SuiteIntervals, experiment_deltas
-from skadapt.evaluate.runner import TaskScore
 from skadapt.evaluate.stats import Comparison, compare
 from skadapt.evaluate.verdicts import Verdict, stage_verdicts, verdicts_markdown
+from skadapt.tasks.runner import TaskScore
 
 
 def comparisons(table: Table, *, margin: float, alpha: float) -> list[Comparison]:

@@ -11,12 +11,13 @@ from typing import Any
 from skadapt.errors import SkadaptError
 from skadapt.evaluate.aggregate import Table
 from skadapt.evaluate.bootstrap import ModelDraws, combine, model_draws
+from skadapt.evaluate.config import EvaluateConfig
 from skadapt.evaluate.report import write_report
-from skadapt.evaluate.runner import evaluate_models, validate_prompt_policy
-from skadapt.evaluate.selection import select_tasks, suite_files, suites_in
 from skadapt.evaluate.stats import Comparison
 from skadapt.evaluate.verdicts import HARMS, Verdict
-from skadapt.recipe import EvaluateConfig, Recipe
+from skadapt.stage import RunFacts, Stage, StageContext
+from skadapt.tasks.runner import evaluate_models, validate_prompt_policy
+from skadapt.tasks.selection import select_tasks, suite_files, suites_in
 
 log = logging.getLogger("skadapt.evaluate")
 
@@ -26,8 +27,10 @@ class EvaluateStageError(SkadaptError):
 
 
 def default_cache_dir() -> Path:
-    """Global mteb result cache for standalone runs (``$SKADAPT_MTEB_CACHE`` or ``~/.cache/skadapt/mteb``)."""
-    return Path(os.environ.get("SKADAPT_MTEB_CACHE", Path.home() / ".cache" / "skadapt" / "mteb"))
+    """mteb result cache of standalone runs: ``$SKADAPT_MTEB_CACHE``, else ``$SKADAPT_CACHE/mteb``."""
+    from skadapt.paths import cache_path
+
+    return cache_path("mteb")
 
 
 def run_evaluation(
@@ -35,7 +38,7 @@ def run_evaluation(
     task_specs: list[str],
     out_dir: Path | None,
     *,
-    language: str,
+    language: str | None,
     cache_dir: Path | None,
     prompt_policy: dict[str, str] | None = None,
     dataset_mirrors: dict[str, str] | None = None,
@@ -46,6 +49,7 @@ def run_evaluation(
     bootstrap: int = 1000,
     show_progress: bool = False,
     human_dir: Path | None = None,
+    recompute: bool = False,
 ) -> tuple[Table, list[Comparison], list[Verdict]]:
     """Evaluate labelled models on the selected tasks; write results and the report into ``out_dir``.
 
@@ -80,6 +84,7 @@ def run_evaluation(
         batch_size=batch_size,
         show_progress=show_progress,
         on_model=bootstrap_model if suites else None,
+        recompute=recompute,
     )
     intervals = combine(draws, count=bootstrap, alpha=0.05) if draws else None
     settings = {
@@ -130,7 +135,7 @@ def _human_comparison(
 ) -> None:
     """Score the models on the human subset; add the comparison to the report."""
     from skadapt import artifacts
-    from skadapt.human.compare import comparison, figure, markdown
+    from skadapt.evaluate.human import comparison, figure, markdown
 
     human = artifacts.read_json(human_dir / "human_scores.json")
     if not isinstance(human, dict):
@@ -173,39 +178,37 @@ def _selected_models(config: EvaluateConfig, available: dict[str, str]) -> dict[
     return selected
 
 
-def _human_dir(recipe: Recipe) -> Path | None:
-    """The recipe's human baseline directory once its sheets are scored, else None."""
-    if recipe.human is None:
-        return None
-    directory = Path(recipe.human.dir)
-    return directory if (directory / "human_scores.json").is_file() else None
+def _human_dir(run: RunFacts) -> Path | None:
+    """The run's human baseline directory once its sheets are scored, else None."""
+    directory = run.human_dir
+    return directory if directory is not None and (directory / "human_scores.json").is_file() else None
 
 
-def input_files(recipe: Recipe) -> list[Path]:
-    """Data files of the local suites the recipe evaluates on and the human scores (the pipeline fingerprints
-    them: scoring the human sheets re-runs the evaluation)."""
-    human = [Path(recipe.human.dir) / "human_scores.json"] if recipe.human is not None else []
-    return [*suite_files(recipe), *human]
+def input_files(config: EvaluateConfig, run: RunFacts) -> list[Path]:
+    """Data files of the local suites evaluated and the human scores (the pipeline fingerprints them:
+    scoring the human sheets re-runs the evaluation)."""
+    human = [run.human_dir / "human_scores.json"] if run.human_dir is not None else []
+    return [*suite_files(list(config.tasks)), *human]
 
 
-def run_stage(ctx: Any) -> dict[str, Any]:
+def run_stage(ctx: StageContext[EvaluateConfig]) -> dict[str, Any]:
     """Pipeline entry: evaluate ``evaluate.models`` of the run; the mteb cache lives in the run directory."""
-    config: EvaluateConfig = ctx.config
+    config = ctx.config
     models = _selected_models(config, ctx.models)
     table, items, verdicts = run_evaluation(
         models,
         list(config.tasks),
         ctx.out_dir,
-        language=ctx.recipe.language,
-        cache_dir=ctx.recipe.run_dir / ".cache" / "mteb",
+        language=ctx.run.language.code,
+        cache_dir=ctx.run.run_dir / ".cache" / "mteb",
         prompt_policy=config.prompt_policy,
         dataset_mirrors=config.dataset_mirrors,
         batch_size=config.batch_size,
         margin=config.tost_margin,
         alpha=config.alpha,
-        seed=ctx.recipe.seed,
+        seed=ctx.run.seed,
         bootstrap=config.bootstrap,
-        human_dir=_human_dir(ctx.recipe),
+        human_dir=_human_dir(ctx.run),
     )
     for verdict in verdicts:
         below = (
@@ -231,3 +234,6 @@ def run_stage(ctx: Any) -> dict[str, Any]:
         "Type": {r.model: round(r.type_mean, 4) for r in table.rows},
         "comparisons": [c.to_dict() for c in items],
     }
+
+
+STAGE = Stage("evaluate", EvaluateConfig, run_stage, input_files)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from skadapt.llm.config import LLMConfig
 from skadapt.llm.types import Backend
-from skadapt.recipe import LLMConfig
 
 
 def make_backend(config: LLMConfig) -> Backend:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sqlite3
 import time
 from pathlib import Path
@@ -37,8 +36,9 @@ CREATE TABLE IF NOT EXISTS endpoint_facts (
 
 def default_cache_path() -> Path:
     """``$SKADAPT_CACHE/llm.sqlite`` (``~/.cache/skadapt`` when the variable is unset)."""
-    root = os.environ.get("SKADAPT_CACHE") or Path.home() / ".cache" / "skadapt"
-    return Path(root) / "llm.sqlite"
+    from skadapt.paths import cache_path
+
+    return cache_path("llm.sqlite")
 
 
 def request_key(backend: dict[str, Any], request: ChatRequest, template_version: str) -> str:

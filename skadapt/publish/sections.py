@@ -6,10 +6,11 @@ the report is absent, so that a card shows what the run made and nothing it did 
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
+from skadapt.cards import number, table
+from skadapt.cards import trim_section as trim_section  # the trim section, shared with the trimmed card
 from skadapt.publish.licenses import UNKNOWN, DataLicense
 
 METHODS = {
@@ -22,23 +23,6 @@ VERDICT_NOTE = (
     "interval lies entirely below -margin (named); **improves** = not harmful, the mean change is positive "
     "and significant; **non-inferior** = neither."
 )
-
-
-def _num(value: Any, digits: int = 2, sign: bool = False) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "-"
-    if isinstance(value, int) and not sign:
-        return f"{value:,}"
-    return f"{value:+.{digits}f}" if sign else f"{value:.{digits}f}"
-
-
-def _table(header: list[str], rows: list[list[str]], align: list[str] | None = None) -> list[str]:
-    align = align or ["---"] * len(header)
-    return [
-        "| " + " | ".join(header) + " |",
-        "|" + "|".join(align) + "|",
-        *("| " + " | ".join(row) + " |" for row in rows),
-    ]
 
 
 @dataclass(frozen=True)
@@ -70,7 +54,7 @@ class Evaluation:
 
 
 def _human_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
-    """The report's human baseline: ``human`` rows (``skadapt.human.compare.comparison``: task, type, human,
+    """The report's human baseline: ``human`` rows (``skadapt.evaluate.human.comparison``: task, type, human,
     human_sd, annotators, models on the same items, rank, of), or a ``Human`` model row."""
     human = report.get("human")
     if isinstance(human, list):
@@ -122,7 +106,7 @@ def usage_section(repo_id: str, prompts: dict[str, str], policy: dict[str, str])
         "The model was trained and evaluated with these prompts (in `config_sentence_transformers.json`):",
         "",
     ]
-    lines += _table(["prompt name", "prepended text"], [[f"`{n}`", f"`{p!r}`"] for n, p in prompts.items()])
+    lines += table(["prompt name", "prepended text"], [[f"`{n}`", f"`{p!r}`"] for n, p in prompts.items()])
     query = "query" if "query" in prompts else next(iter(prompts))
     document = next((n for n in ("document", "passage") if n in prompts), None)
     lines += ["", "```python", "from sentence_transformers import SentenceTransformer", ""]
@@ -148,57 +132,6 @@ def usage_section(repo_id: str, prompts: dict[str, str], policy: dict[str, str])
     return [*lines, ""]
 
 
-def trim_section(report: dict[str, Any] | None) -> list[str]:
-    """Vocabulary and parameters before/after trimming, the corpus, coverage and exactness."""
-    if not report:
-        return []
-    vocab, parameters = report.get("vocab", {}), report.get("parameters", {})
-    coverage, parity = report.get("coverage", {}), report.get("parity", {})
-    lines = ["## Vocabulary trimming", ""]
-    lines += [
-        "The embedding rows of tokens the language's corpus never uses were removed (`skadapt trim`); every "
-        "other weight is unchanged.",
-        "",
-    ]
-    lines += _table(
-        ["", "before", "after"],
-        [
-            ["vocabulary (tokens)", _num(vocab.get("before")), _num(vocab.get("after"))],
-            ["parameters", _num(parameters.get("before")), _num(parameters.get("after"))],
-        ],
-        ["---", "---:", "---:"],
-    )
-    lines.append("")
-    for key, label in (("counts", "corpus"), ("extra_counts", "extra corpus")):
-        counts = report.get(key)
-        if counts:
-            lines.append(
-                f"- {label}: `{counts.get('source')}`, {_num(counts.get('documents'))} texts, "
-                f"{_num(counts.get('tokens'))} token occurrences of {_num(counts.get('distinct_tokens'))} "
-                "distinct tokens"
-            )
-    if coverage.get("corpus_coverage") is not None:
-        lines.append(
-            f"- corpus coverage: {coverage['corpus_coverage']:.2%} of the corpus' token occurrences are kept "
-            f"tokens ({_num(coverage.get('distinct_dropped_tokens'))} distinct tokens dropped)"
-        )
-    if parity.get("texts"):
-        lines.append(
-            f"- identical tokenization: {_num(parity.get('identically_tokenized'))} of "
-            f"{_num(parity['texts'])} sampled corpus texts ({parity.get('identical_fraction', 0):.1%})"
-        )
-    evaluation = report.get("evaluation_tokenization")
-    if evaluation and evaluation.get("texts"):
-        lines.append(
-            "- evaluation texts tokenized as by the base model: "
-            f"{evaluation.get('identical_fraction', 0):.1%} of {_num(evaluation['texts'])} "
-            f"(token coverage {evaluation.get('token_coverage', 0):.2%})"
-        )
-    if report.get("verdict"):
-        lines.append(f"- {report['verdict']}")
-    return [*lines, ""]
-
-
 def training_section(
     report: dict[str, Any] | None, config: dict[str, Any], licenses: list[DataLicense]
 ) -> list[str]:
@@ -219,12 +152,12 @@ def training_section(
                 str(data.get("name")),
                 str(data.get("kind")),
                 f"`{data.get('source')}`",
-                _num(data.get("examples")),
+                number(data.get("examples")),
                 str(data.get("loss") or "-"),
                 license_text,
             ]
         )
-    lines += _table(["dataset", "kind", "source", "examples", "loss", "license"], rows)
+    lines += table(["dataset", "kind", "source", "examples", "loss", "license"], rows)
     lines += ["", *hyperparameters(report, config), ""]
     return lines
 
@@ -281,14 +214,14 @@ def _selection_lines(selection: dict[str, Any]) -> list[str]:
         return ["no dev-set choice was recorded"]
     sets = list(candidates[0].get("scores") or {})
     rows = [
-        [str(c.get("name")), *(_num(c["scores"].get(s), 4) for s in sets), _num(c.get("mean"), 4)]
+        [str(c.get("name")), *(number(c["scores"].get(s), 4) for s in sets), number(c.get("mean"), 4)]
         for c in candidates
     ]
     sentence = (
         f"the best mean dev score was `{selection.get('choice')}` (none, R1 and R2 scored on the dev sets; "
         "ties keep the model unchanged)"
     )
-    return [sentence, "", *_table(["candidate", *sets, "mean"], rows)]
+    return [sentence, "", *table(["candidate", *sets, "mean"], rows)]
 
 
 def renorm_section(report: dict[str, Any] | None, config: dict[str, Any]) -> list[str]:
@@ -306,11 +239,12 @@ def renorm_section(report: dict[str, Any] | None, config: dict[str, Any]) -> lis
         "## Renormalization",
         "",
         f"- method: {METHODS.get(method, method)}",
-        f"- mu estimated on `{report.get('corpus')}`{column}: {_num(report.get('samples'))} sentences "
-        f"(pool {_num(report.get('pool'))} from {_num(report.get('documents'))} texts, seed "
+        f"- mu estimated on `{report.get('corpus')}`{column}: {number(report.get('samples'))} sentences "
+        f"(pool {number(report.get('pool'))} from {number(report.get('documents'))} texts, seed "
         f"{report.get('seed')}), encoded with " + (f"the prompt `{prompt!r}`" if prompt else "no prompt"),
-        f"- ||mu|| = {_num(report.get('mu_norm'), 4)}; mean cos(e, mu-hat) "
-        f"{_num(report.get('mean_cos_to_mu_before'), 4)} -> {_num(report.get('mean_cos_to_mu_after'), 4)}",
+        f"- ||mu|| = {number(report.get('mu_norm'), 4)}; mean cos(e, mu-hat) "
+        f"{number(report.get('mean_cos_to_mu_before'), 4)} -> "
+        f"{number(report.get('mean_cos_to_mu_after'), 4)}",
     ]
     if report.get("dropped_eval_overlap"):
         lines.append(
@@ -337,10 +271,10 @@ def evaluation_section(evaluation: Evaluation | None) -> list[str]:
     rows = []
     for task, task_type in evaluation.task_types.items():
         values = [evaluation.scores.get(label, {}).get(task) for label in labels]
-        row = [task, task_type, evaluation.metrics.get(task, "main_score"), *(_num(v) for v in values)]
+        row = [task, task_type, evaluation.metrics.get(task, "main_score"), *(number(v) for v in values)]
         if evaluation.base_label:
             both = None not in values
-            row.append(_num(values[1] - values[0], sign=True) if both else "-")
+            row.append(number(values[1] - values[0], sign=True) if both else "-")
         rows.append(row)
     for average in ("All", "Type"):
         values = [evaluation.averages.get(label, {}).get(average) for label in labels]
@@ -348,10 +282,10 @@ def evaluation_section(evaluation: Evaluation | None) -> list[str]:
             f"**{average}**",
             "mean" + (" of type means" if average == "Type" else ""),
             "",
-            *map(_num, values),
+            *map(number, values),
         ]
         if evaluation.base_label:
-            row.append(_num(values[1] - values[0], sign=True) if None not in values else "-")
+            row.append(number(values[1] - values[0], sign=True) if None not in values else "-")
         rows.append(row)
     tasks = ", ".join(f"`{t}`" for t in evaluation.settings.get("tasks") or []) or "see the report"
     lines = ["## Evaluation", ""]
@@ -361,7 +295,7 @@ def evaluation_section(evaluation: Evaluation | None) -> list[str]:
         + f". Tasks: {tasks}.",
         "",
     ]
-    lines += _table(header, rows)
+    lines += table(header, rows)
     return [*lines, "", *human_section(evaluation)]
 
 
@@ -380,14 +314,20 @@ def human_section(evaluation: Evaluation) -> list[str]:
     rows = []
     for row in evaluation.human:
         sd, annotators = row.get("human_sd"), row.get("annotators")
-        human = _num(row.get("human")) + (f" ± {_num(sd)}" if sd is not None else "")
+        human = number(row.get("human")) + (f" ± {number(sd)}" if sd is not None else "")
         human += f" ({annotators})" if annotators else ""
         models = row.get("models") or {}
         rank = f"{row['rank']} of {row['of']}" if row.get("rank") and row.get("of") else "-"
         rows.append(
-            [str(row["task"]), str(row.get("type", "")), human, *(_num(models.get(m)) for m in labels), rank]
+            [
+                str(row["task"]),
+                str(row.get("type", "")),
+                human,
+                *(number(models.get(m)) for m in labels),
+                rank,
+            ]
         )
-    lines += _table(["task", "type", "Human (mean ± SD, n)", *labels, "Human's rank"], rows)
+    lines += table(["task", "type", "Human (mean ± SD, n)", *labels, "Human's rank"], rows)
     return [*lines, ""]
 
 
@@ -404,15 +344,15 @@ def verdicts_section(evaluation: Evaluation | None) -> list[str]:
     rows = [
         [
             f"{v.get('a')} -> {v.get('b')}",
-            _num(v.get("mean_diff"), sign=True),
-            f"[{_num(v.get('ci_low'), sign=True)}, {_num(v.get('ci_high'), sign=True)}]",
-            _num(v.get("wilcoxon_p"), 3),
+            number(v.get("mean_diff"), sign=True),
+            f"[{number(v.get('ci_low'), sign=True)}, {number(v.get('ci_high'), sign=True)}]",
+            number(v.get("wilcoxon_p"), 3),
             ", ".join(v.get("harmed_tasks") or []) or "none",
             f"**{v.get('verdict')}**",
         ]
         for v in evaluation.verdicts
     ]
-    lines += _table(["input -> output", "mean Δ", "CI", "Wilcoxon p", "tasks below −margin", "verdict"], rows)
+    lines += table(["input -> output", "mean Δ", "CI", "Wilcoxon p", "tasks below −margin", "verdict"], rows)
     return [*lines, ""]
 
 
@@ -435,12 +375,12 @@ def robustness_section(report: dict[str, Any] | None) -> list[str]:
     rows = [
         [
             label,
-            *(_num((data.get("axes") or {}).get(axis), sign=True) for axis in axes),
-            _num(data.get("total"), sign=True),
+            *(number((data.get("axes") or {}).get(axis), sign=True) for axis in axes),
+            number(data.get("total"), sign=True),
         ]
         for label, data in models.items()
     ]
-    lines += _table(["model", *axes, "Total"], rows)
+    lines += table(["model", *axes, "Total"], rows)
     return [*lines, ""]
 
 

@@ -6,10 +6,10 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from skadapt.pipeline import StageContext
+from skadapt.publish.config import PublishConfig
 from skadapt.publish.model import PublishOptions, publish_model
 from skadapt.publish.target import target_for_run
-from skadapt.recipe import PublishConfig
+from skadapt.stage import Stage, StageContext
 
 log = logging.getLogger("skadapt")
 
@@ -29,15 +29,14 @@ def options_from_config(config: PublishConfig, language: str | None = None) -> P
     )
 
 
-def run_stage(context: StageContext) -> dict[str, Any]:
+def run_stage(context: StageContext[PublishConfig]) -> dict[str, Any]:
     """Publish the run's final model; the stage directory keeps ``upload/`` and ``publish.json``.
 
     Raises:
         skadapt.publish.errors.PublishError: The recipe makes no model, no token, or the Hub refused.
     """
-    assert isinstance(context.config, PublishConfig)
-    target = target_for_run(context.recipe.run_dir, Path(context.input_model))
-    options = options_from_config(context.config, context.recipe.language)
+    target = target_for_run(context.run.run_dir, Path(context.input_model))
+    options = options_from_config(context.config, context.run.language.code)
     report = publish_model(target, options, context.out_dir)
     for warning in report["warnings"]:
         log.warning("publish: %s", warning)
@@ -53,3 +52,6 @@ def run_stage(context: StageContext) -> dict[str, Any]:
         "url": uploaded.get("url"),
         "commit_url": uploaded.get("commit_url"),
     }
+
+
+STAGE = Stage("publish", PublishConfig, run_stage)

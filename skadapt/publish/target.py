@@ -15,7 +15,6 @@ from typing import Any
 
 from skadapt import artifacts
 from skadapt.publish.errors import PublishError
-from skadapt.recipe import MODEL_STAGES, STAGES
 
 REPORT_FILES = {
     "trim": "trim_report.json",
@@ -24,7 +23,10 @@ REPORT_FILES = {
     "evaluate": "report.json",
     "robustness": "robustness.json",
 }
-"""Stage -> the JSON report of its directory that the card reads."""
+"""Stage -> the JSON report of its directory that the card reads (in run order)."""
+
+MODEL_REPORTS = ("trim", "finetune", "renorm")
+"""Stages whose report a model directory they made holds, in run order (for a model without a manifest)."""
 
 
 @dataclass
@@ -81,15 +83,23 @@ def is_model_dir(path: Path) -> bool:
 
 
 def finished_stages(run_dir: Path) -> dict[str, dict[str, Any]]:
-    """Stage -> manifest of every finished stage directory of a run."""
-    from skadapt.pipeline import read_manifest
+    """Stage -> manifest of every finished stage directory of a run, in the order they finished."""
+    found = (
+        [
+            (manifest, directory.name)
+            for directory in run_dir.iterdir()
+            if directory.is_dir() and (manifest := artifacts.read_manifest(directory)) is not None
+        ]
+        if run_dir.is_dir()
+        else []
+    )
+    found.sort(key=lambda item: str(item[0].get("finished_at", "")))
+    return {name: manifest for manifest, name in found}
 
-    found = {}
-    for stage in STAGES:
-        manifest = read_manifest(run_dir / stage)
-        if manifest is not None:
-            found[stage] = manifest
-    return found
+
+def _makes_model(directory: Path, manifest: dict[str, Any]) -> bool:
+    """Whether a finished stage directory holds the model its stage made (not one that kept none)."""
+    return (manifest.get("result") or {}).get("kept", True) is not False and is_model_dir(directory)
 
 
 def _reports(directories: dict[str, Path]) -> dict[str, dict[str, Any]]:
@@ -103,12 +113,10 @@ def _reports(directories: dict[str, Path]) -> dict[str, dict[str, Any]]:
 
 def _own_stage(model_dir: Path) -> tuple[str | None, dict[str, Any] | None]:
     """The stage whose report or manifest a lone model directory holds (the last one found)."""
-    from skadapt.pipeline import read_manifest
-
-    manifest = read_manifest(model_dir)
-    if manifest is not None and manifest.get("stage") in MODEL_STAGES:
+    manifest = artifacts.read_manifest(model_dir)
+    if manifest is not None and manifest.get("stage"):
         return str(manifest["stage"]), manifest
-    for stage in reversed(MODEL_STAGES):
+    for stage in reversed(MODEL_REPORTS):
         if (model_dir / REPORT_FILES[stage]).is_file():
             return stage, None
     return None, None
@@ -132,18 +140,16 @@ def find_target(path: Path) -> Target:
             directories = {s: parent / s for s in parent_stages}
             return Target(path, path, stage, parent, _reports(directories), parent_stages)
         manifests = {stage: manifest} if stage and manifest else {}
-        return Target(path, path, stage, None, _reports({s: path for s in MODEL_STAGES}), manifests)
+        return Target(path, path, stage, None, _reports({s: path for s in MODEL_REPORTS}), manifests)
     stages = finished_stages(path)
     if not stages:
         raise PublishError(
             f"{path}: neither a sentence-transformers model directory (no modules.json) nor a run directory "
             "(no finished stage with a manifest.json); give the run directory of `skadapt train` or a model"
         )
-    made = [stage for stage in MODEL_STAGES if stage in stages and is_model_dir(path / stage)]
+    made = [stage for stage, manifest in stages.items() if _makes_model(path / stage, manifest)]
     if not made:
-        raise PublishError(
-            f"{path}: the run has no finished model stage ({', '.join(MODEL_STAGES)}); nothing to publish"
-        )
+        raise PublishError(f"{path}: the run has no finished stage that made a model; nothing to publish")
     final = made[-1]
     directories = {stage: path / stage for stage in stages}
     return Target(path, path / final, final, path, _reports(directories), stages)
@@ -156,10 +162,10 @@ def target_for_run(run_dir: Path, model_dir: Path) -> Target:
         PublishError: ``model_dir`` is not one of the run's model stages (the recipe makes no model).
     """
     stages = finished_stages(run_dir)
-    stage = model_dir.name if model_dir.parent == run_dir and model_dir.name in MODEL_STAGES else None
+    stage = model_dir.name if model_dir.parent == run_dir and model_dir.name in stages else None
     if stage is None:
         raise PublishError(
-            f"publish: the recipe makes no model (no {'/'.join(MODEL_STAGES)} stage), so there is nothing of "
-            f"this run to publish (the final model is the base model {model_dir})"
+            "publish: the recipe makes no model (no trim/finetune/renorm stage kept one), so there is "
+            f"nothing of this run to publish (the final model is the base model {model_dir})"
         )
     return Target(run_dir, model_dir, stage, run_dir, _reports({s: run_dir / s for s in stages}), stages)

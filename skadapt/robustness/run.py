@@ -22,11 +22,9 @@ from typing import TYPE_CHECKING, Any
 
 from skadapt import artifacts
 from skadapt.languages import Language
-from skadapt.llm.backends import make_backend
-from skadapt.llm.cache import GenerationCache, default_cache_path
-from skadapt.llm.generate import GenerationStats, Generator
-from skadapt.llm.types import Sampling
-from skadapt.recipe import LLMConfig
+from skadapt.llm.config import LLMConfig
+from skadapt.llm.generate import GenerationStats
+from skadapt.llm.session import LLMSession, sampling_of
 from skadapt.robustness.diversity import diversity
 from skadapt.robustness.rewrite import PROMPT_VERSION, Rewrites, rewrite
 from skadapt.robustness.stats import holm, kendall_tau, summarize
@@ -68,19 +66,11 @@ class RobustnessPlan:
     bootstrap: int = 1000
 
 
-def _sampling(llm: LLMConfig, plan: RobustnessPlan) -> Sampling:
-    temperature = llm.temperature if plan.temperature is None else plan.temperature
-    top_p = llm.top_p if plan.top_p is None else plan.top_p
-    return Sampling(temperature=temperature, top_p=top_p, max_tokens=llm.max_tokens)
-
-
 def build_variants(
     tasks: list[AbsTask], plan: RobustnessPlan, llm: LLMConfig, language: Language, out_dir: Path
 ) -> tuple[list[Variant], dict[str, Any]]:
     """Rewrite the texts and build the transformed tasks; returns them with the generation report."""
-    cache = GenerationCache(llm.cache or default_cache_path())
-    backend = make_backend(llm)
-    sampling = _sampling(llm, plan)
+    session = LLMSession(llm)
     texts = {t.metadata.name: texts_to_transform(t) for t in tasks}
     variants: list[Variant] = []
     skipped: list[dict[str, Any]] = []
@@ -92,13 +82,8 @@ def build_variants(
             applicable = [t for t in tasks if transforms_task(t, transform, LANGUAGE_TRANSFORMS)]
             unique = list(dict.fromkeys(x for t in applicable for x in texts[t.metadata.name]))
             for seed in plan.seeds:
-                generator = Generator(
-                    backend,
-                    cache,
-                    sampling,
-                    run_seed=seed,
-                    attempts=llm.attempts,
-                    template_version=PROMPT_VERSION,
+                generator = session.generator(
+                    seed=seed, template_version=PROMPT_VERSION, temperature=plan.temperature, top_p=plan.top_p
                 )
                 rewrites = rewrite(unique, transform, seed, language, generator)
                 _write_rewrites(out_dir / "rewrites" / f"{transform}_s{seed}.jsonl", rewrites)
@@ -128,7 +113,7 @@ def build_variants(
                             variant.items,
                         )
     finally:
-        cache.close()
+        session.close()
     return variants, {
         "per_run": generation,
         "total": total.to_dict(),
@@ -175,7 +160,7 @@ def score_models(
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Score every model on the originals (once) and on every variant; one encoder per model, so texts a
     variant did not change are not encoded again. Returns one row per (model, task, transform, seed)."""
-    from skadapt.evaluate.runner import evaluate_model, load_encoder
+    from skadapt.tasks.runner import evaluate_model, load_encoder
 
     rows: list[dict[str, Any]] = []
     encoded: dict[str, int] = {}
@@ -343,7 +328,7 @@ def run_robustness(
         "seeds": plan.seeds,
         "tasks": [t.metadata.name for t in tasks],
         "llm": {"backend": llm.backend, "model": llm.model, "revision": llm.revision},
-        "sampling": vars(_sampling(llm, plan)),
+        "sampling": vars(sampling_of(llm, plan.temperature, plan.top_p)),
         "generation": {k: v for k, v in generation.items() if k not in ("markdown", "skipped")},
         "skipped_variants": generation["skipped"],
         "rows": rows,

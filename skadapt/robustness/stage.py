@@ -2,39 +2,52 @@
 
 from __future__ import annotations
 
+import shutil
 from typing import Any
 
-from skadapt.evaluate.selection import select_tasks
-from skadapt.languages import get_language
+from skadapt.robustness.config import RobustnessConfig
 from skadapt.robustness.run import RobustnessPlan, axis_table, run_robustness
 from skadapt.robustness.transforms import resolve_settings
+from skadapt.stage import Stage, StageContext
+from skadapt.tasks.selection import select_tasks
 
 
-def run_stage(context: Any) -> dict[str, Any]:
+class RobustnessStageError(ValueError):
+    """The stage asks for a model the run does not make, or the run has no LLM."""
+
+
+def run_stage(ctx: StageContext[RobustnessConfig]) -> dict[str, Any]:
     """Score ``robustness.models`` on ``robustness.tasks`` and their rewrites; the LLM answers and mteb
-    results are cached, so an interrupted stage resumes."""
-    recipe = context.recipe
-    config = recipe.robustness
+    results are cached in ``ctx.work_dir``, so an interrupted stage resumes."""
+    config, run = ctx.config, ctx.run
+    if run.llm is None:
+        raise RobustnessStageError("the robustness stage generates text with an LLM: add an llm: section")
     settings = resolve_settings(
         config.preset, config.transforms, config.seeds, config.temperature, config.top_p
     )
-    models = {ref: context.models[ref] for ref in config.models if ref in context.models}
-    missing = [ref for ref in config.models if ref not in context.models]
+    missing = [ref for ref in config.models if ref not in ctx.models]
     if missing:
-        made = ", ".join(context.models)
-        raise ValueError(f"robustness.models: {', '.join(missing)} not made by this recipe (it has {made})")
-    mirrors = recipe.evaluate.dataset_mirrors if recipe.evaluate else None
-    tasks = select_tasks(config.tasks, language=recipe.language, mirrors=mirrors, seed=recipe.seed)
+        made = ", ".join(ctx.models)
+        raise RobustnessStageError(
+            f"robustness.models: {', '.join(missing)} not made by this recipe (it has {made})"
+        )
+    models = {ref: ctx.models[ref] for ref in config.models}
+    tasks = select_tasks(
+        config.tasks or list(run.eval_tasks) or run.language.eval_tasks,
+        language=run.language.code,
+        mirrors=dict(run.dataset_mirrors) or None,
+        seed=run.seed,
+    )
+    prompt_policy = run.prompt_policy if config.prompt_policy is None else config.prompt_policy
     plan = RobustnessPlan(
         models=models,
-        prompt_policy=dict(config.prompt_policy or {}),
+        prompt_policy=dict(prompt_policy),
         batch_size=config.batch_size,
         **settings,  # type: ignore[arg-type]
     )
-    report = run_robustness(tasks, plan, recipe.llm, get_language(recipe.language), context.work_dir)
-    import shutil
-
-    shutil.copytree(
-        context.work_dir, context.out_dir, dirs_exist_ok=True, ignore=shutil.ignore_patterns("cache")
-    )
+    report = run_robustness(tasks, plan, run.llm, run.language, ctx.work_dir)
+    shutil.copytree(ctx.work_dir, ctx.out_dir, dirs_exist_ok=True, ignore=shutil.ignore_patterns("cache"))
     return {"profile": axis_table(report["statistics"]), "texts_encoded": report["texts_encoded"]}
+
+
+STAGE = Stage("robustness", RobustnessConfig, run_stage, uses_llm=True)

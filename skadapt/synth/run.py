@@ -10,35 +10,17 @@ from typing import Any
 from skadapt import artifacts
 from skadapt.annotate.sheets import export_sheets
 from skadapt.languages import Language
-from skadapt.llm.backends import make_backend
-from skadapt.llm.cache import GenerationCache, default_cache_path
-from skadapt.llm.generate import Generator, ItemOutcome
-from skadapt.llm.types import Sampling
-from skadapt.recipe import LLMConfig, SynthSTSConfig
+from skadapt.llm.config import LLMConfig
+from skadapt.llm.generate import ItemOutcome
+from skadapt.llm.session import LLMSession
+from skadapt.synth.config import SynthSTSConfig
 from skadapt.synth.dataset import card, save_splits, write_jsonl
 from skadapt.synth.prompts import LEVELS, load_template, template_version
 from skadapt.synth.sources import SourceSentence, select_sources
 from skadapt.synth.sts import generate_variants, hold_out_sources, pair_rows
-from skadapt.train.contamination import contamination_report
+from skadapt.tasks.contamination import contamination_report
 
 log = logging.getLogger(__name__)
-
-
-def open_generator(
-    llm: LLMConfig, *, temperature: float, seed: int, template: str
-) -> tuple[Generator, GenerationCache]:
-    """A generator over the configured backend and cache (the caller closes the cache)."""
-    cache = GenerationCache(llm.cache or default_cache_path())
-    sampling = Sampling(temperature=temperature, top_p=llm.top_p, max_tokens=llm.max_tokens)
-    generator = Generator(
-        make_backend(llm),
-        cache,
-        sampling,
-        run_seed=seed,
-        attempts=llm.attempts,
-        template_version=template_version(template),
-    )
-    return generator, cache
 
 
 def synthesize_sts(
@@ -76,11 +58,11 @@ def synthesize_sts(
         log.warning(
             "synthetic STS: only %d source sentences found (asked for %d)", len(selection.sentences), wanted
         )
-    generator, cache = open_generator(llm, temperature=config.temperature, seed=seed, template=template)
-    try:
+    with LLMSession(llm) as session:
+        generator = session.generator(
+            seed=seed, template_version=template_version(template), temperature=config.temperature
+        )
         outcomes, stats = generate_variants(selection.sentences, generator, template, language)
-    finally:
-        cache.close()
     out_dir.mkdir(parents=True, exist_ok=True)
     sampling = {"temperature": config.temperature, "top_p": llm.top_p, "max_tokens": llm.max_tokens}
     metadata = {"generator": llm.model, "template_version": template_version(template)}

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from skadapt.languages import get_language
+from skadapt.stage import Stage, StageContext
+from skadapt.synth.config import SynthSTSConfig
 from skadapt.synth.run import synthesize_sts
 
 
-def run_stage(context: Any) -> dict[str, Any]:
-    """Generate with the recipe's ``llm``; the answers are cached, so an interrupted stage resumes."""
-    recipe = context.recipe
-    report = synthesize_sts(
-        recipe.synth_sts, recipe.llm, get_language(recipe.language), context.out_dir, seed=recipe.seed
-    )
+def run_stage(ctx: StageContext[SynthSTSConfig]) -> dict[str, Any]:
+    """Generate with the run's ``llm``; the answers are cached, so an interrupted stage resumes."""
+    run = ctx.run
+    if run.llm is None:
+        raise ValueError("the synth_sts stage generates text with an LLM: add an llm: section")
+    report = synthesize_sts(ctx.config, run.llm, run.language, ctx.out_dir, seed=run.seed)
     generation = report["generation"]
     return {
         "pairs": report["pairs"],
@@ -21,5 +22,8 @@ def run_stage(context: Any) -> dict[str, Any]:
         "failed_sources": report["failed_sources"],
         "requests_sent": generation["requests_sent"],
         "cache_hits": generation["cache_hits"],
-        "dataset": str(context.out_dir.name + "/dataset"),
+        "dataset": str(ctx.out_dir.name + "/dataset"),
     }
+
+
+STAGE = Stage("synth_sts", SynthSTSConfig, run_stage, uses_llm=True)

@@ -14,15 +14,15 @@ from typing import TYPE_CHECKING, Any
 
 from skadapt.errors import SkadaptError
 from skadapt.prompts import role_prompt
-from skadapt.recipe import ANCHOR_DATASET
 from skadapt.sources import iter_texts
 from skadapt.textsample import sample_sentences
+from skadapt.train.config import ANCHOR_DATASET
 from skadapt.train.datasets import TaskDataset
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
-    from skadapt.recipe import AnchorConfig
+    from skadapt.train.config import AnchorConfig
 
 log = logging.getLogger(__name__)
 

@@ -37,14 +37,14 @@ from typing import TYPE_CHECKING, Any
 
 from skadapt.prompts import Role, role_prompt
 from skadapt.sources import column_text, column_value, is_blank
-from skadapt.train.rows import RowSource, TrainingDataError, open_rows
+from skadapt.tasks.rows import RowSource, TrainingDataError, open_rows
 
 Rows = list[tuple[str, dict[str, Any]]]
 
 if TYPE_CHECKING:
     from datasets import Dataset
 
-    from skadapt.recipe import FinetuneDataset
+    from skadapt.train.config import FinetuneDataset
 
 SOURCE_ROLES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     # kind -> (required roles, optional roles)

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     import torch
     from sentence_transformers import SentenceTransformer
 
-    from skadapt.train.evaluation import DevSet
+    from skadapt.tasks.dev import DevSet
 
 log = logging.getLogger(__name__)
 

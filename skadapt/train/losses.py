@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from skadapt.train.rows import TrainingDataError
+from skadapt.tasks.rows import TrainingDataError
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer

@@ -1,7 +1,7 @@
 """The ``finetune`` stage: build datasets, check contamination, train, save model + training_report.json.
 
-``run_stage`` is the pipeline entry (``skadapt train``); ``finetune`` is the same work with explicit
-arguments, used by ``skadapt finetune`` and by tests (which pass trainer callbacks).
+``run_stage`` is the stage's ``run`` (``skadapt train`` and ``skadapt finetune``); ``finetune`` is the same
+work with trainer callbacks (tests).
 """
 
 from __future__ import annotations
@@ -14,23 +14,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from skadapt import artifacts
-from skadapt.languages import get_language
 from skadapt.prompts import model_prompts
-from skadapt.recipe import ANCHOR_DATASET
+from skadapt.stage import RunFacts, Stage, StageContext
+from skadapt.tasks.contamination import gather_test_texts, judge_overlap, overlapping_rows
+from skadapt.tasks.rows import TrainingDataError
+from skadapt.tasks.selection import evaluation_texts, suite_files
 from skadapt.train.anchor import build_anchor_dataset
-from skadapt.train.contamination import gather_test_texts, judge_overlap, overlapping_rows
+from skadapt.train.config import ANCHOR_DATASET, FinetuneConfig
 from skadapt.train.datasets import TaskDataset, build_task_dataset
 from skadapt.train.interpolation import choose_interpolation, snapshot
 from skadapt.train.losses import check_loss
-from skadapt.train.rows import TrainingDataError
 from skadapt.train.trainer import copy_logs, load_model, save_model, train
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
     from transformers import TrainerCallback
 
-    from skadapt.pipeline import StageContext
-    from skadapt.recipe import FinetuneConfig, Recipe
 
 log = logging.getLogger(__name__)
 
@@ -63,19 +62,15 @@ def _is_main_process() -> bool:
 
 
 def finetune(
-    model: str,
-    recipe: Recipe,
-    out_dir: Path,
-    work_dir: Path,
-    callbacks: list[TrainerCallback] | None = None,
+    ctx: StageContext[FinetuneConfig], callbacks: list[TrainerCallback] | None = None
 ) -> dict[str, Any]:
-    """Fine-tune ``model`` with the recipe's finetune section and write the model to ``out_dir``.
+    """Fine-tune ``ctx.input_model`` with ``ctx.config`` and write the model to ``ctx.out_dir``.
+
+    Checkpoints go to ``ctx.work_dir``; a later call with the same work_dir resumes. The run's evaluation
+    tasks are what the contamination check and the anchor sample keep apart.
 
     Args:
-        model: Starting model: a sentence-transformers directory or a Hub id.
-        recipe: The recipe (its ``finetune`` section, ``seed`` and ``evaluate.tasks`` are used).
-        out_dir: Directory to write the trained model and ``training_report.json`` into.
-        work_dir: Persistent scratch for checkpoints; a later call with the same work_dir resumes.
+        ctx: The stage context.
         callbacks: Extra trainer callbacks.
 
     Returns:
@@ -88,15 +83,12 @@ def finetune(
             other error reading a task).
         FinetuneSetupError: Inconsistent training settings.
     """
-    from skadapt.train.evaluation import build_dev_set
+    from skadapt.tasks.dev import build_dev_set
 
-    config = recipe.finetune
-    if config is None:
-        raise ValueError("the recipe has no finetune section")
+    config, run, model = ctx.config, ctx.run, ctx.input_model
     started = time.perf_counter()
     datasets = build_datasets(config)
-    eval_tasks = list(recipe.evaluate.tasks) if recipe.evaluate is not None else []
-    contamination = _contamination(recipe, config, datasets, eval_tasks)
+    contamination = _contamination(run, config, datasets)
     loaded = load_model(model)
     prompts = model_prompts(loaded.prompts, model)
     loaded.prompts = prompts  # a model saved without its family's prompts gets them
@@ -106,10 +98,10 @@ def finetune(
     inference_length = loaded.max_seq_length  # the saved model keeps it: training length is not inference
     dev_before = dev.evaluator(loaded) if dev is not None else {}
     if config.anchor is not None:
-        datasets.append(_anchor_dataset(recipe, loaded))
+        datasets.append(_anchor_dataset(run, config, loaded))
     start = snapshot(loaded) if config.interpolation is not None else None
     loaded.max_seq_length = config.max_seq_length
-    result = train(loaded, datasets, config, recipe.seed, work_dir, dev, callbacks)
+    result = train(loaded, datasets, config, run.seed, ctx.work_dir, dev, callbacks)
     result.model.max_seq_length = inference_length
     interpolation = None
     if config.interpolation is not None and dev is not None and start is not None:
@@ -117,7 +109,7 @@ def finetune(
     dev_after = dev.evaluator(result.model) if dev is not None else {}
     report: dict[str, Any] = {
         "model": model,
-        "seed": recipe.seed,
+        "seed": run.seed,
         "datasets": [
             {
                 "name": d.name,
@@ -155,10 +147,10 @@ def finetune(
         "versions": artifacts.library_versions(),
     }
     if _is_main_process():
-        report["model_prompts"] = save_model(result.model, datasets, out_dir)
+        report["model_prompts"] = save_model(result.model, datasets, ctx.out_dir)
         if config.report_to == "tensorboard":
-            copy_logs(work_dir, out_dir)
-        artifacts.write_json(out_dir / REPORT, report)
+            copy_logs(ctx.work_dir, ctx.out_dir)
+        artifacts.write_json(ctx.out_dir / REPORT, report)
     return {
         "datasets": {d.name: len(d) for d in datasets},
         "losses": report["losses"],
@@ -178,16 +170,14 @@ def finetune(
     }
 
 
-def _contamination(
-    recipe: Recipe, config: FinetuneConfig, datasets: list[TaskDataset], eval_tasks: list[str]
-) -> dict[str, Any]:
+def _contamination(run: RunFacts, config: FinetuneConfig, datasets: list[TaskDataset]) -> dict[str, Any]:
     """The contamination check; with ``action: drop`` the overlapping rows leave ``datasets`` first."""
     settings = config.contamination
     test_texts, unreachable = gather_test_texts(
-        eval_tasks,
+        list(run.eval_tasks),
         settings.allow,
-        language=recipe.language,
-        mirrors=dict(recipe.evaluate.dataset_mirrors) if recipe.evaluate is not None else None,
+        language=run.language.code,
+        mirrors=dict(run.dataset_mirrors) or None,
     )
     dropped = None
     if settings.action == "drop":
@@ -225,21 +215,18 @@ def _dataset_source(config: FinetuneConfig, name: str) -> str:
     return next(e.source for e in config.datasets if e.name == name)
 
 
-def _anchor_dataset(recipe: Recipe, model: SentenceTransformer) -> TaskDataset:
-    """The anchor's distillation dataset; the recipe's evaluation suites never enter its sample."""
-    from skadapt.evaluate.selection import evaluation_texts
-
-    assert recipe.finetune is not None and recipe.finetune.anchor is not None
-    language = get_language(recipe.language).iso639_1 or "en"
-    tasks = list(recipe.evaluate.tasks) if recipe.evaluate is not None else []
+def _anchor_dataset(run: RunFacts, config: FinetuneConfig, model: SentenceTransformer) -> TaskDataset:
+    """The anchor's distillation dataset; the run's evaluation suites never enter its sample."""
+    assert config.anchor is not None
+    language = run.text_language
     dataset = build_anchor_dataset(
-        recipe.finetune.anchor,
+        config.anchor,
         model,
-        seed=recipe.seed,
+        seed=run.seed,
         language=language,
-        exclude=evaluation_texts(tasks, language),
+        exclude=evaluation_texts(list(run.eval_tasks), language),
     )
-    log.info("finetune: anchor: %d corpus sentences, weight %g", len(dataset), recipe.finetune.anchor.weight)
+    log.info("finetune: anchor: %d corpus sentences, weight %g", len(dataset), config.anchor.weight)
     return dataset
 
 
@@ -247,13 +234,14 @@ def _floats(scores: dict[str, Any]) -> dict[str, float]:
     return {k: round(float(v), 6) for k, v in scores.items() if isinstance(v, int | float)}
 
 
-def input_files(recipe: Recipe) -> list[Path]:
-    """The recipe's evaluation suite files: the contamination check and the anchor sample read them."""
-    from skadapt.evaluate.selection import suite_files
-
-    return suite_files(recipe)
+def input_files(config: FinetuneConfig, run: RunFacts) -> list[Path]:
+    """The run's evaluation suite files: the contamination check and the anchor sample read them."""
+    return suite_files(list(run.eval_tasks))
 
 
-def run_stage(ctx: StageContext) -> dict[str, Any]:
-    """Pipeline entry of the ``finetune`` stage: train ``ctx.input_model`` into ``ctx.out_dir``."""
-    return finetune(ctx.input_model, ctx.recipe, ctx.out_dir, ctx.work_dir)
+def run_stage(ctx: StageContext[FinetuneConfig]) -> dict[str, Any]:
+    """Train ``ctx.input_model`` into ``ctx.out_dir``."""
+    return finetune(ctx)
+
+
+STAGE = Stage("finetune", FinetuneConfig, run_stage, input_files, makes_model=True, distributed=True)

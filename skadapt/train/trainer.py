@@ -29,9 +29,9 @@ if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
     from transformers import TrainerCallback
 
-    from skadapt.recipe import FinetuneConfig
+    from skadapt.tasks.dev import DevSet
+    from skadapt.train.config import FinetuneConfig
     from skadapt.train.datasets import TaskDataset
-    from skadapt.train.evaluation import DevSet
 
 log = logging.getLogger(__name__)
 

@@ -16,13 +16,12 @@ from typing import Any
 import numpy as np
 
 from skadapt import artifacts
+from skadapt.paths import cache_path
 
 
 def cache_dir() -> Path:
     """Where counts are cached: ``$SKADAPT_CACHE/counts``, else ``~/.cache/skadapt/counts``."""
-    root = os.environ.get("SKADAPT_CACHE")
-    base = Path(root) if root else Path.home() / ".cache" / "skadapt"
-    return base / "counts"
+    return cache_path("counts")
 
 
 def cache_key(parts: dict[str, Any]) -> str:

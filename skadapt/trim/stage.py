@@ -7,9 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from skadapt import artifacts
-from skadapt.languages import get_language
-from skadapt.pipeline import StageContext
-from skadapt.recipe import Recipe, TrimConfig
+from skadapt.stage import Stage, StageContext
+from skadapt.trim.config import TrimConfig
 from skadapt.trim.parity import compare_tokenization
 from skadapt.trim.report import REPORT_FILE
 from skadapt.trim.trimmer import trim_model
@@ -18,26 +17,24 @@ log = logging.getLogger(__name__)
 TOKENIZER = "tokenizer.json"
 
 
-def run_stage(ctx: StageContext) -> dict[str, Any]:
-    """Trim ``ctx.input_model`` with the recipe's ``trim`` section into ``ctx.out_dir``.
+def run_stage(ctx: StageContext[TrimConfig]) -> dict[str, Any]:
+    """Trim ``ctx.input_model`` with the stage config into ``ctx.out_dir``.
 
-    The parity sample is drawn with the recipe seed; the model card names the recipe language.
+    The parity sample is drawn with the run seed; the model card names the run language.
 
     Returns:
         The trim summary (rows, parameters, counts fingerprint, coverage, parity, exact) for the manifest.
     """
-    config = ctx.config
-    assert isinstance(config, TrimConfig)
-    language = get_language(ctx.recipe.language)
+    language = ctx.run.language
     result = trim_model(
         ctx.input_model,
-        config,
+        ctx.config,
         Path(ctx.out_dir),
         show_progress=True,
-        seed=ctx.recipe.seed,
+        seed=ctx.run.seed,
         language=language.iso639_1 or language.code,
     )
-    check = evaluation_tokenization(ctx.recipe, Path(ctx.input_model), Path(ctx.out_dir))
+    check = evaluation_tokenization(list(ctx.run.eval_tasks), Path(ctx.input_model), Path(ctx.out_dir))
     if check is not None:
         report_path = Path(ctx.out_dir) / REPORT_FILE
         report = artifacts.read_json(report_path) or {}
@@ -46,18 +43,17 @@ def run_stage(ctx: StageContext) -> dict[str, Any]:
     return result
 
 
-def evaluation_tokenization(recipe: Recipe, original: Path, trimmed: Path) -> dict[str, Any] | None:
-    """How the texts of the recipe's local evaluation suites tokenize after trimming (report only).
+def evaluation_tokenization(specs: list[str], original: Path, trimmed: Path) -> dict[str, Any] | None:
+    """How the texts of the local suites among the evaluation task ``specs`` tokenize after trimming.
 
     The parity sample checks the trimming corpus; this shows what the trimmed vocabulary does to the text
     the model is evaluated on. None when the recipe has no local suite or a model has no tokenizer.json.
     """
     from tokenizers import Tokenizer
 
-    from skadapt.evaluate.selection import suites_in
-    from skadapt.evaluate.suite import suite_texts
+    from skadapt.tasks.selection import suites_in
+    from skadapt.tasks.suite import suite_texts
 
-    specs = list(recipe.evaluate.tasks) if recipe.evaluate is not None else []
     texts = sorted({text for suite in suites_in(specs) for text in suite_texts(suite)})
     if not texts or not (original / TOKENIZER).is_file() or not (trimmed / TOKENIZER).is_file():
         return None
@@ -72,3 +68,6 @@ def evaluation_tokenization(recipe: Recipe, original: Path, trimmed: Path) -> di
         "identical_fraction": round(share, 6),
         "token_coverage": round(comparison.token_coverage, 6),
     }
+
+
+STAGE = Stage("trim", TrimConfig, run_stage, makes_model=True)

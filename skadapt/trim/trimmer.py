@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from skadapt.modeldir import finalize_model_dir
-from skadapt.recipe import TrimConfig
 from skadapt.trim import card, counting, model, parity, report, selection, tokenizer
+from skadapt.trim.config import TrimConfig
 from skadapt.trim.coverage import CorpusCoverage, corpus_coverage
 from skadapt.trim.encoder import load_tokenizer
 from skadapt.trim.errors import TrimError

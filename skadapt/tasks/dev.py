@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 from skadapt.prompts import role_prompt
 from skadapt.sources import column_text, column_value
-from skadapt.train.rows import TrainingDataError, open_rows
+from skadapt.tasks.rows import TrainingDataError, open_rows
 
 if TYPE_CHECKING:
-    from skadapt.recipe import DevSetConfig, DevSets
+    from skadapt.tasks.config import DevSetConfig, DevSets
 
 DEV_NAME = "dev"
 
@@ -40,8 +40,33 @@ class DevSet:
     size: int
 
 
+ROLES = {
+    "sts": ("sentence1", "sentence2", "score"),
+    "retrieval": ("query", "positive"),
+    "triplets": ("anchor", "positive", "negative"),
+}
+"""Dev set kind -> the roles (default column names) its rows need."""
+
+
 def _column(config: DevSetConfig, role: str) -> str:
     return config.columns.get(role, role)
+
+
+def check_first_row(config: DevSetConfig) -> None:
+    """Open a dev set and check its first row has every column its kind needs (the preflight check).
+
+    Raises:
+        TrainingDataError: The source cannot be opened, is empty or lacks a column.
+    """
+    _, row = next(iter(open_rows(config.source, "dev").rows), (None, None))
+    if row is None:
+        raise TrainingDataError(f"dev set: {config.source} is empty (no rows)")
+    missing = [_column(config, role) for role in ROLES[config.kind] if _column(config, role) not in row]
+    if missing:
+        raise TrainingDataError(
+            f"dev set {config.source}: no column {', '.join(missing)} (columns: {', '.join(row)}); "
+            "map them with columns"
+        )
 
 
 def _value(row: dict[str, Any], column: str, role: str, where: str) -> Any:

@@ -9,9 +9,9 @@ texts and the rate (folded overlap / test texts); the check fails when a task's 
 Test texts come from the recipe's ``evaluate.tasks``:
 
 - a local suite YAML (the evaluation's suite format): every non-id string field of every line of the data
-  files a task names (:func:`skadapt.evaluate.suite.task_texts`);
+  files a task names (:func:`skadapt.tasks.suite.task_texts`);
 - an mteb benchmark or task name: resolved as the evaluation resolves it
-  (:func:`skadapt.evaluate.selection.mteb_tasks`: a task named on its own keeps only its subsets in the
+  (:func:`skadapt.tasks.selection.mteb_tasks`: a task named on its own keeps only its subsets in the
   recipe's language; ``evaluate.dataset_mirrors`` apply), then :func:`task_test_texts` loads each task's
   data and reads every text of its evaluation splits in the subsets it is scored on: retrieval and
   reranking queries and corpora, pairs, sentences, bitext columns.
@@ -208,8 +208,8 @@ def collect_test_texts(
         ContaminationCheckError: A suite cannot be read, a name resolves to no task, or reading a task's
             data fails for any reason but unreachable data.
     """
-    from skadapt.evaluate.selection import apply_mirror, mteb_tasks
-    from skadapt.evaluate.suite import is_suite_spec, load_suite, task_texts
+    from skadapt.tasks.selection import apply_mirror, mteb_tasks
+    from skadapt.tasks.suite import is_suite_spec, load_suite, task_texts
 
     texts: dict[str, list[str]] = {}
     unreachable: dict[str, str] = {}

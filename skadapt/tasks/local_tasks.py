@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError
 
 from skadapt import artifacts
-from skadapt.evaluate.suite import (
+from skadapt.languages import get_language
+from skadapt.tasks.suite import (
     DATA_FIELDS,
     BitextMiningTask,
     ClassificationTask,
@@ -19,9 +20,8 @@ from skadapt.evaluate.suite import (
     STSTask,
     Suite,
     SuiteError,
+    jsonl_rows,
 )
-from skadapt.languages import get_language
-from skadapt.sources import SourceError, iter_jsonl
 
 if TYPE_CHECKING:
     from mteb.abstasks.abstask import AbsTask
@@ -90,11 +90,7 @@ def read_rows(path: Path, row_model: type[_Row]) -> list[Any]:
         SuiteError: Malformed JSON or a row without the expected fields, naming file and line.
     """
     rows = []
-    try:
-        lines = list(iter_jsonl(path))
-    except SourceError as error:
-        raise SuiteError(str(error)) from None
-    for number, data in lines:
+    for number, data in jsonl_rows(path):
         try:
             rows.append(row_model.model_validate(data))
         except ValidationError as error:

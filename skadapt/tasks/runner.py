@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any, get_args
 
 from skadapt import artifacts
 from skadapt.errors import SkadaptError
-from skadapt.evaluate.embedding_memo import memoize
 from skadapt.prompts import model_prompts, role_prompt
+from skadapt.tasks.embedding_memo import memoize
 
 if TYPE_CHECKING:
     from mteb.abstasks.abstask import AbsTask
@@ -206,6 +206,7 @@ def evaluate_model(
     show_progress: bool = False,
     on_model: Callable[[str, Any], None] | None = None,
     encoder: SentenceTransformerEncoderWrapper | None = None,
+    recompute: bool = False,
 ) -> list[TaskScore]:
     """Evaluate one model on tasks with ``mteb.evaluate``; finished tasks come from the cache.
 
@@ -224,6 +225,7 @@ def evaluate_model(
             embedding memo is alive (the bootstrap reuses the embeddings mteb computed).
         encoder: The model already loaded by :func:`load_encoder` (its embedding memo carries over
             between calls); default: load ``path``.
+        recompute: Ignore cached results: compute every task and refresh the cache.
     """
     import mteb
 
@@ -248,14 +250,14 @@ def evaluate_model(
                         cache=cache,
                         encode_kwargs={"batch_size": batch_size, "show_progress_bar": show_progress},
                         show_progress_bar=show_progress,
-                        overwrite_strategy="only-missing",
+                        overwrite_strategy="always" if recompute else "only-missing",
                         co2_tracker=False,
                     )
                 except (ConnectionError, OSError) as error:  # Hub unreachable, dataset missing, bad mirror
                     raise EvaluationError(
                         f"task {task.metadata.name}: cannot load its data ({type(error).__name__}: {error}); "
                         "check the network/HF_TOKEN, or point the task at a local copy with "
-                        "evaluate.dataset_mirrors / --mirror TASK=DIR"
+                        "evaluate.dataset_mirrors / --dataset-mirrors TASK=DIR"
                     ) from None
                 by_name.update({r.task_name: r for r in result.task_results})
                 bar.advance()

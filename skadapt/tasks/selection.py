@@ -6,13 +6,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from skadapt.errors import SkadaptError
-from skadapt.evaluate.local_tasks import build_task
-from skadapt.evaluate.suite import Suite, is_suite_spec, load_suite, suite_texts
+from skadapt.tasks.local_tasks import build_task
+from skadapt.tasks.suite import Suite, is_suite_spec, load_suite, suite_texts
 
 if TYPE_CHECKING:
     from mteb.abstasks.abstask import AbsTask
-
-    from skadapt.recipe import Recipe
 
 
 class TaskSelectionError(SkadaptError, ValueError):
@@ -141,9 +139,8 @@ def suites_in(specs: list[str]) -> list[Suite]:
     return suites
 
 
-def suite_files(recipe: Recipe) -> list[Path]:
-    """Suite files and their data files of the recipe's evaluation tasks (stage inputs to fingerprint)."""
-    specs = list(recipe.evaluate.tasks) if recipe.evaluate is not None else []
+def suite_files(specs: list[str]) -> list[Path]:
+    """Suite files and their data files among task specs (stage inputs to fingerprint)."""
     return [path for suite in suites_in(specs) for path in [Path(suite.source), *suite.data_files()]]
 
 

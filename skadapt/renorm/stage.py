@@ -27,8 +27,11 @@ from skadapt import artifacts
 from skadapt.errors import SkadaptError
 from skadapt.modeldir import finalize_model_dir
 from skadapt.prompts import role_prompt
-from skadapt.recipe import DevSets, RenormConfig
+from skadapt.renorm.config import RenormConfig
 from skadapt.sources import iter_texts
+from skadapt.stage import RunFacts, Stage, StageContext
+from skadapt.tasks.config import DevSets
+from skadapt.tasks.selection import evaluation_texts, suite_files
 from skadapt.textsample import sample_sentences
 
 log = logging.getLogger("skadapt.renorm")
@@ -161,7 +164,7 @@ def select_on_dev(model: Any, mu: np.ndarray, dev: DevSets, batch_size: int = 32
     The model is left as it was (the appended modules are removed again). Ties (within 1e-9) go to the
     earlier candidate of ``CANDIDATES``: no change before R1 before R2.
     """
-    from skadapt.train.evaluation import build_dev_sets
+    from skadapt.tasks.dev import build_dev_sets
 
     sets = build_dev_sets(dev, batch_size, dict(model.prompts or {}))
     metrics = {dev_set.evaluator.name: dev_set.metric for dev_set in sets}
@@ -281,30 +284,25 @@ def renormalize(
     return result
 
 
-def input_files(recipe: Any) -> list[Path]:
-    """The recipe's evaluation suite files: their texts are kept out of the μ sample."""
-    from skadapt.evaluate.selection import suite_files
-
-    return suite_files(recipe)
+def input_files(config: RenormConfig, run: RunFacts) -> list[Path]:
+    """The run's evaluation suite files: their texts are kept out of the μ sample."""
+    return suite_files(list(run.eval_tasks))
 
 
-def run_stage(ctx: Any) -> dict[str, Any]:
-    """Pipeline entry: renormalize the newest model; evaluation suites of the recipe are kept disjoint."""
-    from skadapt.evaluate.selection import evaluation_texts
-    from skadapt.languages import get_language
-
-    language = get_language(ctx.recipe.language).iso639_1 or "en"
-    evaluate = ctx.recipe.evaluate
-    exclude = evaluation_texts(list(evaluate.tasks), language) if evaluate is not None else set()
-    config: RenormConfig = ctx.config
-    dev = ctx.recipe.renorm_dev() if config.select != "method" else None
+def run_stage(ctx: StageContext[RenormConfig]) -> dict[str, Any]:
+    """Renormalize the newest model; the run's evaluation suites are kept out of the μ sample."""
+    run = ctx.run
+    config = ctx.config
     result = renormalize(
         ctx.input_model,
         ctx.out_dir,
         config,
-        seed=ctx.recipe.seed,
-        language=language,
-        exclude=exclude,
-        dev=dev,
+        seed=run.seed,
+        language=run.text_language,
+        exclude=evaluation_texts(list(run.eval_tasks), run.text_language),
+        dev=run.dev if config.select != "method" else None,
     )
     return asdict(result)
+
+
+STAGE = Stage("renorm", RenormConfig, run_stage, input_files, makes_model=True)

@@ -17,7 +17,6 @@ The suite is validated strictly (unknown fields are errors); problems are report
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -25,8 +24,9 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from skadapt.config import require_unique_names
 from skadapt.errors import SkadaptError
-from skadapt.recipe import require_unique_names
+from skadapt.sources import SourceError, iter_jsonl
 
 TASK_TYPES = (
     "STS",
@@ -258,17 +258,21 @@ def suite_texts(suite: Suite) -> set[str]:
     return {text for texts in task_texts(suite).values() for text in texts}
 
 
+def jsonl_rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` of every non-empty line of a suite data file: the one reader of suite
+    data, so that what evaluation scores and what contamination checks see are the same rows.
+
+    Raises:
+        SuiteError: A malformed line or one that is not an object, naming file and line.
+    """
+    try:
+        return list(iter_jsonl(path))
+    except SourceError as error:
+        raise SuiteError(str(error)) from None
+
+
 def _file_texts(path: Path) -> list[str]:
-    texts: list[str] = []
-    with path.open(encoding="utf-8") as handle:
-        for line in handle:
-            try:
-                row = json.loads(line) if line.strip() else None
-            except json.JSONDecodeError:
-                continue
-            if isinstance(row, dict):
-                texts.extend(_strings(row))
-    return texts
+    return [text for _, row in jsonl_rows(path) for text in _strings(row)]
 
 
 def _strings(value: Any) -> list[str]:

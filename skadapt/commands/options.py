@@ -1,0 +1,375 @@
+"""Command options derived from config models: each option is defined once, as a config field.
+
+A command declares a parameter annotated with a config model (``config: TrimConfig``, ``llm: LLMConfig``);
+:func:`config_command` replaces it with one option per field (``--vocab-size``; ``--llm-model`` for a
+parameter named ``llm``), whose help is the field's description and whose default is the field's default,
+plus ``--config FILE`` (the section as YAML, or a whole recipe holding it) and ``--set KEY=VALUE`` (any
+field, nested ones too, as in ``skadapt train --set``). The command receives the validated model.
+
+The grammar (README "Command line"): lists are repeated options (``--tasks A --tasks B``), maps are
+repeated ``KEY=VALUE`` options (``--prompt-policy STS=query``), fields that are sections or lists of
+sections are set with ``--config``/``--set``. Options given on the command line win over ``--config``;
+``--set`` wins over both.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import sys
+import types
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Literal, get_args, get_origin
+
+import typer
+from pydantic import BaseModel
+from pydantic.fields import FieldInfo
+
+from skadapt.config import RecipeError, section_from_options
+
+SET_HELP = "Set any field, nested ones too: KEY=VALUE with a YAML value (repeatable), e.g. --set {example}."
+CONFIG_HELP = "YAML of the {section} section, or a recipe holding one; command-line options win over it."
+
+
+@dataclass(frozen=True)
+class Options:
+    """How a config parameter becomes options (put it in ``Annotated[Config, Options(...)]``).
+
+    Attributes:
+        section: The recipe section's name (``--config`` takes it from a recipe; ``--set`` keys may start
+            with it).
+        exclude: Fields the command takes otherwise (e.g. positional models); not options.
+        renamed: Old option -> field, accepted one release with a deprecation message.
+        comma_lists: List fields whose old comma-separated spelling (``--seeds 1,2``) is still split, with a
+            deprecation message (their values reach the section as text; it converts them).
+        file: Whether the command takes ``--config FILE`` and ``--set`` for this section.
+        short: Field -> a short flag it also answers to (``{"tasks": "-t"}``).
+        config_aliases: Old spellings of ``--config`` (e.g. ``--recipe``), kept one release.
+    """
+
+    section: str
+    exclude: frozenset[str] = frozenset()
+    renamed: dict[str, str] = field(default_factory=dict)
+    comma_lists: frozenset[str] = frozenset()
+    file: bool = True
+    short: dict[str, str] = field(default_factory=dict)
+    config_aliases: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class _Field:
+    name: str  # config field
+    param: str  # Python parameter name
+    flag: str  # --option
+    kind: str  # "scalar" | "list" | "map" | "one_or_many"
+
+
+def _strip_optional(annotation: Any) -> tuple[Any, bool]:
+    args = get_args(annotation)
+    if get_origin(annotation) in (typing.Union, types.UnionType) and type(None) in args:
+        rest = [a for a in args if a is not type(None)]
+        return (rest[0] if len(rest) == 1 else typing.Union[tuple(rest)]), True  # noqa: UP007
+    return annotation, False
+
+
+def _scalar(annotation: Any) -> bool:
+    if get_origin(annotation) is Annotated:
+        return _scalar(get_args(annotation)[0])
+    return annotation in (int, float, str, bool, Path) or get_origin(annotation) is Literal
+
+
+def _plain(annotation: Any) -> Any:
+    """``Annotated[int, Field(gt=0)]`` -> ``int`` (pydantic checks the constraint)."""
+    return get_args(annotation)[0] if get_origin(annotation) is Annotated else annotation
+
+
+def option_kind(info: FieldInfo) -> tuple[str, Any] | None:
+    """How a field is spelled on the command line: its kind and the option's type, or None (a section,
+    a list of sections, a tuple: set through ``--config``/``--set``)."""
+    annotation, _ = _strip_optional(info.annotation)
+    origin, args = get_origin(annotation), get_args(annotation)
+    if _scalar(annotation):
+        return "scalar", _plain(annotation)
+    if origin is list and args and _scalar(args[0]):
+        return "list", list[_plain(args[0])]  # type: ignore[misc]
+    if origin is dict and len(args) == 2 and _scalar(args[1]):
+        return "map", list[str]
+    if origin in (typing.Union, types.UnionType):  # str | list[str]: one value or several
+        scalars = [a for a in args if _scalar(a)]
+        lists = [a for a in args if get_origin(a) is list]
+        if len(scalars) == 1 and len(lists) == 1 and get_args(lists[0]) == (scalars[0],):
+            return "one_or_many", list[_plain(scalars[0])]  # type: ignore[misc]
+    return None
+
+
+def _default_text(info: FieldInfo) -> str:
+    if info.is_required():
+        return "required"
+    default = info.get_default(call_default_factory=True)
+    if default is None or default == [] or default == {}:
+        return ""
+    if isinstance(default, list):
+        return "default: " + " ".join(map(str, default))
+    if isinstance(default, dict):
+        return "default: " + " ".join(f"{k}={v}" for k, v in default.items())
+    if isinstance(default, bool):
+        return f"default: {'on' if default else 'off'}"
+    return f"default: {default}"
+
+
+def _help(info: FieldInfo, kind: str, section: str, name: str) -> str:
+    text = (info.description or f"{section}.{name}").rstrip(".")
+    extra = {"list": "repeatable", "map": "KEY=VALUE, repeatable", "one_or_many": "repeatable"}.get(kind)
+    notes = ", ".join(n for n in (extra, _default_text(info)) if n)
+    return f"{text} ({notes})." if notes else f"{text}."
+
+
+def _fields(model: type[BaseModel], prefix: str, options: Options) -> list[tuple[_Field, inspect.Parameter]]:
+    found = []
+    for name, info in model.model_fields.items():
+        if name in options.exclude:
+            continue
+        spelled = option_kind(info)
+        if spelled is None:
+            continue
+        kind, option_type = spelled
+        if name in options.comma_lists:  # "1,2" must reach the splitting, not typer's int conversion
+            option_type = list[str]
+        flag = f"--{prefix}{name}".replace("_", "-")
+        param = f"{prefix}{name}".replace("-", "_")
+        help_text = _help(info, kind, options.section, name)
+        shorts = [options.short[name]] if name in options.short else []
+        if option_type is bool:
+            decl = typer.Option(f"{flag}/--no-{prefix}{name}".replace("_", "-"), *shorts, help=help_text)
+        else:
+            decl = typer.Option(flag, *shorts, help=help_text)
+        annotation = Annotated[option_type | None, decl]  # type: ignore[valid-type]
+        found.append(
+            (
+                _Field(name, param, flag, kind),
+                inspect.Parameter(param, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation),
+            )
+        )
+    return found
+
+
+def parse_key_values(values: list[str] | None, option: str) -> dict[str, str]:
+    """``["A=1", "B=x"]`` -> ``{"A": "1", "B": "x"}``: the one parser of ``KEY=VALUE`` options.
+
+    Raises:
+        RecipeError: A value without ``=`` or with an empty key, naming the option.
+    """
+    pairs: dict[str, str] = {}
+    for value in values or []:
+        key, sep, rest = value.partition("=")
+        if not sep or not key.strip():
+            raise RecipeError(f"{option} {value!r}: expected KEY=VALUE")
+        pairs[key.strip()] = rest
+    return pairs
+
+
+def deprecated(old: str, new: str) -> None:
+    """Tell the user (stderr) that ``old`` still works this release but will go."""
+    print(f"warning: {old} is deprecated and will be removed in the next release; use {new}", file=sys.stderr)
+
+
+def _section_data(path: Path, section: str) -> dict[str, Any]:
+    from skadapt.recipe import load_recipe_data
+
+    data = load_recipe_data(path)
+    if section in data and ("name" in data or "base_model" in data):  # a whole recipe
+        data = data[section]
+    if not isinstance(data, dict):
+        raise RecipeError(f"{path}: the {section} section must be a mapping of fields")
+    return dict(data)
+
+
+def _apply_sets(data: dict[str, Any], sets: list[str], section: str) -> dict[str, Any]:
+    from skadapt.recipe import apply_override, parse_override
+
+    for text in sets:
+        path, value = parse_override(text)
+        if path[0] == section and len(path) > 1:
+            path = path[1:]
+        apply_override(data, path, value)
+    return data
+
+
+def build_section(
+    model: type[BaseModel],
+    fields: list[_Field],
+    given: dict[str, Any],
+    options: Options,
+    prefix: str,
+    *,
+    config_file: Path | None = None,
+    sets: list[str] | None = None,
+) -> BaseModel:
+    """The section from ``--config``, then the options given, then ``--set``; errors name the option.
+
+    Raises:
+        RecipeError: A value the section rejects, a malformed ``KEY=VALUE``, an unreadable file.
+    """
+    data = _section_data(config_file, options.section) if config_file is not None else {}
+    for spec in fields:
+        value = given.get(spec.param)
+        if value is None or value == []:
+            continue
+        if spec.kind == "map":
+            value = parse_key_values(value, spec.flag)
+        elif spec.kind == "one_or_many" and len(value) == 1:
+            value = value[0]
+        elif spec.kind == "list" and spec.name in options.comma_lists and any("," in str(v) for v in value):
+            deprecated(f"{spec.flag} A,B", f"{spec.flag} A {spec.flag} B")
+            value = [part.strip() for v in value for part in str(v).split(",") if part.strip()]
+        data[spec.name] = value
+    _apply_sets(data, sets or [], options.section)
+    return section_from_options(model, prefix, **data)
+
+
+def _options_of(annotation: Any) -> tuple[type[BaseModel], Options] | None:
+    if get_origin(annotation) is Annotated:
+        base, *extras = get_args(annotation)
+        found = [e for e in extras if isinstance(e, Options)]
+        if found and isinstance(base, type) and issubclass(base, BaseModel):
+            return base, found[0]
+    return None
+
+
+def config_command(function: Callable[..., Any]) -> Callable[..., Any]:
+    """Expand the function's config parameters (``Annotated[Model, Options(...)]``) into options."""
+    hints = typing.get_type_hints(function, include_extras=True)
+    signature = inspect.signature(function)
+    positional: list[inspect.Parameter] = []
+    keyword: list[inspect.Parameter] = []
+    sections: dict[str, tuple[type[BaseModel], Options, str, list[_Field]]] = {}
+    renamed: dict[str, tuple[str, str, str]] = {}  # hidden param -> (section param, field param, old flag)
+    config_aliases: dict[str, str] = {}  # hidden param -> old spelling of --config
+    for parameter in signature.parameters.values():
+        annotation = hints.get(parameter.name, parameter.annotation)
+        found = _options_of(annotation)
+        if found is None:
+            target = positional if parameter.default is inspect.Parameter.empty else keyword
+            target.append(parameter.replace(annotation=annotation, kind=inspect.Parameter.KEYWORD_ONLY))
+            continue
+        model, options = found
+        prefix = "" if parameter.name == "config" else f"{parameter.name}-"
+        derived = _fields(model, prefix, options)
+        sections[parameter.name] = (model, options, prefix, [spec for spec, _ in derived])
+        keyword.extend(p for _, p in derived)
+        for old, field_name in options.renamed.items():
+            hidden = f"_old_{parameter.name}_{old.strip('-').replace('-', '_')}"
+            spec = next(s for s, _ in derived if s.name == field_name)
+            option_type = next(p for s, p in derived if s.name == field_name).annotation
+            base_type = get_args(option_type)[0]
+            keyword.append(
+                inspect.Parameter(
+                    hidden,
+                    inspect.Parameter.KEYWORD_ONLY,
+                    default=None,
+                    annotation=Annotated[base_type, typer.Option(old, hidden=True)],
+                )
+            )
+            renamed[hidden] = (parameter.name, spec.param, old)
+        if options.file:
+            example = "llm.max_tokens=1024" if parameter.name == "llm" else f"{options.section}.<field>=VALUE"
+            if parameter.name == "config" and "config_file" not in signature.parameters:
+                keyword.append(
+                    inspect.Parameter(
+                        "config_file",
+                        inspect.Parameter.KEYWORD_ONLY,
+                        default=None,
+                        annotation=Annotated[
+                            Path | None,
+                            typer.Option("--config", help=CONFIG_HELP.format(section=options.section)),
+                        ],
+                    )
+                )
+            for number, alias in enumerate(options.config_aliases if parameter.name == "config" else ()):
+                keyword.append(
+                    inspect.Parameter(
+                        f"_old_config_{number}",
+                        inspect.Parameter.KEYWORD_ONLY,
+                        default=None,
+                        annotation=Annotated[Path | None, typer.Option(alias, hidden=True)],
+                    )
+                )
+                config_aliases[f"_old_config_{number}"] = alias
+            if parameter.name == "config" and "set_" not in signature.parameters:
+                keyword.append(
+                    inspect.Parameter(
+                        "set_",
+                        inspect.Parameter.KEYWORD_ONLY,
+                        default=None,
+                        annotation=Annotated[
+                            list[str] | None, typer.Option("--set", help=SET_HELP.format(example=example))
+                        ],
+                    )
+                )
+
+    @functools.wraps(function)
+    def wrapper(**kwargs: Any) -> Any:
+        # A command that declares config_file/set_ itself (e.g. to read a whole recipe) still gets them.
+        config_file = (kwargs.get if "config_file" in signature.parameters else kwargs.pop)(
+            "config_file", None
+        )
+        sets = (kwargs.get if "set_" in signature.parameters else kwargs.pop)("set_", None) or []
+        for hidden, alias in config_aliases.items():
+            value = kwargs.pop(hidden, None)
+            if value is not None:
+                deprecated(f"{alias} FILE", "--config FILE")
+                config_file = config_file or value
+                if "config_file" in signature.parameters:
+                    kwargs["config_file"] = config_file
+        for hidden, (_section, param, old) in renamed.items():
+            value = kwargs.pop(hidden, None)
+            if value is not None:
+                deprecated(old, next(s.flag for s in sections[_section][3] if s.param == param))
+                if kwargs.get(param) in (None, []):
+                    kwargs[param] = value
+        built: dict[str, Any] = {}
+        llm_sets = [s for s in sets if s.startswith("llm.")]
+        own_sets = [s for s in sets if not s.startswith("llm.")]
+        for name, (model, options, prefix, fields) in sections.items():
+            given = {spec.param: kwargs.pop(spec.param, None) for spec in fields}
+            own = name == "config"
+            file = config_file if (own or name == "llm") and options.file else None
+            if name == "llm" and file is not None and "llm" not in _recipe_sections(file):
+                file = None
+            built[name] = build_section(
+                model,
+                fields,
+                given,
+                options,
+                prefix,
+                config_file=file,
+                sets=own_sets if own else llm_sets if name == "llm" else [],
+            )
+        return function(**kwargs, **built)
+
+    wrapper.__signature__ = signature.replace(parameters=[*positional, *keyword])  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {p.name: p.annotation for p in [*positional, *keyword]}
+    return wrapper
+
+
+def _recipe_sections(path: Path) -> set[str]:
+    from skadapt.recipe import load_recipe_data
+
+    data = load_recipe_data(path)
+    return set(data) if "name" in data or "base_model" in data else set()
+
+
+def option_flags(command: Callable[..., Any]) -> set[str]:
+    """Every ``--flag`` a command (its typer signature) accepts, hidden ones included."""
+    flags: set[str] = set()
+    for parameter in inspect.signature(command).parameters.values():
+        for extra in get_args(parameter.annotation)[1:]:
+            for decl in getattr(extra, "param_decls", None) or ():
+                flags.update(part for part in str(decl).split("/") if part.startswith("--"))
+            default = getattr(extra, "default", None)
+            if isinstance(default, str) and default.startswith("--"):
+                flags.update(part for part in default.split("/") if part.startswith("--"))
+    return flags

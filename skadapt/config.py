@@ -1,0 +1,59 @@
+"""Base of every config section (recipe sections, stage options) and the field types they share."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from skadapt.errors import SkadaptError
+
+PositiveInt = Annotated[int, Field(gt=0)]
+PositiveFloat = Annotated[float, Field(gt=0)]
+Fraction = Annotated[float, Field(ge=0, le=1)]
+
+
+def require_unique_names(items: list[Any], what: str) -> list[Any]:
+    """``items`` (objects with a ``name``) unchanged, or a ValueError listing the repeated names."""
+    names = [item.name for item in items]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise ValueError(f"{what} names must be unique, repeated: {', '.join(repeated)}")
+    return items
+
+
+class Section(BaseModel):
+    """Base of every recipe model: unknown fields are errors, assignments are validated."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+ModelRef = Literal["base", "trim", "finetune", "renorm", "final"]
+"""A model of the run: the base model, a model stage's output, or the last model kept."""
+
+
+class RecipeError(SkadaptError, ValueError):
+    """A recipe that cannot be loaded; ``str()`` is the complete user-facing message."""
+
+
+S = TypeVar("S", bound=BaseModel)
+
+
+def section_from_options(section: type[S], prefix: str = "", /, **options: Any) -> S:
+    """Build a recipe section from command-line options; errors name the option (``--vocab-size``, with
+    ``prefix`` ``"llm-"``: ``--llm-model``).
+
+    Raises:
+        RecipeError: An option value the section rejects.
+    """
+    try:
+        return section(**options)
+    except ValidationError as error:
+        problems = []
+        for item in error.errors():
+            name = ".".join(map(str, item["loc"])).replace("_", "-")
+            name = f"{prefix}{name}" if name else name
+            message = re.sub(r"^Value error, ", "", item["msg"])
+            problems.append(f"--{name}: {message} (got {item.get('input')!r})" if name else message)
+        raise RecipeError("invalid option: " + "; ".join(problems)) from None

@@ -1,0 +1,29 @@
+"""The stage runner: one run directory per recipe, a manifest per stage, skip/resume, atomic stage outputs.
+
+Layout of a run directory::
+
+    <output_dir>/
+      run.log
+      trim/          sentence-transformers model + trim_report.json + manifest.json
+      finetune/      sentence-transformers model + training_report.json + manifest.json
+      renorm/        ...
+      evaluate/      results + report + manifest.json
+      .work/<stage>-<key>/   resumable scratch (training checkpoints), removed when the stage completes
+
+A stage is finished when ``<stage>/manifest.json`` exists with ``status: complete`` and the key of the
+current stage config + inputs. Stages write into a hidden temporary directory that is renamed into place
+only after success, so an interrupted stage never looks finished.
+
+Modules:
+    run: ``run_recipe`` (the order, skip/resume, atomic stage directories, manifests).
+    keys: the key of a stage (config, seed, language, base model, upstream keys, input files).
+    launch: distributed launches (rank 0 writes; other ranks join distributed stages and follow).
+    failures: one message for a failed stage, naming its inputs and what to do.
+    runlog: ``run.log``.
+"""
+
+from skadapt.pipeline.keys import stage_key
+from skadapt.pipeline.launch import Launch, PipelineError
+from skadapt.pipeline.run import StageOutcome, run_recipe
+
+__all__ = ["Launch", "PipelineError", "StageOutcome", "run_recipe", "stage_key"]

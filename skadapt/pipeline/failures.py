@@ -1,0 +1,82 @@
+"""What a failed stage reports: one message naming the stage, its inputs and what to do."""
+
+from __future__ import annotations
+
+import functools
+import logging
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from skadapt.errors import LOG_ONLY, SkadaptError, StageFailedError, describe_error, original_error
+
+log = logging.getLogger("skadapt")
+
+
+SOURCE_FIELDS = frozenset({"corpus", "extra_corpus", "source", "tasks"})
+"""Config fields naming what a stage reads; a stage failure names them."""
+
+
+def stage_sources(config: BaseModel | None) -> list[str]:
+    """``field: value`` for every source a stage config names (``corpus``, ``datasets[0].source``, ...)."""
+    found: list[str] = []
+
+    def walk(data: Any, path: str) -> None:
+        if isinstance(data, dict):
+            for name, value in data.items():
+                where = f"{path}.{name}" if path else name
+                if name in SOURCE_FIELDS and value:
+                    shown = ", ".join(map(str, value)) if isinstance(value, list) else str(value)
+                    found.append(f"{where}: {shown}")
+                else:
+                    walk(value, where)
+        elif isinstance(data, list):
+            for index, value in enumerate(data):
+                walk(value, f"{path}[{index}]")
+
+    if config is not None:
+        walk(config.model_dump(mode="json"), "")
+    return found
+
+
+@functools.cache
+def _failure_type(original: type[BaseException]) -> type[StageFailedError]:
+    """A ``StageFailedError`` that is also an ``original`` (so ``except original`` still catches it)."""
+    try:
+        return type(f"StageFailed{original.__name__}", (StageFailedError, original), {"__module__": __name__})
+    except TypeError:  # a final type or an incompatible layout
+        return StageFailedError
+
+
+def stage_failure(
+    stage: str, config: BaseModel | None, run_dir: Path, input_model: str, error: BaseException
+) -> StageFailedError | None:
+    """The error to raise for a stage that failed with ``error``, after logging it (traceback) to run.log.
+
+    skadapt's own errors (their message already says what to do), ``KeyboardInterrupt`` and other
+    non-``Exception`` exits pass through unchanged (None). Any other error becomes one
+    :class:`StageFailedError` naming the stage, its input model, the sources its config reads and the
+    original error's type and message, with what to do for a full disk, a missing permission or an
+    unreachable network.
+    """
+    if not isinstance(error, Exception):
+        log.error("stage %s: stopped (%s)", stage, type(error).__name__, extra=LOG_ONLY)
+        return None
+    log.error("stage %s failed: %s", stage, original_error(error), exc_info=error, extra=LOG_ONLY)
+    if isinstance(error, SkadaptError):
+        if not isinstance(error, StageFailedError):
+            error.stage = stage  # type: ignore[attr-defined]  # the CLI names it beside the message
+        return None
+    inputs = [f"input model {input_model}", *stage_sources(config)]
+    explained = describe_error(error, output=run_dir / stage, output_option="output_dir")
+    message = (
+        f"stage {stage} failed ({'; '.join(inputs)}): {explained}; the traceback is in {run_dir / 'run.log'}"
+    )
+    try:
+        failure = _failure_type(type(error))(message, stage=stage, cause=error)
+    except Exception:  # the original type's constructor wants other arguments
+        failure = StageFailedError(message, stage=stage, cause=error)
+    if isinstance(error, OSError) and isinstance(failure, OSError):
+        failure.errno, failure.strerror, failure.filename = error.errno, error.strerror, error.filename
+    return failure

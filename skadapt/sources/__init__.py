@@ -1,0 +1,65 @@
+"""Sources of texts and rows, shared by trimming, renormalization, training and dev data.
+
+A source spec is one string:
+
+- ``hub:DATASET[:CONFIG[:SPLIT]][@REVISION]`` - a Hugging Face dataset, streamed with ``datasets`` (default
+  split ``train``; ``REVISION`` a branch, tag or commit, default the main branch), e.g.
+  ``hub:HuggingFaceFW/fineweb-2:slk_Latn:train@v2.0.0``;
+- ``wordfreq:LANG`` - a wordfreq frequency list (offline), as ``(word, count)`` pairs;
+- anything else - a local file or glob: ``.txt`` (one text per line), ``.jsonl``, ``.json``, ``.csv``,
+  ``.parquet``; or a directory: a dataset written by ``datasets``' ``save_to_disk`` (a ``DatasetDict``'s
+  ``train`` split, or name the split's directory), else every such file under it.
+
+One reader serves every caller: :func:`read_rows` gives ``(position, row)`` pairs plus the ``ClassLabel``
+names a source declares (Hub datasets, saved datasets, Parquet files written by ``datasets``);
+:func:`iter_texts` gives one column's texts. Missing columns are reported by one helper,
+:func:`column_value`.
+
+Reading a Hub dataset can stop half-way when the connection drops: that is one :class:`SourceInterrupted`
+naming the source and how far it got, whose ``resume_state`` (``datasets``' own resumable-streaming
+state, JSON-serializable) continues the read where it stopped: ``iter_texts(spec, resume_state=...)`` /
+``read_rows(spec, resume_state=...)``. :meth:`TextStream.state` gives the same state at any point.
+
+Modules (each single-purpose, ``datasets`` and ``wordfreq`` imported inside functions):
+
+- ``spec`` - :class:`SourceSpec` and :func:`parse_source` (parsed once per string), the source errors;
+- ``files`` - the local files a path/glob names, saved-dataset directories, the supported suffixes;
+- ``columns`` - :func:`column_value`, :func:`column_text`, :func:`is_blank`;
+- ``rowsource`` - :class:`RowSource` (rows plus what is known of their columns), resume-state checks;
+- ``local`` - rows of local files: JSONL, ``.json``/``.csv``/``.parquet`` tables, saved datasets;
+- ``hub`` - Hub datasets streamed and resumable, :func:`is_network_error`;
+- ``rows`` - :func:`read_rows`, the one row reader;
+- ``wordfreq`` - :func:`iter_wordfreq`;
+- ``texts`` - :func:`iter_texts` and its :class:`TextStream`.
+"""
+
+from __future__ import annotations
+
+from skadapt.sources.columns import column_text, column_value, is_blank
+from skadapt.sources.files import ROW_SUFFIXES, resolve_files
+from skadapt.sources.hub import is_network_error
+from skadapt.sources.local import iter_jsonl
+from skadapt.sources.rows import read_rows
+from skadapt.sources.rowsource import Rows, RowSource
+from skadapt.sources.spec import SourceError, SourceInterrupted, SourceSpec, parse_source
+from skadapt.sources.texts import iter_texts
+from skadapt.sources.wordfreq import iter_wordfreq
+
+__all__ = [
+    "ROW_SUFFIXES",
+    "RowSource",
+    "Rows",
+    "SourceError",
+    "SourceInterrupted",
+    "SourceSpec",
+    "column_text",
+    "column_value",
+    "is_blank",
+    "is_network_error",
+    "iter_jsonl",
+    "iter_texts",
+    "iter_wordfreq",
+    "parse_source",
+    "read_rows",
+    "resolve_files",
+]

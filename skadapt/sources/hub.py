@@ -1,0 +1,71 @@
+"""Hub datasets streamed with ``datasets``, resumable; which errors mean the connection failed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from skadapt.sources.rowsource import Rows, RowSource, label_names
+from skadapt.sources.spec import SourceError, SourceInterrupted, SourceSpec
+
+NETWORK_ERRORS = {("httpx", "HTTPError"), ("httpx2", "HTTPError"), ("aiohttp", "ClientError")}
+"""(top-level package, class) of the network errors that are not ``OSError`` (requests' errors are)."""
+
+
+def hub_source(spec: str, parsed: SourceSpec, resume_state: dict[str, Any] | None) -> RowSource:
+    """Open a Hub dataset as a stream of rows, continuing after ``resume_state`` when given.
+
+    Raises:
+        SourceError: The dataset cannot be opened, or the resume state holds no stream state; while
+            reading, :class:`SourceInterrupted` when the connection drops.
+    """
+    import datasets
+
+    try:
+        stream = datasets.load_dataset(
+            parsed.name, parsed.config, split=parsed.split, streaming=True, revision=parsed.revision
+        )
+    except Exception as error:  # connection, auth, unknown config/split/revision: all end here
+        raise SourceError(
+            f"cannot open {spec} ({type(error).__name__}: {error}); check the dataset id, config, split "
+            "and revision, your network/HF_TOKEN, or use a local file"
+        ) from None
+    if resume_state and resume_state.get("rows"):
+        if not isinstance(resume_state.get("datasets"), dict):
+            raise SourceError(f"{spec}: resume_state holds no stream state (it is not from a Hub read)")
+        stream.load_state_dict(resume_state["datasets"])
+    features = getattr(stream, "features", None)
+    source = RowSource(spec, iter(()), label_names(features), list(features) if features else None)
+    source.stream = stream
+    source.read = resume_state["rows"] if resume_state else 0
+    source.rows = _stream_rows(source)
+    return source
+
+
+def is_network_error(error: BaseException) -> bool:
+    """Whether an error raised while streaming means the connection failed (worth resuming)."""
+    if isinstance(error, OSError):  # ConnectionError, TimeoutError, requests/fsspec/hub errors
+        return True
+    return any((cls.__module__.split(".")[0], cls.__name__) in NETWORK_ERRORS for cls in type(error).__mro__)
+
+
+def _stream_rows(source: RowSource) -> Rows:
+    """Rows of a Hub stream; a dropped connection ends them with one :class:`SourceInterrupted`."""
+    iterator = iter(source.stream)
+    while True:
+        try:
+            row = next(iterator)
+        except StopIteration:
+            return
+        except Exception as error:
+            if not is_network_error(error):
+                raise
+            raise SourceInterrupted(
+                f"{source.spec}: the stream broke off after {source.read:,} rows "
+                f"({type(error).__name__}: {error}); check your network and run again "
+                f"(the read can resume at row {source.read + 1:,})",
+                source=source.spec,
+                rows=source.read,
+                resume_state=source.state(),
+            ) from error
+        source.read += 1
+        yield f"{source.spec} row {source.read}", dict(row)

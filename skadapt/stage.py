@@ -1,0 +1,111 @@
+"""The stage contract: what a stage is (:class:`Stage`) and what it gets (:class:`StageContext`).
+
+A stage is data: its name, its config model, its ``run`` function, the local files it reads besides those
+its config names, and what kind of stage it is. The explicit list of stages, in run order, is
+:data:`skadapt.stages.STAGES`; the pipeline runs them. Stages never import each other: they meet at artifact
+directories (``ctx.models``) and at the run-wide facts of :class:`RunFacts`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel
+
+from skadapt.languages import Language
+from skadapt.llm.config import LLMConfig
+from skadapt.tasks.config import DevSets
+
+C = TypeVar("C", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    """What every stage may know about the run besides its own config, derived once from the recipe.
+
+    Attributes:
+        run_dir: The run directory.
+        language: The recipe language's registry entry.
+        seed: The recipe seed.
+        eval_tasks: The recipe's evaluation task specs (``evaluate.tasks``; empty without an evaluate
+            section): what evaluation scores, so what training, renormalization and trimming keep apart.
+        dataset_mirrors: mteb task -> local dataset directory (``evaluate.dataset_mirrors``).
+        prompt_policy: Task type -> prompt (``evaluate.prompt_policy``).
+        llm: The recipe's LLM, for stages that generate text.
+        dev: The dev sets choices are made on (``renorm.dev``, else ``finetune.dev``).
+        human_dir: The human baseline directory (``human.dir``), if the recipe has one.
+    """
+
+    run_dir: Path
+    language: Language
+    seed: int = 42
+    eval_tasks: tuple[str, ...] = ()
+    dataset_mirrors: dict[str, str] = field(default_factory=dict)
+    prompt_policy: dict[str, str] = field(default_factory=dict)
+    llm: LLMConfig | None = None
+    dev: DevSets | None = None
+    human_dir: Path | None = None
+
+    @property
+    def text_language(self) -> str:
+        """ISO 639-1 code for sentence splitting and text checks (``en`` where the language has none)."""
+        return self.language.iso639_1 or "en"
+
+
+@dataclass
+class StageContext(Generic[C]):
+    """What a stage's ``run`` gets.
+
+    Attributes:
+        stage: The stage name.
+        config: The stage's config section.
+        run: The run-wide facts.
+        models: Model references made so far: ``base`` (the base model), one entry per finished model stage
+            (its directory, or its input model when it kept none) and ``final`` (the newest model kept).
+        out_dir: Temporary directory to write the stage's artifact into; it becomes ``<run_dir>/<stage>``.
+        work_dir: Persistent scratch directory that survives an interrupted attempt (e.g. checkpoints).
+    """
+
+    stage: str
+    config: C
+    run: RunFacts
+    models: dict[str, str]
+    out_dir: Path
+    work_dir: Path
+
+    @property
+    def input_model(self) -> str:
+        """The model this stage starts from: the newest model made before it, or the base model."""
+        return self.models["final"]
+
+
+def _no_files(config: Any, run: RunFacts) -> list[Path]:
+    return []
+
+
+@dataclass(frozen=True)
+class Stage(Generic[C]):
+    """One pipeline stage.
+
+    Attributes:
+        name: The stage name, also its recipe section and its directory in the run.
+        config: The config model of its recipe section.
+        run: Does the work: writes into ``ctx.out_dir``, returns a JSON-able summary for the manifest.
+        input_files: Local files the stage reads besides those its config names (e.g. the data files of the
+            evaluation suites): the pipeline fingerprints them, so editing one re-runs the stage.
+        makes_model: Its output directory is a model that becomes the run's ``final`` (unless its result
+            says ``kept: false``).
+        uses_llm: It generates text with the recipe's ``llm`` (whose non-transport fields join its key).
+        distributed: Every rank of a torchrun/accelerate launch takes part (others run on rank 0 only).
+    """
+
+    name: str
+    config: type[C]
+    run: Callable[[StageContext[C]], dict[str, Any]]
+    input_files: Callable[[C, RunFacts], list[Path]] = _no_files
+    makes_model: bool = False
+    uses_llm: bool = False
+    distributed: bool = False

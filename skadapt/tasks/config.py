@@ -1,0 +1,49 @@
+"""Options of the task layer that several stages share: dev sets and the contamination check."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+
+from skadapt.config import Fraction, Section
+
+
+class DevSetConfig(Section):
+    """One dev set: ``sts`` (sentence1, sentence2, score), ``retrieval`` (query, positive) or
+    ``triplets`` (anchor, positive, negative)."""
+
+    kind: Literal["sts", "retrieval", "triplets"]
+    source: str
+    columns: dict[str, str] = Field(default_factory=dict)
+    score_range: tuple[float, float] = (0.0, 5.0)
+
+
+DEV_SET_FIELDS = tuple(DevSetConfig.model_fields)
+
+
+class DevSets(Section):
+    """Dev sets: either one set written inline (``{kind, source, ...}``) or several under ``sets``; with
+    several, the dev score is the mean of their main scores."""
+
+    sets: list[DevSetConfig] = Field(min_length=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _inline_set(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "sets" not in data and any(k in data for k in DEV_SET_FIELDS):
+            inline = {k: v for k, v in data.items() if k in DEV_SET_FIELDS}
+            return {**{k: v for k, v in data.items() if k not in DEV_SET_FIELDS}, "sets": [inline]}
+        return data
+
+
+class ContaminationConfig(Section):
+    """Overlap check between training texts and evaluation test texts."""
+
+    threshold: Fraction = 0.01
+    allow: bool = False
+    action: Literal["stop", "drop"] = Field(
+        "stop",
+        description="stop: over the threshold the stage stops; drop: every training row any of whose "
+        "texts is an evaluation test text is removed first (counted per dataset and task)",
+    )

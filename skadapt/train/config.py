@@ -1,0 +1,123 @@
+"""The finetune stage's options (recipe section ``finetune``)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from skadapt.config import Fraction, PositiveFloat, PositiveInt, Section, require_unique_names
+from skadapt.tasks.config import ContaminationConfig, DevSets
+
+DatasetKind = Literal["pairs", "triplets", "nli", "sts", "rte"]
+LossName = Literal["mnrl", "cached_mnrl", "cosine", "cosent"]
+DEFAULT_LOSS: dict[str, str] = {
+    "pairs": "mnrl",
+    "triplets": "mnrl",
+    "nli": "mnrl",
+    "rte": "mnrl",
+    "sts": "cosine",
+}
+ANCHOR_DATASET = "anchor"
+"""Name of the distillation dataset that ``finetune.anchor`` adds to the multi-task round."""
+
+
+class FinetuneDataset(Section):
+    """One training dataset; its kind fixes the columns it needs and the default loss."""
+
+    name: str
+    kind: DatasetKind
+    source: str = Field(description="hub:DATASET[:CONFIG[:SPLIT]] or a local .jsonl/.csv/.parquet file")
+    columns: dict[str, str] = Field(default_factory=dict, description="role -> column name in the source")
+    loss: LossName | None = None
+    label_map: dict[str, str] = Field(
+        default_factory=dict, description="source label -> entailment/neutral/..."
+    )
+    score_range: tuple[float, float] = (0.0, 5.0)
+    prompts: dict[str, str] | None = Field(None, description="role -> prompt; default query:/passage:")
+    max_samples: PositiveInt | None = None
+
+    @model_validator(mode="after")
+    def _default_loss(self) -> FinetuneDataset:
+        if self.loss is None:
+            self.loss = DEFAULT_LOSS[self.kind]  # type: ignore[assignment]
+        if self.score_range[0] >= self.score_range[1]:
+            raise ValueError(f"score_range must be [low, high] with low < high, got {list(self.score_range)}")
+        return self
+
+
+class DevEvaluation(DevSets):
+    """Dev evaluation during training, used for best-checkpoint selection and interpolation."""
+
+    steps: PositiveInt = 500
+    select_best: bool = Field(True, description="Keep the checkpoint with the best dev score")
+
+
+class AnchorConfig(Section):
+    """Distillation towards the frozen starting model's embeddings on corpus text (MSELoss).
+
+    Mixed into the multi-task round as one more dataset; its loss is ``weight`` x the mean squared
+    Euclidean distance between the trained and the starting model's embeddings (2(1 - cos) for
+    normalized embeddings).
+    """
+
+    corpus: str = Field(description="Source spec of the anchor texts (file/glob or hub:...)")
+    text_column: str = "text"
+    samples: PositiveInt = 2000
+    weight: PositiveFloat = 1.0
+    prompt: str | None = Field(
+        None, description="Model prompt name the texts are encoded with; default: document/passage"
+    )
+    min_chars: PositiveInt = 32
+    max_chars: PositiveInt = 512
+
+
+def _default_grid() -> list[float]:
+    return [round(i / 10, 1) for i in range(11)]
+
+
+class InterpolationConfig(Section):
+    """WiSE-FT: weights (1 - a) * start + a * fine-tuned, with ``a`` chosen on the dev set from ``grid``."""
+
+    grid: list[Fraction] = Field(default_factory=_default_grid, min_length=1)
+
+
+class FinetuneConfig(Section):
+    """Multi-task contrastive fine-tuning (SkMTEB defaults)."""
+
+    datasets: list[FinetuneDataset] = Field(min_length=1)
+    batch_size: PositiveInt = Field(32, description="Examples per batch and device (SkMTEB: 32)")
+    learning_rate: PositiveFloat = Field(2e-5, description="Peak learning rate (SkMTEB: 2e-5)")
+    warmup_ratio: Fraction = Field(0.1, description="Share of the steps with linear warmup (SkMTEB: 0.1)")
+    epochs: PositiveFloat = Field(3, description="Passes over the data (SkMTEB: 3)")
+    max_steps: PositiveInt | None = Field(None, description="Stop after this many steps (overrides epochs)")
+    weight_decay: Annotated[float, Field(ge=0)] = Field(0.01, description="AdamW weight decay")
+    max_seq_length: PositiveInt = Field(256, description="Training length in tokens (SkMTEB: 256)")
+    sampling: Literal["proportional", "round_robin"] = Field(
+        "proportional", description="How batches are drawn from the datasets (each batch from one dataset)"
+    )
+    mini_batch_size: PositiveInt = Field(32, description="cached_mnrl: examples per forward pass")
+    gradient_accumulation_steps: PositiveInt = Field(1, description="Batches per optimizer step")
+    bf16: bool = Field(False, description="Train in bfloat16 (GPUs that support it)")
+    save_steps: PositiveInt = Field(500, description="Checkpoint every this many steps (resume point)")
+    save_total_limit: PositiveInt = Field(2, description="Checkpoints kept")
+    dev: DevEvaluation | None = None
+    anchor: AnchorConfig | None = None
+    interpolation: InterpolationConfig | None = None
+    report_to: Literal["none", "tensorboard", "wandb", "trackio"] = Field(
+        "none", description="Where the trainer logs metrics"
+    )
+    contamination: ContaminationConfig = Field(default_factory=ContaminationConfig)
+
+    @field_validator("datasets")
+    @classmethod
+    def _unique_names(cls, datasets: list[FinetuneDataset]) -> list[FinetuneDataset]:
+        return require_unique_names(datasets, "dataset")
+
+    @model_validator(mode="after")
+    def _interpolation_needs_dev(self) -> FinetuneConfig:
+        if self.interpolation is not None and self.dev is None:
+            raise ValueError("interpolation chooses its mixing coefficient on the dev set: add finetune.dev")
+        if self.anchor is not None and any(d.name == ANCHOR_DATASET for d in self.datasets):
+            raise ValueError(f"dataset name {ANCHOR_DATASET!r} is reserved for finetune.anchor")
+        return self

