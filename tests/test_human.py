@@ -22,9 +22,32 @@ runner = CliRunner()
 def exported(tmp_path: Path) -> Path:
     suite = write_tiny_suite(tmp_path / "suite")
     out = tmp_path / "human"
-    result = runner.invoke(app, ["human", "export", str(suite), "--out", str(out), "--annotators", "2"])
+    args = [
+        "human",
+        "export",
+        "--tasks",
+        str(suite),
+        "--language",
+        "slk",
+        "--out",
+        str(out),
+        "--annotators",
+        "2",
+    ]
+    result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     return out
+
+
+def test_export_old_spellings_still_work_with_a_warning(tmp_path: Path) -> None:
+    """``human export TASKS`` (positional) and ``--size`` still work, with a deprecation warning."""
+    suite = write_tiny_suite(tmp_path / "suite")
+    out = tmp_path / "human"
+    args = ["human", "export", str(suite), "--language", "slk", "--out", str(out), "--size", "STS=3"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "TASKS as arguments is deprecated" in result.output and "--size is deprecated" in result.output
+    assert (out / "sheets").is_dir()
 
 
 def fill(directory: Path, answer) -> None:

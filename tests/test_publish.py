@@ -358,7 +358,7 @@ def test_dry_run_of_a_run_writes_a_card_huggingface_hub_parses(
             "--repo-id",
             "me/e5-sk-tiny",
             "--dry-run",
-            "--dataset-license",
+            "--dataset-licenses",
             "nli=cc-by-nc-sa-4.0",
         ],
     )
@@ -531,7 +531,7 @@ def test_upload_sends_exactly_the_folder_with_the_token(
             str(run_dir),
             "--repo-id",
             "me/e5-sk-tiny",
-            "--public",
+            "--no-private",
             "--revision",
             "v1",
             "--commit-message",
@@ -841,9 +841,60 @@ def test_license_restrictions(license_id: str | None, expected: list[str]) -> No
 
 def test_dataset_license_option_errors() -> None:
     result = runner.invoke(
-        app, ["publish", ".", "--repo-id", "me/m", "--dry-run", "--dataset-license", "nli"]
+        app, ["publish", ".", "--repo-id", "me/m", "--dry-run", "--dataset-licenses", "nli"]
     )
-    assert result.exit_code == 1 and "expected NAME=LICENSE" in result.output
+    assert result.exit_code == 1 and "--dataset-licenses 'nli': expected KEY=VALUE" in result.output
+    empty = runner.invoke(
+        app, ["publish", ".", "--repo-id", "me/m", "--dry-run", "--dataset-licenses", "nli= "]
+    )
+    assert empty.exit_code == 1 and "--dataset-licenses: expected NAME=LICENSE" in empty.output
+
+
+def test_deprecated_spellings_still_work_with_a_warning(run_dir: Path) -> None:
+    """``--dataset-license``, ``--public`` and ``--branch`` mean ``--dataset-licenses``, ``--no-private``,
+    ``--revision`` for one more release."""
+    result = runner.invoke(
+        app,
+        [
+            "publish",
+            str(run_dir),
+            "--repo-id",
+            "me/m",
+            "--dry-run",
+            "--dataset-license",
+            "nli=cc-by-sa-4.0",
+            "--public",
+            "--branch",
+            "v1",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    for old, new in (
+        ("--dataset-license", "--dataset-licenses"),
+        ("--public", "--no-private"),
+        ("--branch", "--revision"),
+    ):
+        assert f"{old} is deprecated" in result.output and f"use {new}" in result.output
+    report = json.loads((run_dir / "publish" / "publish.json").read_text())
+    assert report["private"] is False and report["revision"] == "v1"
+    assert {d["name"]: d["license"] for d in report["dataset_licenses"]}["nli"] == "cc-by-sa-4.0"
+
+
+def test_publish_options_come_from_a_recipe(run_dir: Path, tmp_path: Path) -> None:
+    """``--config RECIPE`` reads its ``publish:`` section; options given on the command line win."""
+    recipe = tmp_path / "recipe.yaml"
+    recipe.write_text(
+        "name: x\nlanguage: slk\nbase_model: m\n"
+        "publish: {repo_id: me/from-recipe, dry_run: true, license: apache-2.0, "
+        "dataset_licenses: {nli: cc-by-4.0}}\n",
+        encoding="utf-8",
+    )
+    result = runner.invoke(app, ["publish", str(run_dir), "--config", str(recipe), "--license", "mit"])
+    assert result.exit_code == 0, result.output
+    report = json.loads((run_dir / "publish" / "publish.json").read_text())
+    assert report["repo_id"] == "me/from-recipe" and report["dry_run"] is True
+    assert report["license"] == "mit"
+    assert {d["name"]: d["license"] for d in report["dataset_licenses"]}["nli"] == "cc-by-4.0"
 
 
 # ---------------------------------------------------------------------------------------- publish-dataset

@@ -186,9 +186,31 @@ def fill_sheets(directory: Path, rate) -> None:
 def split(tmp_path: Path, annotation: Path) -> None:
     """``skadapt annotate split`` of the run under ``tmp_path/s`` into ``tmp_path/final``."""
     dataset, out = tmp_path / "s" / "dataset", tmp_path / "final"
-    args = ["annotate", "split", str(annotation), "--dataset", str(dataset), "--out", str(out)]
+    args = ["annotate", "split", str(annotation), str(dataset), "--language", "slk", "--out", str(out)]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
+
+
+def test_annotate_split_old_dataset_option_still_works(tmp_path: Path) -> None:
+    with scripted_server(script_for({})) as server:
+        synthesize_sts(config(10), llm(server.url, tmp_path / "c"), SLOVAK, tmp_path / "s", seed=3)
+    annotation = tmp_path / "s" / "annotation"
+    fill_sheets(annotation, lambda score, number: int(score))
+    dataset, out = tmp_path / "s" / "dataset", tmp_path / "final"
+    args = [
+        "annotate",
+        "split",
+        str(annotation),
+        "--dataset",
+        str(dataset),
+        "--language",
+        "slk",
+        "--out",
+        str(out),
+    ]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "--dataset DATASET is deprecated" in result.output and (out / "suite.yaml").is_file()
 
 
 def test_annotation_round_trip_and_test_split(tmp_path: Path) -> None:

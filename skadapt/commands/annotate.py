@@ -19,9 +19,9 @@ SheetsDir = Annotated[Path, typer.Argument(help="Directory with key.jsonl and sh
 def export(
     dataset: Annotated[Path, typer.Argument(help="A synth-sts output directory (or its dataset/).")],
     out_dir: Annotated[Path, typer.Option("--out", help="Directory for sheets/ and key.jsonl.")],
-    annotators: Annotated[int, typer.Option(min=1)] = 3,
-    seed: int = 42,
-    language: Annotated[str, typer.Option(help="Language of the guidelines (ISO 639-3).")] = "slk",
+    language: Annotated[str, typer.Option(help="Language of the guidelines (ISO 639-3).")],
+    annotators: Annotated[int, typer.Option(min=1, help="Sheets (one per annotator).")] = 3,
+    seed: Annotated[int, typer.Option(help="Seed of the item ids and the sheets' order.")] = 42,
 ) -> None:
     """Write annotation sheets for the held-out pairs (intended scores only in key.jsonl)."""
     from datasets import load_from_disk
@@ -56,12 +56,20 @@ def agreement(sheets: SheetsDir) -> None:
 @handle_errors
 def split(
     sheets: SheetsDir,
-    dataset: Annotated[Path, typer.Option(help="The synth-sts dataset/ directory.")],
     out_dir: Annotated[Path, typer.Option("--out", help="Directory for the train/test dataset and suite.")],
-    language: Annotated[str, typer.Option(help="ISO 639-3 code of the data.")] = "slk",
+    language: Annotated[str, typer.Option(help="ISO 639-3 code of the data.")],
+    dataset: Annotated[Path | None, typer.Argument(help="The synth-sts dataset/ directory.")] = None,
+    old_dataset: Annotated[Path | None, typer.Option("--dataset", hidden=True)] = None,
 ) -> None:
     """Make train + test (annotated pairs scored by the mean rating) and a one-task evaluation suite."""
+    from skadapt.commands.options import deprecated
     from skadapt.synth.dataset import build_test_split
+
+    if old_dataset is not None:
+        deprecated("--dataset DATASET", "DATASET as the second argument")
+        dataset = dataset or old_dataset
+    if dataset is None:
+        raise typer.BadParameter("give the synth-sts dataset/ directory as the second argument")
 
     result = build_test_split(dataset, sheets, out_dir, language)
     out.print(

@@ -1,4 +1,4 @@
-"""The Hub options of ``skadapt publish`` and ``skadapt publish-dataset``, and their shared output."""
+"""What ``skadapt publish`` and ``skadapt publish-dataset`` share: the ``--out`` option and their output."""
 
 from __future__ import annotations
 
@@ -11,30 +11,12 @@ from rich.table import Table
 
 from skadapt.console import console, out
 
-RepoId = Annotated[
-    str, typer.Option("--repo-id", help="ORG/NAME of the Hub repository (created if missing).")
-]
-Private = Annotated[
-    bool,
-    typer.Option("--private/--public", help="Visibility of a new repository (an existing one keeps its)."),
-]
-Revision = Annotated[
-    str | None, typer.Option("--revision", "--branch", help="Branch to push to (created if missing).")
-]
-CommitMessage = Annotated[str | None, typer.Option("--commit-message", help="Commit message.")]
-TokenEnv = Annotated[
-    str, typer.Option("--token-env", help="Variable holding the token (else HF_TOKEN, else `hf auth login`).")
-]
-DryRun = Annotated[
-    bool, typer.Option("--dry-run", help="Write the card and the upload folder, list the files; no network.")
-]
 OutDir = Annotated[
     Path | None,
     typer.Option(
         "--out", help="Where upload/ and publish.json go (default: RUN/publish for a run, else DIR-publish)."
     ),
 ]
-License = Annotated[str | None, typer.Option("--license", help="License id, e.g. mit, cc-by-sa-4.0.")]
 
 
 def _size(count: int) -> str:

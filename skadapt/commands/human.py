@@ -7,7 +7,9 @@ from typing import Annotated
 
 import typer
 
+from skadapt.commands.options import Options, config_command
 from skadapt.console import console, handle_errors, out
+from skadapt.human.config import HumanConfig
 
 app = typer.Typer(
     help="Human baselines: annotation sheets for a suite, human scores beside the models'.",
@@ -17,28 +19,35 @@ app = typer.Typer(
 
 @app.command("export")
 @handle_errors
+@config_command
 def export(
-    tasks: Annotated[list[str], typer.Argument(help="mteb benchmark/task names or suite .yaml files.")],
-    out_dir: Annotated[Path, typer.Option("--out", help="Directory for sheets/, key/ and subset/.")],
-    annotators: Annotated[int, typer.Option(min=1)] = 2,
-    seed: int = 42,
-    size: Annotated[
-        list[str] | None, typer.Option("--size", help="TYPE=N, e.g. --size STS=50 (repeatable).")
-    ] = None,
-    language: Annotated[str, typer.Option(help="ISO 639-3 code of the tasks.")] = "slk",
+    config: Annotated[
+        HumanConfig, Options("human", short={"dir": "--out"}, renamed={"--size": "sizes"}, file=False)
+    ],
+    language: Annotated[str, typer.Option(help="ISO 639-3 code of the tasks (guidelines, subsets).")],
+    old_tasks: Annotated[list[str] | None, typer.Argument(hidden=True)] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the subsets and the sheets' order.")] = 42,
 ) -> None:
     """Draw seeded subsets at HUME's sizes and write one sheet per task and annotator (no gold in them)."""
-    from skadapt.commands.evaluate import _pairs
+    from skadapt.commands.options import deprecated
     from skadapt.human.sheets import export as export_sheets
     from skadapt.human.subset import SIZES, draw_subset, write_subset_suite
     from skadapt.tasks.selection import select_tasks
 
-    sizes = {kind: int(n) for kind, n in _pairs(size, "--size").items()}
-    unknown = sorted(set(sizes) - set(SIZES))
+    tasks = list(config.tasks)
+    if old_tasks:
+        deprecated("TASKS as arguments", "--tasks TASK (repeatable)")
+        tasks = tasks or list(old_tasks)
+    if not tasks:
+        raise typer.BadParameter("give the tasks: --tasks SPEC (repeatable)")
+    out_dir = Path(config.dir)
+    unknown = sorted(set(config.sizes) - set(SIZES))
     if unknown:
         raise typer.BadParameter(
-            f"--size: unknown task type(s) {', '.join(unknown)}; types: {', '.join(SIZES)}"
+            f"--sizes: unknown task type(s) {', '.join(unknown)}; types: {', '.join(SIZES)}"
         )
+    sizes = dict(config.sizes)
+    annotators = config.annotators
     subsets = []
     for task in select_tasks(tasks, language=language, seed=seed):
         task.load_data()
@@ -63,7 +72,9 @@ def score(
         list[str] | None,
         typer.Option("--leave-one-out", help="Task whose gold is the annotators' mean (repeatable)."),
     ] = None,
-    language: Annotated[str, typer.Option(help="ISO 639-3 code of the tasks.")] = "slk",
+    language: Annotated[
+        str | None, typer.Option(help="ISO 639-3 code of the tasks (default: the subset suite's).")
+    ] = None,
 ) -> None:
     """Score every annotator with the models' metric; write human_scores.json and mteb results (Human)."""
     from rich.table import Table

@@ -7,76 +7,56 @@ from typing import Annotated
 
 import typer
 
-from skadapt.commands.hub_options import (
-    CommitMessage,
-    DryRun,
-    OutDir,
-    Private,
-    RepoId,
-    Revision,
-    TokenEnv,
-    show_files,
-    show_warnings,
-)
+from skadapt.commands.hub_options import OutDir, show_files, show_warnings
+from skadapt.commands.options import Options, config_command, deprecated
 from skadapt.console import console, handle_errors, out
+from skadapt.publish.config import PublishConfig
+
+PUBLISH_OPTIONS = Options(
+    "publish", renamed={"--dataset-license": "dataset_licenses", "--branch": "revision"}
+)
+Public = Annotated[bool, typer.Option("--public", hidden=True, help="Deprecated: --no-private.")]
+
+
+def public_alias(config: PublishConfig, public: bool) -> PublishConfig:
+    """``config`` made public when the deprecated ``--public`` was given (with the warning)."""
+    if not public:
+        return config
+    deprecated("--public", "--no-private")
+    return config.model_copy(update={"private": False})
 
 
 @handle_errors
+@config_command
 def command(
     path: Annotated[Path, typer.Argument(help="Run directory (its final model) or a model directory.")],
-    repo_id: RepoId,
-    private: Private = True,
-    revision: Revision = None,
-    commit_message: CommitMessage = None,
-    token_env: TokenEnv = "HF_TOKEN",
-    dry_run: DryRun = False,
+    config: Annotated[PublishConfig, PUBLISH_OPTIONS],
     out_dir: OutDir = None,
-    license_: Annotated[
-        str | None,
-        typer.Option("--license", help="License of the model, e.g. mit (default: the base model's)."),
-    ] = None,
-    dataset_license: Annotated[
-        list[str] | None,
-        typer.Option("--dataset-license", help="NAME=LICENSE of a training dataset (repeatable)."),
-    ] = None,
     language: Annotated[
         str | None, typer.Option(help="ISO 639-3 code of the target language (default: from the run).")
     ] = None,
+    public: Public = False,
 ) -> None:
     """Write the model card and upload the model (renorm, else finetune, else trim) to ORG/NAME."""
     from skadapt.artifacts import atomic_dir
-    from skadapt.config import section_from_options
-    from skadapt.publish.config import PublishConfig
-    from skadapt.publish.licenses import parse_license_options
-    from skadapt.publish.model import UPLOAD_DIR, PublishOptions, prepare, send
+    from skadapt.publish.model import UPLOAD_DIR, prepare, send
     from skadapt.publish.target import find_target
     from skadapt.publish.upload import resolve_token
 
-    section_from_options(PublishConfig, repo_id=repo_id, token_env=token_env)  # checks ORG/NAME
-    options = PublishOptions(
-        repo_id=repo_id,
-        private=private,
-        revision=revision,
-        commit_message=commit_message,
-        token_env=token_env,
-        dry_run=dry_run,
-        license=license_,
-        dataset_licenses=parse_license_options(dataset_license),
-        language=language,
-    )
+    config = public_alias(config, public)
     target = find_target(path)
-    token = None if dry_run else resolve_token(token_env)
+    token = None if config.dry_run else resolve_token(config.token_env)
     if out_dir is None:
         out_dir = target.run_dir / "publish" if target.kind == "run" else path.parent / f"{path.name}-publish"
-    console.print(f"publish {target.kind} {path}: model {target.model_dir} -> {repo_id}")
+    console.print(f"publish {target.kind} {path}: model {target.model_dir} -> {config.repo_id}")
     with atomic_dir(out_dir) as tmp:
-        prepared = prepare(target, options, tmp)
+        prepared = prepare(target, config, tmp, language)
     show_warnings(prepared.warnings)
     show_files(prepared.report, out_dir / UPLOAD_DIR)
     card = out_dir / UPLOAD_DIR / "README.md"
     if token is None:
         out.print(f"[green]dry run[/]: card {card}; nothing uploaded (run without --dry-run to upload)")
         return
-    result = send(out_dir, options, token)
-    visibility = "private" if private else "public"
+    result = send(out_dir, config, token)
+    visibility = "private" if config.private else "public"
     out.print(f"[green]uploaded[/] {result.url} ({visibility} when new): {result.commit_url}")

@@ -12,8 +12,11 @@ class HumanConfig(Section):
     beside the models' in the evaluation report (``skadapt human export|score``)."""
 
     dir: str = Field(description="Where the sheets, the subset suite and the human results live")
-    tasks: list[str] = Field(default_factory=list, description="Default: evaluate.tasks")
-    annotators: PositiveInt = 2
+    tasks: list[str] = Field(
+        default_factory=list,
+        description="mteb benchmark/task names or suite .yaml files (recipe default: evaluate.tasks)",
+    )
+    annotators: PositiveInt = Field(2, description="Sheets per task (one per annotator)")
     sizes: dict[str, PositiveInt] = Field(
-        default_factory=dict, description="Task type -> items drawn (default: HUME's sizes)"
+        default_factory=dict, description="Task type -> items drawn, e.g. STS=50 (default: HUME's sizes)"
     )

@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from skadapt import artifacts
+from skadapt.publish.config import PublishConfig
 from skadapt.publish.errors import PublishError
-from skadapt.publish.model import PUBLISH_REPORT, UPLOAD_DIR, PublishOptions, link_or_copy, list_files
+from skadapt.publish.model import PUBLISH_REPORT, UPLOAD_DIR, link_or_copy, list_files, report_header
 
 REPORT = "generation_report.json"
 COPIED = ("generation_report.json", "error_rates.md", "failures.jsonl")
@@ -135,7 +136,7 @@ def dataset_card(source: DatasetSource, sizes: dict[str, int], license_id: str |
     return str(card)
 
 
-def prepare_dataset(source: DatasetSource, options: PublishOptions, out_dir: Path) -> dict[str, Any]:
+def prepare_dataset(source: DatasetSource, config: PublishConfig, out_dir: Path) -> dict[str, Any]:
     """Write ``out_dir/upload`` (Parquet splits, card, reports, sheets) and ``out_dir/publish.json``."""
     folder = out_dir / UPLOAD_DIR
     folder.mkdir(parents=True, exist_ok=True)
@@ -147,7 +148,7 @@ def prepare_dataset(source: DatasetSource, options: PublishOptions, out_dir: Pat
     for path in sorted(annotation.rglob("*")) if annotation.is_dir() else []:
         if path.is_file():
             link_or_copy(path, folder / ANNOTATION / path.relative_to(annotation))
-    license_id = options.license or _existing_license(source.path)
+    license_id = config.license or _existing_license(source.path)
     (folder / "README.md").write_text(dataset_card(source, sizes, license_id), encoding="utf-8")
     warnings = []
     if not license_id:
@@ -157,7 +158,7 @@ def prepare_dataset(source: DatasetSource, options: PublishOptions, out_dir: Pat
             f"applies) and were written by {(source.report.get('llm') or {}).get('model')} (check its terms)"
         )
     report = {
-        **options.report("dataset", source.path),
+        **report_header(config, "dataset", source.path),
         "license": license_id,
         "splits": sizes,
         "warnings": warnings,

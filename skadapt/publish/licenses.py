@@ -2,7 +2,7 @@
 
 A license is read, never guessed: the base model's from its card's YAML metadata (its local directory, or
 the Hugging Face cache for a Hub id -- no network), a training dataset's from the recipe/report entry
-(``license``), the ``publish.dataset_licenses`` / ``--dataset-license NAME=LICENSE`` options, or the
+(``license``), the ``publish.dataset_licenses`` / ``--dataset-licenses NAME=LICENSE`` options, or the
 dataset card in the local Hugging Face cache. What stays unknown is shown as unknown.
 
 Non-commercial (``cc-by-nc-*``, ``*-nc-*``) and share-alike (``*-sa-*``) licenses are flagged: the card says
@@ -15,8 +15,6 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-from skadapt.publish.errors import PublishError
 
 UNKNOWN = "unknown"
 _NON_COMMERCIAL = re.compile(r"(^|[-_. ])nc([-_. ]|$)", re.IGNORECASE)
@@ -55,21 +53,6 @@ class DataLicense:
     def restrictions(self) -> list[str]:
         """``non-commercial`` / ``share-alike`` flags of the license."""
         return restrictions(self.license)
-
-
-def parse_license_options(items: list[str] | None) -> dict[str, str]:
-    """``NAME=LICENSE`` options as a mapping.
-
-    Raises:
-        PublishError: An item without ``=`` or with an empty side.
-    """
-    result: dict[str, str] = {}
-    for item in items or []:
-        name, sep, value = item.partition("=")
-        if not sep or not name.strip() or not value.strip():
-            raise PublishError(f"--dataset-license {item!r}: expected NAME=LICENSE, e.g. nli=cc-by-sa-4.0")
-        result[name.strip()] = value.strip()
-    return result
 
 
 def card_license(readme: Path) -> str | None:
@@ -145,7 +128,7 @@ def dataset_licenses(datasets: list[dict[str, Any]], given: dict[str, str]) -> l
 
 
 def unknown_names(given: dict[str, str], datasets: list[DataLicense]) -> list[str]:
-    """Names in ``given`` that are no training dataset (a typo in ``--dataset-license``)."""
+    """Names in ``given`` that are no training dataset (a typo in ``--dataset-licenses``)."""
     known = {d.name for d in datasets}
     return sorted(set(given) - known)
 
@@ -164,7 +147,7 @@ def license_warnings(
             )
         elif data.license is None:
             warnings.append(
-                f"training dataset {data.name!r} ({data.source}): license unknown; pass --dataset-license "
+                f"training dataset {data.name!r} ({data.source}): license unknown; pass --dataset-licenses "
                 f"{data.name}=LICENSE (or publish.dataset_licenses in the recipe)"
             )
     if base_license is None:

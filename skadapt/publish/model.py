@@ -13,13 +13,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from skadapt import artifacts
 from skadapt.cards import hub_id, infer_language
 from skadapt.publish.card import REPORTS_DIR, CardFacts, build_card, is_hub_id
+from skadapt.publish.config import PublishConfig
 from skadapt.publish.errors import PublishError
 from skadapt.publish.licenses import (
     base_model_license,
@@ -39,47 +40,17 @@ EXTRA_REPORTS = {"evaluate": ("report.md",), "robustness": ("robustness.md",)}
 """Readable companions of the stage reports, uploaded beside them."""
 
 
-@dataclass
-class PublishOptions:
-    """How and where to publish.
-
-    Attributes:
-        repo_id: ORG/NAME on the Hub.
-        private: Create the repository private (an existing repository keeps its visibility).
-        revision: Branch to push to (created if missing); None: the default branch.
-        commit_message: The commit message (default: ``Upload NAME with skadapt``).
-        token_env: Environment variable holding the token (``HF_TOKEN`` is tried too).
-        dry_run: Write the card and the folder, upload nothing.
-        license: The published model's license (default: the base model's).
-        dataset_licenses: Training dataset name -> license.
-        language: ISO 639-3 code of the target language (default: from the run).
-    """
-
-    repo_id: str
-    private: bool = True
-    revision: str | None = None
-    commit_message: str | None = None
-    token_env: str = "HF_TOKEN"
-    dry_run: bool = False
-    license: str | None = None
-    dataset_licenses: dict[str, str] = field(default_factory=dict)
-    language: str | None = None
-
-    def message(self, name: str) -> str:
-        """The commit message."""
-        return self.commit_message or f"Upload {name} with skadapt"
-
-    def report(self, repo_type: str, source: Path) -> dict[str, Any]:
-        """The fields every ``publish.json`` starts with."""
-        return {
-            "repo_id": self.repo_id,
-            "repo_type": repo_type,
-            "private": self.private,
-            "revision": self.revision,
-            "commit_message": self.message(self.repo_id.rsplit("/", 1)[-1]),
-            "dry_run": self.dry_run,
-            "source": str(source),
-        }
+def report_header(config: PublishConfig, repo_type: str, source: Path) -> dict[str, Any]:
+    """The fields every ``publish.json`` starts with."""
+    return {
+        "repo_id": config.repo_id,
+        "repo_type": repo_type,
+        "private": config.private,
+        "revision": config.revision,
+        "commit_message": config.message,
+        "dry_run": config.dry_run,
+        "source": str(source),
+    }
 
 
 @dataclass
@@ -185,23 +156,23 @@ def training_entries(target: Target) -> list[dict[str, Any]]:
     return entries
 
 
-def card_facts(target: Target, options: PublishOptions) -> CardFacts:
-    """Names, language and licenses for the card, with the license warnings."""
-    code, name = _language(target, options.language)
+def card_facts(target: Target, config: PublishConfig, language: str | None = None) -> CardFacts:
+    """Names, language (``language``, else the run's) and licenses for the card, with the license warnings."""
+    code, name = _language(target, language)
     base = base_model_id(target)
     local_base = target.base_model_dir or (target.base_model if target.base_model else None)
     base_license = base_model_license(base, local_base)
     own_license = None if target.run_dir else card_license(target.model_dir / "README.md")
     entries = training_entries(target)
-    datasets = dataset_licenses(entries, options.dataset_licenses)
-    model_license = options.license or own_license or base_license
+    datasets = dataset_licenses(entries, config.dataset_licenses)
+    model_license = config.license or own_license or base_license
     warnings = license_warnings(model_license, base_license, datasets)
-    for unknown in unknown_names(options.dataset_licenses, datasets):
+    for unknown in unknown_names(config.dataset_licenses, datasets):
         known = ", ".join(d.name for d in datasets) or "none"
         warnings.append(
-            f"--dataset-license {unknown}=...: no training dataset is called {unknown!r} ({known})"
+            f"--dataset-licenses {unknown}=...: no training dataset is called {unknown!r} ({known})"
         )
-    return CardFacts(options.repo_id, code, name, base, model_license, base_license, datasets, warnings)
+    return CardFacts(config.repo_id, code, name, base, model_license, base_license, datasets, warnings)
 
 
 def _copy_reports(target: Target, folder: Path) -> None:
@@ -227,15 +198,18 @@ def assemble(target: Target, card: str, folder: Path) -> list[dict[str, Any]]:
     return list_files(folder)
 
 
-def prepare(target: Target, options: PublishOptions, out_dir: Path) -> Prepared:
-    """Write ``out_dir/upload`` (model + card + reports) and ``out_dir/publish.json``."""
-    facts = card_facts(target, options)
+def prepare(target: Target, config: PublishConfig, out_dir: Path, language: str | None = None) -> Prepared:
+    """Write ``out_dir/upload`` (model + card + reports) and ``out_dir/publish.json``.
+
+    ``language``: ISO 639-3 code of the target language (default: from the run's reports).
+    """
+    facts = card_facts(target, config, language)
     card = build_card(target, facts)
     folder = out_dir / UPLOAD_DIR
     folder.mkdir(parents=True, exist_ok=True)
     files = assemble(target, card, folder)
     report = {
-        **options.report("model", target.path),
+        **report_header(config, "model", target.path),
         "model_dir": str(target.model_dir),
         "stage": target.stage,
         "base_model": facts.base_model,
@@ -251,7 +225,7 @@ def prepare(target: Target, options: PublishOptions, out_dir: Path) -> Prepared:
     return Prepared(folder, files, facts.warnings, report)
 
 
-def send(out_dir: Path, options: PublishOptions, token: str, repo_type: str = "model") -> UploadResult:
+def send(out_dir: Path, config: PublishConfig, token: str, repo_type: str = "model") -> UploadResult:
     """Upload ``out_dir/upload`` and record the result in ``out_dir/publish.json``.
 
     Raises:
@@ -263,28 +237,31 @@ def send(out_dir: Path, options: PublishOptions, token: str, repo_type: str = "m
     report = artifacts.read_json(out_dir / PUBLISH_REPORT) or {}
     result = upload_folder(
         folder,
-        options.repo_id,
+        config.repo_id,
         token=token,
         repo_type=repo_type,
-        private=options.private,
-        revision=options.revision,
-        commit_message=report.get("commit_message") or options.message(options.repo_id.rsplit("/", 1)[-1]),
+        private=config.private,
+        revision=config.revision,
+        commit_message=report.get("commit_message") or config.message,
     )
     report["uploaded"] = asdict(result)
     artifacts.write_json(out_dir / PUBLISH_REPORT, report)
     return result
 
 
-def publish_model(target: Target, options: PublishOptions, out_dir: Path) -> dict[str, Any]:
-    """Assemble into ``out_dir`` and upload unless ``options.dry_run``; returns ``publish.json``'s content.
+def publish_model(
+    target: Target, config: PublishConfig, out_dir: Path, language: str | None = None
+) -> dict[str, Any]:
+    """Assemble into ``out_dir`` and upload unless ``config.dry_run``; returns ``publish.json``'s content.
 
-    The token is looked up first, so that a missing token fails before any work.
+    ``language``: ISO 639-3 code of the target language (default: from the run's reports). The token is
+    looked up first, so that a missing token fails before any work.
 
     Raises:
         PublishError: No token, or the Hub refused or could not be reached.
     """
-    token = None if options.dry_run else resolve_token(options.token_env)
-    prepare(target, options, out_dir)
+    token = None if config.dry_run else resolve_token(config.token_env)
+    prepare(target, config, out_dir, language)
     if token is not None:
-        send(out_dir, options, token)
+        send(out_dir, config, token)
     return json.loads((out_dir / PUBLISH_REPORT).read_text(encoding="utf-8"))

@@ -7,26 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from skadapt.publish.config import PublishConfig
-from skadapt.publish.model import PublishOptions, publish_model
+from skadapt.publish.model import publish_model
 from skadapt.publish.target import target_for_run
 from skadapt.stage import Stage, StageContext
 
 log = logging.getLogger("skadapt")
-
-
-def options_from_config(config: PublishConfig, language: str | None = None) -> PublishOptions:
-    """The publish options a recipe's ``publish:`` section asks for."""
-    return PublishOptions(
-        repo_id=config.repo_id,
-        private=config.private,
-        revision=config.revision,
-        commit_message=config.commit_message,
-        token_env=config.token_env,
-        dry_run=config.dry_run,
-        license=config.license,
-        dataset_licenses=dict(config.dataset_licenses),
-        language=language,
-    )
 
 
 def run_stage(context: StageContext[PublishConfig]) -> dict[str, Any]:
@@ -36,8 +21,7 @@ def run_stage(context: StageContext[PublishConfig]) -> dict[str, Any]:
         skadapt.publish.errors.PublishError: The recipe makes no model, no token, or the Hub refused.
     """
     target = target_for_run(context.run.run_dir, Path(context.input_model))
-    options = options_from_config(context.config, context.run.language.code)
-    report = publish_model(target, options, context.out_dir)
+    report = publish_model(target, context.config, context.out_dir, language=context.run.language.code)
     for warning in report["warnings"]:
         log.warning("publish: %s", warning)
     uploaded = report.get("uploaded") or {}
