@@ -1,5 +1,5 @@
-"""Annotation sheets: one CSV per annotator (UTF-8 with BOM, opens in a spreadsheet), opaque item ids, the
-intended score never in a sheet; import with one clear message per problem (sheet, row, field).
+"""Synthetic-STS annotation sheets (through :mod:`skadapt.annotate.sheetio`): one CSV per annotator, opaque
+item ids, the intended score never in a sheet; import with one clear message per problem (sheet, row, field).
 
 Layout of a sheets directory::
 
@@ -10,7 +10,6 @@ Layout of a sheets directory::
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import json
 import random
@@ -18,12 +17,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from skadapt.errors import SkadaptError
+from skadapt.annotate.sheetio import SheetError, raise_problems, read_sheet, whole_number, write_sheet
 
 SHEETS = "sheets"
 KEY = "key.jsonl"
-COLUMNS = ("item_id", "sentence1", "sentence2", "score")
-MAX_PROBLEMS_SHOWN = 20
+SHOWN = ("sentence1", "sentence2")
+ANSWERS = ("score",)
 
 GUIDELINES = {
     "slk": """\
@@ -59,10 +58,6 @@ Rate every row on its own; do not change the columns or the `item_id`.
 }
 
 
-class SheetError(SkadaptError):
-    """Filled sheets that cannot be read; the message lists every problem with sheet, row and field."""
-
-
 def item_id(pair_id: str, seed: int) -> str:
     """An opaque id for a pair (reveals neither the source nor the level)."""
     return "i" + hashlib.sha256(f"{seed}\x1f{pair_id}".encode()).hexdigest()[:10]
@@ -92,11 +87,7 @@ def export_sheets(
     for number in range(1, annotators + 1):
         order = list(items)
         random.Random(f"{seed}-{number}").shuffle(order)
-        with (sheets_dir / f"annotator_{number}.csv").open("w", encoding="utf-8-sig", newline="") as handle:
-            writer = csv.writer(handle)
-            writer.writerow(COLUMNS)
-            for item in order:
-                writer.writerow([item["item_id"], item["sentence1"], item["sentence2"], ""])
+        write_sheet(sheets_dir / f"annotator_{number}.csv", order, SHOWN, ANSWERS)
     (sheets_dir / "guidelines.md").write_text(
         GUIDELINES.get(language, GUIDELINES["default"]), encoding="utf-8"
     )
@@ -127,53 +118,12 @@ def read_sheets(
         raise SheetError(f"{out_dir / SHEETS}: no .csv sheets")
     problems: list[str] = []
     ratings: dict[str, dict[str, float]] = {}
+    parse = whole_number(low, high)
     for sheet in sheets:
-        ratings[sheet.stem] = _read_sheet(sheet, key, low, high, allow_missing, problems)
-    if problems:
-        shown = problems[:MAX_PROBLEMS_SHOWN]
-        more = len(problems) - len(shown)
-        raise SheetError(
-            f"{len(problems)} problem(s) in the sheets under {out_dir / SHEETS}:\n  "
-            + "\n  ".join(shown)
-            + (f"\n  ... and {more} more" if more else "")
-        )
+        got = read_sheet(sheet, set(key), ANSWERS, parse, problems, allow_missing=allow_missing)
+        ratings[sheet.stem] = {item: values["score"] for item, values in got.items()}
+    raise_problems(problems, f"under {out_dir / SHEETS}")
     return ratings
 
 
-def _read_sheet(
-    sheet: Path, key: dict[str, Any], low: int, high: int, allow_missing: bool, problems: list[str]
-) -> dict[str, float]:
-    scores: dict[str, float] = {}
-    with sheet.open(encoding="utf-8-sig", newline="") as handle:
-        reader = csv.DictReader(handle)
-        missing_columns = [c for c in ("item_id", "score") if c not in (reader.fieldnames or [])]
-        if missing_columns:
-            problems.append(f"{sheet.name}: missing column(s) {', '.join(missing_columns)}")
-            return scores
-        for row_number, row in enumerate(reader, start=2):
-            where = f"{sheet.name} row {row_number}"
-            item = (row.get("item_id") or "").strip()
-            raw = (row.get("score") or "").strip().replace(",", ".")
-            if item not in key:
-                problems.append(f"{where} item_id: unknown item {item!r}")
-                continue
-            if item in scores:
-                problems.append(f"{where} item_id: {item} appears twice")
-                continue
-            if not raw:
-                if not allow_missing:
-                    problems.append(f"{where} score: empty")
-                continue
-            try:
-                value = float(raw)
-            except ValueError:
-                problems.append(f"{where} score: {raw!r} is not a number")
-                continue
-            if value != int(value) or not low <= value <= high:
-                problems.append(f"{where} score: {raw} is not a whole number from {low} to {high}")
-                continue
-            scores[item] = value
-    absent = len(set(key) - set(scores))
-    if absent and not allow_missing and not any(p.startswith(sheet.name) for p in problems):
-        problems.append(f"{sheet.name}: {absent} item(s) of the export are missing")
-    return scores
+__all__ = ["SheetError", "export_sheets", "item_id", "read_key", "read_sheets"]

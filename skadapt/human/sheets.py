@@ -10,18 +10,16 @@ Layout::
 
 from __future__ import annotations
 
-import csv
 import json
 import random
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from skadapt.errors import SkadaptError
+from skadapt.annotate.sheetio import ITEM_ID, SheetError, raise_problems, read_sheet, write_sheet
 from skadapt.human.subset import Item, Subset
 
 ANSWER = "answer"
-MAX_PROBLEMS_SHOWN = 25
 
 ANSWERS = {
     "STS": "a number from 0 to 5",
@@ -44,7 +42,7 @@ GUIDELINES = {
 }
 
 
-class HumanSheetError(SkadaptError):
+class HumanSheetError(SheetError):
     """Filled sheets that cannot be scored; the message lists each problem with sheet, row and field."""
 
 
@@ -71,14 +69,11 @@ def export(subsets: list[Subset], directory: Path, *, annotators: int, seed: int
         folder = directory / "sheets" / subset.task
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "guidelines.md").write_text(guidelines(subset), encoding="utf-8")
-        columns = ["item_id", *subset.items[0].shown, ANSWER]
+        shown = list(subset.items[0].shown)
         for number in range(1, annotators + 1):
             order = _order(subset.items, random.Random(f"{seed}|{subset.task}|{number}"))
-            with (folder / f"annotator_{number}.csv").open("w", encoding="utf-8-sig", newline="") as handle:
-                writer = csv.writer(handle)
-                writer.writerow(columns)
-                for item in order:
-                    writer.writerow([item.item_id, *item.shown.values(), ""])
+            rows = [{ITEM_ID: item.item_id, **item.shown} for item in order]
+            write_sheet(folder / f"annotator_{number}.csv", rows, shown, [ANSWER])
         key = directory / "key" / f"{subset.task}.json"
         key.parent.mkdir(parents=True, exist_ok=True)
         data = {k: v for k, v in asdict(subset).items() if k != "train"}
@@ -149,32 +144,12 @@ def read_answers(directory: Path, subsets: list[Subset]) -> dict[str, dict[str, 
         sheets = sorted(folder.glob("*.csv"))
         if not sheets:
             problems.append(f"{folder}: no sheets")
+
+        def parse(column: str, raw: str, subset: Subset = subset) -> tuple[Any, str | None]:
+            return _parse(subset, raw)
+
         for sheet in sheets:
-            where = f"{subset.task}/{sheet.name}"
-            got: dict[str, Any] = {}
-            with sheet.open(encoding="utf-8-sig", newline="") as handle:
-                reader = csv.DictReader(handle)
-                if "item_id" not in (reader.fieldnames or []) or ANSWER not in (reader.fieldnames or []):
-                    problems.append(f"{where}: the columns item_id and {ANSWER} are needed")
-                    continue
-                for row_number, row in enumerate(reader, start=2):
-                    item = (row["item_id"] or "").strip()
-                    if item not in known:
-                        problems.append(f"{where} row {row_number} item_id: unknown item {item!r}")
-                    elif item in got:
-                        problems.append(f"{where} row {row_number} item_id: {item} appears twice")
-                    else:
-                        value, error = _parse(subset, row[ANSWER] or "")
-                        if error:
-                            problems.append(f"{where} row {row_number} {ANSWER}: {error}")
-                        else:
-                            got[item] = value
-            missing = known - got.keys()
-            if missing and not any(p.startswith(where) for p in problems):
-                problems.append(f"{where}: {len(missing)} item(s) missing, e.g. {sorted(missing)[0]}")
-            answers.setdefault(subset.task, {})[sheet.stem] = got
-    if problems:
-        shown = problems[:MAX_PROBLEMS_SHOWN]
-        more = f"\n  ... and {len(problems) - len(shown)} more" if len(problems) > len(shown) else ""
-        raise HumanSheetError(f"{len(problems)} problem(s) in the sheets:\n  " + "\n  ".join(shown) + more)
+            got = read_sheet(sheet, known, [ANSWER], parse, problems, where=f"{subset.task}/{sheet.name}")
+            answers.setdefault(subset.task, {})[sheet.stem] = {item: v[ANSWER] for item, v in got.items()}
+    raise_problems(problems, "", HumanSheetError)
     return answers
