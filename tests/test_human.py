@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from skadapt.annotate.sheetio import SheetError
 from skadapt.cli import app
-from skadapt.human.sheets import HumanSheetError, read_answers, read_key
+from skadapt.human.sheets import read_answers, read_key
 from tests.suite_fixtures import SENTENCES, write_tiny_suite
 
 runner = CliRunner()
@@ -150,7 +151,7 @@ def test_sheet_problems_name_sheet_row_and_field(exported: Path) -> None:
     rows[1][-1], rows[2][-1], rows[3][0] = "7", "", "x9"
     with sheet.open("w", encoding="utf-8-sig", newline="") as handle:
         csv.writer(handle).writerows(rows)
-    with pytest.raises(HumanSheetError) as error:
+    with pytest.raises(SheetError) as error:
         read_answers(exported, read_key(exported))
     message = str(error.value)
     assert "TinySTS.human/annotator_2.csv row 2 answer: 7 is not between 0 and 5" in message

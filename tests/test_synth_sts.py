@@ -12,7 +12,8 @@ import pytest
 from datasets import load_from_disk
 from typer.testing import CliRunner
 
-from skadapt.annotate.sheets import KEY, SHEETS, SheetError, read_sheets
+from skadapt.annotate.sheetio import SheetError
+from skadapt.annotate.sheets import KEY, SHEETS, read_sheets
 from skadapt.cli import app
 from skadapt.languages import get_language
 from skadapt.llm.config import LLMConfig

@@ -4,7 +4,7 @@ sklearn (Cohen's kappa), statsmodels (Fleiss' kappa) and krippendorff (alpha).""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -137,3 +137,35 @@ def agreement_markdown(report: Mapping[str, Any]) -> str:
         f"{report['krippendorff_alpha_interval']:.3f}.",
     ]
     return "\n".join(lines)
+
+
+def ordinal_weights(categories: Sequence[float]) -> np.ndarray:
+    """Gwet's ordinal weights: ``1 - M(k, l) / max M`` with ``M = C(|rank k - rank l| + 1, 2)``."""
+    ranks = np.arange(len(categories))
+    distance = np.abs(ranks[:, None] - ranks[None, :])
+    m = distance * (distance + 1) / 2
+    return 1 - m / m.max() if m.max() else np.ones_like(m, dtype=float)
+
+
+def gwet_ac2(matrix: np.ndarray, categories: Sequence[float], weights: np.ndarray | None = None) -> float:
+    """Gwet's AC2 (AC1 with identity weights) for items x raters, NaN where a rater gave no rating.
+
+    Stable where ratings cluster on a few categories, unlike kappa/alpha (HTEB reports it). The estimate
+    of Gwet (2014, ch. 3, eqs. 3.5-3.8): agreement over the items two or more raters rated, chance agreement
+    from the categories' mean shares over the items one or more rated.
+    """
+    categories = list(categories)
+    w = ordinal_weights(categories) if weights is None else np.asarray(weights, dtype=float)
+    q = len(categories)
+    counts = np.stack([(matrix == c).sum(axis=1) for c in categories], axis=1).astype(float)  # items x q
+    rated = counts.sum(axis=1)
+    if np.any(~np.isnan(matrix) & ~np.isin(matrix, categories)):
+        raise ValueError(f"ratings outside the categories {categories}")
+    pairs = rated >= 2
+    if not pairs.any():
+        raise ValueError("AC2 needs items rated by two or more raters")
+    weighted = counts @ w.T  # r*_ik = sum_l w_kl r_il
+    pa = np.mean((counts[pairs] * (weighted[pairs] - 1)).sum(axis=1) / (rated[pairs] * (rated[pairs] - 1)))
+    shares = (counts[rated >= 1] / rated[rated >= 1, None]).mean(axis=0)
+    pe = w.sum() / (q * (q - 1)) * float((shares * (1 - shares)).sum())
+    return float((pa - pe) / (1 - pe)) if pe != 1 else 1.0

@@ -1,5 +1,5 @@
-"""Synthetic-STS annotation sheets (through :mod:`skadapt.annotate.sheetio`): one CSV per annotator, opaque
-item ids, the intended score never in a sheet; import with one clear message per problem (sheet, row, field).
+"""Synthetic-STS annotation sheets (written and read by :mod:`skadapt.annotate.sheetio`): the held-out
+pairs under opaque item ids, a whole-number ``score`` 0-5 to fill, the intended score only in the key.
 
 Layout of a sheets directory::
 
@@ -10,19 +10,16 @@ Layout of a sheets directory::
 
 from __future__ import annotations
 
-import hashlib
-import json
-import random
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from skadapt.annotate.sheetio import SheetError, raise_problems, read_sheet, whole_number, write_sheet
+from skadapt.annotate import sheetio
 
 SHEETS = "sheets"
 KEY = "key.jsonl"
-SHOWN = ("sentence1", "sentence2")
-ANSWERS = ("score",)
+SCORE = "score"
+ANSWERS = {SCORE: sheetio.number(0, 5, whole=True)}
 
 GUIDELINES = {
     "slk": """\
@@ -60,7 +57,7 @@ Rate every row on its own; do not change the columns or the `item_id`.
 
 def item_id(pair_id: str, seed: int) -> str:
     """An opaque id for a pair (reveals neither the source nor the level)."""
-    return "i" + hashlib.sha256(f"{seed}\x1f{pair_id}".encode()).hexdigest()[:10]
+    return sheetio.opaque_id(pair_id, seed)
 
 
 def export_sheets(
@@ -75,55 +72,38 @@ def export_sheets(
         seed: Seed of the orders and the item ids.
         language: ISO 639-3 code choosing the guidelines' language.
     """
-    if annotators < 1:
-        raise SheetError("at least one annotator is needed")
-    sheets_dir = out_dir / SHEETS
-    sheets_dir.mkdir(parents=True, exist_ok=True)
-    items = [{"item_id": item_id(p["pair_id"], seed), **p} for p in pairs]
-    with (out_dir / KEY).open("w", encoding="utf-8") as handle:
-        for item in items:
-            key = {"item_id": item["item_id"], "pair_id": item["pair_id"], "score": item["score"]}
-            handle.write(json.dumps(key, ensure_ascii=False) + "\n")
-    for number in range(1, annotators + 1):
-        order = list(items)
-        random.Random(f"{seed}-{number}").shuffle(order)
-        write_sheet(sheets_dir / f"annotator_{number}.csv", order, SHOWN, ANSWERS)
-    (sheets_dir / "guidelines.md").write_text(
-        GUIDELINES.get(language, GUIDELINES["default"]), encoding="utf-8"
+    ids = [item_id(pair["pair_id"], seed) for pair in pairs]
+    items = [
+        sheetio.SheetItem(item, {"sentence1": pair["sentence1"], "sentence2": pair["sentence2"]})
+        for item, pair in zip(ids, pairs, strict=True)
+    ]
+    guidelines = GUIDELINES.get(language, GUIDELINES["default"])
+    sheetio.write_sheets(
+        out_dir / SHEETS, items, ANSWERS, annotators=annotators, seed=seed, guidelines=guidelines
+    )
+    sheetio.write_key(
+        out_dir / KEY,
+        (
+            {sheetio.ITEM_ID: item, "pair_id": pair["pair_id"], SCORE: pair[SCORE]}
+            for item, pair in zip(ids, pairs, strict=True)
+        ),
     )
     return {"items": len(items), "annotators": annotators, "dir": str(out_dir)}
 
 
 def read_key(out_dir: Path) -> dict[str, dict[str, Any]]:
     """item id -> key row (``pair_id``, intended ``score``)."""
-    path = out_dir / KEY
-    if not path.is_file():
-        raise SheetError(f"{path}: the key written by the export is missing")
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    return {row["item_id"]: row for row in rows}
+    return sheetio.read_key(out_dir / KEY)
 
 
-def read_sheets(
-    out_dir: Path, *, low: int = 0, high: int = 5, allow_missing: bool = False
-) -> dict[str, dict[str, float]]:
+def read_sheets(out_dir: Path) -> dict[str, dict[str, float]]:
     """The ratings of every filled sheet: annotator (sheet name) -> item id -> score.
 
     Raises:
-        SheetError: Listing each unknown or repeated item id, missing, non-integer or out-of-range score
+        SheetError: Listing each unknown or repeated item id, empty, non-integer or out-of-range score
             (sheet, row number as a spreadsheet shows it, field), and items a sheet lacks.
     """
-    key = read_key(out_dir)
-    sheets = sorted((out_dir / SHEETS).glob("*.csv"))
-    if not sheets:
-        raise SheetError(f"{out_dir / SHEETS}: no .csv sheets")
     problems: list[str] = []
-    ratings: dict[str, dict[str, float]] = {}
-    parse = whole_number(low, high)
-    for sheet in sheets:
-        got = read_sheet(sheet, set(key), ANSWERS, parse, problems, allow_missing=allow_missing)
-        ratings[sheet.stem] = {item: values["score"] for item, values in got.items()}
-    raise_problems(problems, f"under {out_dir / SHEETS}")
-    return ratings
-
-
-__all__ = ["SheetError", "export_sheets", "item_id", "read_key", "read_sheets"]
+    sheets = sheetio.read_sheets(out_dir / SHEETS, read_key(out_dir), ANSWERS, problems)
+    sheetio.check(problems, f"the sheets under {out_dir / SHEETS}")
+    return {name: {item: row[SCORE] for item, row in rows.items()} for name, rows in sheets.items()}

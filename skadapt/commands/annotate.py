@@ -1,4 +1,4 @@
-"""``skadapt annotate export|agreement|split``: the human check of synthetic STS data."""
+"""``skadapt annotate export|agreement|split``: the human check of synthetic STS data and of rewrites."""
 
 from __future__ import annotations
 
@@ -9,7 +9,10 @@ import typer
 
 from skadapt.console import handle_errors, out
 
-app = typer.Typer(help="Annotation sheets for the human check of synthetic STS data.", no_args_is_help=True)
+app = typer.Typer(
+    help="Annotation sheets: the human check of synthetic STS data and of robustness rewrites.",
+    no_args_is_help=True,
+)
 
 SheetsDir = Annotated[Path, typer.Argument(help="Directory with key.jsonl and sheets/ (from export).")]
 
@@ -17,18 +20,50 @@ SheetsDir = Annotated[Path, typer.Argument(help="Directory with key.jsonl and sh
 @app.command("export")
 @handle_errors
 def export(
-    dataset: Annotated[Path, typer.Argument(help="A synth-sts output directory (or its dataset/).")],
+    source: Annotated[
+        Path,
+        typer.Argument(
+            help="A synth-sts output directory (or its dataset/): STS sheets; or a robustness output "
+            "directory (with rewrites/): sheets rating each transformation's rewrites."
+        ),
+    ],
     out_dir: Annotated[Path, typer.Option("--out", help="Directory for sheets/ and key.jsonl.")],
     language: Annotated[str, typer.Option(help="Language of the guidelines (ISO 639-3).")],
     annotators: Annotated[int, typer.Option(min=1, help="Sheets (one per annotator).")] = 3,
-    seed: Annotated[int, typer.Option(help="Seed of the item ids and the sheets' order.")] = 42,
+    seed: Annotated[int, typer.Option(help="Seed of the sample, the item ids and the sheets' order.")] = 42,
+    per_transform: Annotated[
+        int, typer.Option(min=1, help="Rewrites: pairs drawn per transformation (HTEB: 100, PTEB: 50).")
+    ] = 100,
+    dummies: Annotated[
+        int,
+        typer.Option(min=0, help="Rewrites: easy dummy pairs mixed into every sheet (half kept, half lost)."),
+    ] = 10,
 ) -> None:
-    """Write annotation sheets for the held-out pairs (intended scores only in key.jsonl)."""
+    """Write annotation sheets: held-out synthetic STS pairs (intended scores only in key.jsonl), or a
+    seeded sample of each transformation's rewrites with dummy pairs (rated 1-5 on quality and fluency)."""
+    if (source / "rewrites").is_dir():
+        from skadapt.annotate.rewrites import export_rewrite_sheets, read_rewrites
+
+        result = export_rewrite_sheets(
+            read_rewrites(source),
+            out_dir,
+            per_transform=per_transform,
+            annotators=annotators,
+            dummies=dummies,
+            seed=seed,
+            language=language,
+        )
+        out.print(
+            f"[green]wrote[/] {result['annotators']} sheets of {result['items']} rewrites "
+            f"({result['transformations']} transformations, {result['dummies']} dummies) to "
+            f"{out_dir / 'sheets'}"
+        )
+        return
     from datasets import load_from_disk
 
     from skadapt.annotate.sheets import export_sheets
 
-    directory = dataset / "dataset" if (dataset / "dataset").is_dir() else dataset
+    directory = source / "dataset" if (source / "dataset").is_dir() else source
     pairs = list(load_from_disk(str(directory))["heldout"])
     result = export_sheets(pairs, out_dir, annotators=annotators, seed=seed, language=language)
     out.print(
@@ -38,9 +73,22 @@ def export(
 
 @app.command("agreement")
 @handle_errors
-def agreement(sheets: SheetsDir) -> None:
-    """Validate the filled sheets; print and save agreement (pairwise, Fleiss' κ, Krippendorff's α)."""
+def agreement(
+    sheets: SheetsDir,
+    threshold: Annotated[
+        float, typer.Option(help="Rewrites: a transformation is accepted when both mean ratings reach it.")
+    ] = 3.0,
+) -> None:
+    """Validate the filled sheets; print and save agreement (pairwise, Fleiss' κ, Krippendorff's α). For
+    rewrite sheets: reject raters failing the dummies, Gwet's AC2 per criterion, and the verdict per
+    transformation (validation.json, read by robustness.validated)."""
     from skadapt import artifacts
+    from skadapt.annotate.rewrites import is_rewrite_sheets, markdown, validate
+
+    if is_rewrite_sheets(sheets):
+        out.print(markdown(validate(sheets, threshold=threshold)))
+        out.print(f"verdict: {sheets / 'validation.json'} (set robustness.validated to it)")
+        return
     from skadapt.annotate.agreement import agreement_markdown, agreement_report
     from skadapt.annotate.sheets import read_key, read_sheets
 

@@ -70,6 +70,7 @@ def command(
     from skadapt.commands.evaluate import labelled_models
     from skadapt.languages import get_language
     from skadapt.robustness.run import RobustnessPlan, run_robustness
+    from skadapt.robustness.stage import validated_settings
     from skadapt.robustness.transforms import resolve_settings
     from skadapt.tasks.selection import select_tasks
 
@@ -78,13 +79,15 @@ def command(
         raise OutputExistsError(
             f"{out_dir} already exists and is not empty; choose another --out or pass --overwrite"
         )
-    settings = resolve_settings(
-        config.preset, config.transforms, config.seeds, config.temperature, config.top_p
+    settings, rejected = validated_settings(
+        config,
+        resolve_settings(config.preset, config.transforms, config.seeds, config.temperature, config.top_p),
     )
     plan = RobustnessPlan(
         models=labelled_models(models),
         prompt_policy=dict(config.prompt_policy or {}),
         batch_size=config.batch_size,
+        rejected=rejected,
         **settings,  # type: ignore[arg-type]
     )
     specs = list(config.tasks) or list(lang.eval_tasks)

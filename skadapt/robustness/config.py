@@ -17,6 +17,11 @@ class RobustnessConfig(Section):
     preset: Literal["pteb", "hteb", "hteb-min"] | None = Field(
         None, description="Transformations, seeds and sampling of PTEB or HTEB (fields set here win)"
     )
+    validated: str | None = Field(
+        None,
+        description="A verdict of `skadapt annotate agreement` on rewrite sheets (validation.json): only the "
+        "transformations people accepted are scored; the others are listed as rejected with their ratings",
+    )
     transforms: list[str] | None = Field(
         None, description="Transformation names, or all (default: the preset's, else all)"
     )

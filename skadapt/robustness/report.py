@@ -86,6 +86,13 @@ def markdown(report: dict[str, Any], error_table: str) -> str:
             f"| {v['task']} | {v['transform']} | {v['seed']} | {v['items']} | {v['excluded']} |"
             for v in report["skipped_variants"]
         ]
+    if report.get("rejected_transforms"):
+        lines += ["", "## Not scored: rejected by the human validation (robustness.validated)", ""]
+        lines += ["| transformation | mean quality | mean fluency |", "|---|---|---|"]
+        lines += [
+            f"| {name} | {v.get('quality', v.get('reason', '–'))} | {v.get('fluency', '–')} |"
+            for name, v in report["rejected_transforms"].items()
+        ]
     lines += ["", "## Output checks", "", error_table, ""]
     return "\n".join(lines)
 

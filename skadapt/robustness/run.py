@@ -64,6 +64,8 @@ class RobustnessPlan:
     prompt_policy: dict[str, str] = field(default_factory=dict)
     batch_size: int = 32
     bootstrap: int = 1000
+    rejected: dict[str, Any] = field(default_factory=dict)
+    """Transformations a human validation rejected (not scored), with their mean ratings."""
 
 
 def build_variants(
@@ -331,6 +333,7 @@ def run_robustness(
         "sampling": vars(sampling_of(llm, plan.temperature, plan.top_p)),
         "generation": {k: v for k, v in generation.items() if k not in ("markdown", "skipped")},
         "skipped_variants": generation["skipped"],
+        "rejected_transforms": plan.rejected,
         "rows": rows,
         "statistics": statistics(rows, plan),
         "diversity": diversity_report(out_dir, plan, scoring["first_model"]),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 from typing import Any
 
 from skadapt.robustness.config import RobustnessConfig
@@ -16,14 +17,36 @@ class RobustnessStageError(ValueError):
     """The stage asks for a model the run does not make, or the run has no LLM."""
 
 
+def validated_settings(
+    config: RobustnessConfig, settings: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The settings with only the transformations a human validation accepted (``robustness.validated``),
+    and the rejected ones with their mean ratings; unchanged without a verdict.
+
+    Raises:
+        RobustnessStageError: The verdict accepts none of the transformations asked for.
+    """
+    if config.validated is None:
+        return settings, {}
+    from skadapt.annotate.rewrites import validated_transforms
+
+    kept, rejected = validated_transforms(Path(config.validated), list(settings["transforms"]))
+    if not kept:
+        raise RobustnessStageError(
+            f"robustness.validated: {config.validated} accepts none of {', '.join(settings['transforms'])}"
+        )
+    return {**settings, "transforms": kept}, rejected
+
+
 def run_stage(ctx: StageContext[RobustnessConfig]) -> dict[str, Any]:
     """Score ``robustness.models`` on ``robustness.tasks`` and their rewrites; the LLM answers and mteb
     results are cached in ``ctx.work_dir``, so an interrupted stage resumes."""
     config, run = ctx.config, ctx.run
     if run.llm is None:
         raise RobustnessStageError("the robustness stage generates text with an LLM: add an llm: section")
-    settings = resolve_settings(
-        config.preset, config.transforms, config.seeds, config.temperature, config.top_p
+    settings, rejected = validated_settings(
+        config,
+        resolve_settings(config.preset, config.transforms, config.seeds, config.temperature, config.top_p),
     )
     missing = [ref for ref in config.models if ref not in ctx.models]
     if missing:
@@ -43,6 +66,7 @@ def run_stage(ctx: StageContext[RobustnessConfig]) -> dict[str, Any]:
         models=models,
         prompt_policy=dict(prompt_policy),
         batch_size=config.batch_size,
+        rejected=rejected,
         **settings,  # type: ignore[arg-type]
     )
     report = run_robustness(tasks, plan, run.llm, run.language, ctx.work_dir)

@@ -1,0 +1,254 @@
+"""Human validation of LLM rewrites (HTEB/PTEB): sheets of a seeded sample of each transformation's rewrites
+rated on two 1-5 criteria, easy dummy pairs to catch careless raters, and the verdict the robustness stage
+reads (``robustness.validated``): a transformation is kept only if its mean rating is at least the threshold
+on both criteria.
+
+Layout of a sheets directory::
+
+    <dir>/sheets/annotator_<n>.csv, guidelines.md   hand these out; fill `quality` and `fluency` (1-5)
+    <dir>/key.jsonl                                 item -> transformation, or the dummy and its expected side
+    <dir>/validation.json, validation.md            written by `skadapt annotate agreement <dir>`
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from skadapt.annotate.agreement import gwet_ac2, krippendorff_alpha
+from skadapt.annotate.sheetio import (
+    SheetError,
+    SheetItem,
+    check,
+    number,
+    opaque_id,
+    read_key,
+    read_sheets,
+    write_key,
+    write_sheets,
+)
+
+SHEETS = "sheets"
+KEY = "key.jsonl"
+SHOWN = ("original", "rewrite")
+CRITERIA = ("quality", "fluency")
+ANSWERS = {criterion: number(1, 5, whole=True) for criterion in CRITERIA}
+VERDICT = "validation.json"
+DUMMY_PASS = 0.8
+"""A rater is rejected who rates fewer than this share of the dummy pairs on their obvious side."""
+
+GUIDELINES = {
+    "slk": """\
+# Pokyny na hodnotenie prepísaných textov
+
+Každý riadok obsahuje pôvodný text a jeho prepis. Do stĺpcov napíšte celé číslo 1 až 5:
+
+- `quality` – kvalita prepisu vrátane zachovania významu: 5 = význam úplne zachovaný a prepis robí, čo
+  mal (napr. parafráza, preklep, iný slovosled), 1 = význam stratený alebo iný text.
+- `fluency` – plynulosť a gramatickosť prepisu ako textu v jazyku (chyby, ktoré mal prepis zámerne vniesť,
+  napr. preklepy, nehodnoťte prísnejšie, než si úloha vyžaduje): 5 = prirodzený text, 1 = nezrozumiteľný.
+
+Hodnoťte každý riadok samostatne, nemeňte stĺpce ani `item_id`.
+""",
+    "default": """\
+# Guidelines for rating rewritten texts
+
+Each row holds an original text and its rewrite. In each column write a whole number from 1 to 5:
+
+- `quality` - how good the rewrite is, meaning preserved included: 5 = the meaning is fully kept and the
+  rewrite does what it should (a paraphrase, typos, another word order ...), 1 = the meaning is lost or it
+  is another text.
+- `fluency` - how fluent and grammatical the rewrite reads in its language (errors the rewrite was meant to
+  add, such as typos, are not held against it beyond what the task asks): 5 = natural, 1 = unintelligible.
+
+Rate every row on its own; do not change the columns or the `item_id`.
+""",
+}
+
+
+def read_rewrites(robustness_dir: Path) -> dict[str, list[tuple[str, str]]]:
+    """Transformation -> its successful (original, rewrite) pairs over every seed, from ``rewrites/``.
+
+    Raises:
+        SheetError: No ``rewrites/*.jsonl`` in the directory.
+    """
+    files = sorted((robustness_dir / "rewrites").glob("*_s*.jsonl"))
+    if not files:
+        raise SheetError(f"{robustness_dir}: no rewrites/*.jsonl (give a robustness output directory)")
+    found: dict[str, list[tuple[str, str]]] = {}
+    for path in files:
+        transform = path.stem.rsplit("_s", 1)[0]
+        for line in path.read_text(encoding="utf-8").splitlines():
+            row = json.loads(line) if line.strip() else {}
+            if row.get("rewritten") and not row.get("failed"):
+                found.setdefault(transform, []).append((row["original"], row["rewritten"]))
+    return found
+
+
+def export_rewrite_sheets(
+    rewrites: dict[str, list[tuple[str, str]]],
+    out_dir: Path,
+    *,
+    per_transform: int,
+    annotators: int,
+    dummies: int,
+    seed: int,
+    language: str,
+) -> dict[str, Any]:
+    """Write the sheets: ``per_transform`` seeded pairs of each transformation and ``dummies`` easy pairs
+    (half an original beside itself: obviously kept; half beside an unrelated original: obviously lost),
+    every sheet in its own order; which item is what stays in the key."""
+    rng = random.Random(seed)
+    items: list[dict[str, Any]] = []
+    for transform in sorted(rewrites):
+        pairs = sorted(set(rewrites[transform]))
+        for original, rewrite in rng.sample(pairs, min(per_transform, len(pairs))):
+            items.append({"transformation": transform, "original": original, "rewrite": rewrite})
+    originals = sorted({item["original"] for item in items})
+    if dummies and len(originals) < 2:
+        raise SheetError("dummy pairs need at least two different original texts")
+    for index in range(dummies):
+        text = rng.choice(originals)
+        if index % 2 == 0:
+            items.append({"dummy": "positive", "original": text, "rewrite": text})
+        else:
+            other = rng.choice([o for o in originals if o != text])
+            items.append({"dummy": "negative", "original": text, "rewrite": other})
+    for position, item in enumerate(items):
+        item["item_id"] = opaque_id(f"{position}\x1f{item['original']}\x1f{item['rewrite']}", seed)
+    write_key(out_dir / KEY, items)
+    write_sheets(
+        out_dir / SHEETS,
+        [SheetItem(item["item_id"], {column: item[column] for column in SHOWN}) for item in items],
+        ANSWERS,
+        annotators=annotators,
+        seed=seed,
+        guidelines=GUIDELINES.get(language, GUIDELINES["default"]),
+    )
+    return {
+        "items": len(items),
+        "dummies": dummies,
+        "annotators": annotators,
+        "transformations": len(rewrites),
+    }
+
+
+def is_rewrite_sheets(directory: Path) -> bool:
+    """Whether a sheets directory holds rewrite sheets (its key names transformations or dummies)."""
+    path = directory / KEY
+    if not path.is_file():
+        return False
+    first = next((line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()), "")
+    return bool(first) and ("transformation" in json.loads(first) or "dummy" in json.loads(first))
+
+
+def _dummy_passed(kind: str, quality: float) -> bool:
+    return quality >= 4 if kind == "positive" else quality <= 2
+
+
+def validate(directory: Path, *, threshold: float = 3.0, dummy_pass: float = DUMMY_PASS) -> dict[str, Any]:
+    """Read the filled sheets; reject raters failing the dummies; per transformation the mean of each
+    criterion over the kept raters, Gwet's AC2 (ordinal) and Krippendorff's alpha, and the verdict
+    (accepted when both means reach ``threshold``). Writes ``validation.json`` and ``validation.md``.
+
+    Raises:
+        SheetError: Every problem of the sheets, or no rater left after the dummy check.
+    """
+    key = read_key(directory / KEY)
+    problems: list[str] = []
+    ratings = read_sheets(directory / SHEETS, set(key), ANSWERS, problems)
+    check(problems, f"the sheets under {directory / SHEETS}")
+    raters: dict[str, dict[str, Any]] = {}
+    for rater, answers in ratings.items():
+        dummies = [(key[i]["dummy"], v["quality"]) for i, v in answers.items() if key[i].get("dummy")]
+        passed = sum(_dummy_passed(kind, quality) for kind, quality in dummies)
+        share = passed / len(dummies) if dummies else None
+        raters[rater] = {
+            "dummies": len(dummies),
+            "passed": passed,
+            "kept": share is None or share >= dummy_pass,
+        }
+    kept = [rater for rater, facts in raters.items() if facts["kept"]]
+    if not kept:
+        raise SheetError(f"{directory}: every rater failed the dummy pairs; nothing to validate")
+    transforms: dict[str, Any] = {}
+    for transform in sorted({row["transformation"] for row in key.values() if "transformation" in row}):
+        items = sorted(i for i, row in key.items() if row.get("transformation") == transform)
+        entry: dict[str, Any] = {"items": len(items)}
+        for criterion in CRITERIA:
+            matrix = np.array(
+                [[ratings[r].get(i, {}).get(criterion, np.nan) for r in kept] for i in items], dtype=float
+            )
+            entry[criterion] = float(np.nanmean(matrix))
+            entry[f"{criterion}_ac2"] = gwet_ac2(matrix, [1, 2, 3, 4, 5]) if len(kept) > 1 else None
+            distinct = len(np.unique(matrix[~np.isnan(matrix)]))  # alpha is undefined on one value
+            entry[f"{criterion}_alpha"] = (
+                krippendorff_alpha(matrix.T, "ordinal") if len(kept) > 1 and distinct > 1 else None
+            )
+        entry["accepted"] = all(entry[c] >= threshold for c in CRITERIA)
+        transforms[transform] = entry
+    report = {
+        "threshold": threshold,
+        "dummy_pass": dummy_pass,
+        "raters": raters,
+        "kept_raters": kept,
+        "transformations": transforms,
+        "accepted": sorted(t for t, e in transforms.items() if e["accepted"]),
+        "rejected": sorted(t for t, e in transforms.items() if not e["accepted"]),
+    }
+    (directory / VERDICT).write_text(json.dumps(report, ensure_ascii=False, indent=1), encoding="utf-8")
+    (directory / "validation.md").write_text(markdown(report) + "\n", encoding="utf-8")
+    return report
+
+
+def markdown(report: dict[str, Any]) -> str:
+    """The verdict table: per transformation the means, AC2 and the decision."""
+
+    def num(value: Any) -> str:
+        return "–" if value is None else f"{value:.3f}"
+
+    dropped = [r for r, facts in report["raters"].items() if not facts["kept"]]
+    lines = [
+        f"Raters kept: {', '.join(report['kept_raters'])}"
+        + (f"; rejected (failed the dummy pairs): {', '.join(dropped)}" if dropped else ""),
+        "",
+        f"Accepted: mean quality and mean fluency both >= {report['threshold']:g}.",
+        "",
+        "| transformation | items | quality | fluency | AC2 quality | AC2 fluency | verdict |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | --- |",
+    ]
+    for name, e in report["transformations"].items():
+        verdict = "accepted" if e["accepted"] else "rejected"
+        lines.append(
+            f"| {name} | {e['items']} | {e['quality']:.2f} | {e['fluency']:.2f} | {num(e['quality_ac2'])} | "
+            f"{num(e['fluency_ac2'])} | {verdict} |"
+        )
+    return "\n".join(lines)
+
+
+def validated_transforms(path: Path, transforms: list[str]) -> tuple[list[str], dict[str, Any]]:
+    """The transformations a verdict accepts among ``transforms``, and the rejected ones with their means.
+
+    A transformation the verdict does not cover is rejected too (it was not validated).
+
+    Raises:
+        SheetError: The file is missing or not a verdict.
+    """
+    try:
+        report = json.loads(Path(path).read_text(encoding="utf-8"))
+        verdicts = report["transformations"]
+    except (OSError, ValueError, KeyError, TypeError):
+        raise SheetError(
+            f"robustness.validated: {path} is not a verdict of `skadapt annotate agreement`"
+        ) from None
+    kept = [t for t in transforms if verdicts.get(t, {}).get("accepted")]
+    rejected = {
+        t: {c: verdicts[t].get(c) for c in CRITERIA} if t in verdicts else {"reason": "not validated"}
+        for t in transforms
+        if t not in kept
+    }
+    return kept, rejected
