@@ -96,9 +96,24 @@ def test_export_rate_validate_and_score_only_accepted(tmp_path: Path, tiny_model
                 writer.writeheader()
                 writer.writerows(rows)
 
-        result = CliRunner().invoke(app, ["annotate", "agreement", str(sheets)])
+        agreement = ["annotate", "agreement", str(sheets), "--model", str(tiny_models["unigram"])]
+        result = CliRunner().invoke(app, agreement)
         assert result.exit_code == 0, result.output
         verdict = json.loads((sheets / "validation.json").read_text())
+        drift = verdict["drift_vs_quality"]  # recomputed independently: 1 - cos under the same model
+        rated = sorted(i for i, k in key.items() if "transformation" in k)
+        assert drift["items"] == len(rated) and drift["ci95"][0] <= drift["spearman"] <= drift["ci95"][1]
+        from scipy.stats import spearmanr
+        from sentence_transformers import SentenceTransformer
+
+        encoder = SentenceTransformer(str(tiny_models["unigram"]), device="cpu")
+        a = encoder.encode([key[i]["original"] for i in rated], normalize_embeddings=True)
+        b = encoder.encode([key[i]["rewrite"] for i in rated], normalize_embeddings=True)
+        means = [
+            np.mean([_simulated_rating(key[i], r)[0] for r in ("annotator_1", "annotator_2")]) for i in rated
+        ]
+        expected_rho = spearmanr(1 - (a * b).sum(axis=1), means).statistic
+        assert drift["spearman"] == pytest.approx(expected_rho, abs=1e-6)
         assert verdict["kept_raters"] == ["annotator_1", "annotator_2"]  # annotator_3 failed the dummies
         assert not verdict["raters"]["annotator_3"]["kept"]
         assert verdict["accepted"] == ["paraphrase"] and verdict["rejected"] == ["style"]

@@ -150,7 +150,35 @@ def _dummy_passed(kind: str, quality: float) -> bool:
     return quality >= 4 if kind == "positive" else quality <= 2
 
 
-def validate(directory: Path, *, threshold: float = 3.0, dummy_pass: float = DUMMY_PASS) -> dict[str, Any]:
+def drift_vs_rating(
+    pairs: list[tuple[str, str]], ratings: list[float], model: str, *, resamples: int = 1000, seed: int = 0
+) -> dict[str, Any]:
+    """HTEB's check of the embedding space against people: per item the embedding drift (1 - cos of the
+    original and its rewrite under ``model``) vs the mean human quality rating, as Spearman's rho with a
+    percentile bootstrap 95% CI over items (a good embedding drifts less where people see the meaning kept,
+    so rho should be negative)."""
+    from scipy.stats import spearmanr
+    from sentence_transformers import SentenceTransformer
+
+    encoder = SentenceTransformer(model, device="cpu")
+    a = encoder.encode([o for o, _ in pairs], normalize_embeddings=True)
+    b = encoder.encode([r for _, r in pairs], normalize_embeddings=True)
+    drift = 1 - (a * b).sum(axis=1)
+    human = np.asarray(ratings, dtype=float)
+    rho = float(spearmanr(drift, human).statistic)
+    rng = np.random.default_rng(seed)
+    draws = []
+    for _ in range(resamples):
+        index = rng.integers(0, len(pairs), len(pairs))
+        if len(np.unique(human[index])) > 1 and len(np.unique(drift[index])) > 1:
+            draws.append(spearmanr(drift[index], human[index]).statistic)
+    low, high = np.percentile(draws, [2.5, 97.5]) if draws else (np.nan, np.nan)
+    return {"model": model, "items": len(pairs), "spearman": rho, "ci95": [float(low), float(high)]}
+
+
+def validate(
+    directory: Path, *, threshold: float = 3.0, dummy_pass: float = DUMMY_PASS, model: str | None = None
+) -> dict[str, Any]:
     """Read the filled sheets; reject raters failing the dummies; per transformation the mean of each
     criterion over the kept raters, Gwet's AC2 (ordinal) and Krippendorff's alpha, and the verdict
     (accepted when both means reach ``threshold``). Writes ``validation.json`` and ``validation.md``.
@@ -191,7 +219,16 @@ def validate(directory: Path, *, threshold: float = 3.0, dummy_pass: float = DUM
             )
         entry["accepted"] = all(entry[c] >= threshold for c in CRITERIA)
         transforms[transform] = entry
+    drift = None
+    if model is not None:
+        rated = sorted(i for i, row in key.items() if "transformation" in row)
+        means = [np.nanmean([ratings[r].get(i, {}).get("quality", np.nan) for r in kept]) for i in rated]
+        usable = [(i, m) for i, m in zip(rated, means, strict=True) if not np.isnan(m)]
+        drift = drift_vs_rating(
+            [(key[i]["original"], key[i]["rewrite"]) for i, _ in usable], [m for _, m in usable], model
+        )
     report = {
+        "drift_vs_quality": drift,
         "threshold": threshold,
         "dummy_pass": dummy_pass,
         "raters": raters,
@@ -227,6 +264,15 @@ def markdown(report: dict[str, Any]) -> str:
             f"| {name} | {e['items']} | {e['quality']:.2f} | {e['fluency']:.2f} | {num(e['quality_ac2'])} | "
             f"{num(e['fluency_ac2'])} | {verdict} |"
         )
+    drift = report.get("drift_vs_quality")
+    if drift:
+        low, high = drift["ci95"]
+        lines += [
+            "",
+            f"Embedding drift (1 - cos, {drift['model']}) vs mean human quality over {drift['items']} "
+            f"rewrites: Spearman {drift['spearman']:.3f} [{low:.3f}, {high:.3f}] (negative: the model "
+            "drifts less where people see the meaning kept).",
+        ]
     return "\n".join(lines)
 
 

@@ -78,6 +78,10 @@ def agreement(
     threshold: Annotated[
         float, typer.Option(help="Rewrites: a transformation is accepted when both mean ratings reach it.")
     ] = 3.0,
+    model: Annotated[
+        str | None,
+        typer.Option(help="Rewrites: embedding drift of this model vs the human quality ratings (Spearman)."),
+    ] = None,
 ) -> None:
     """Validate the filled sheets; print and save agreement (pairwise, Fleiss' κ, Krippendorff's α). For
     rewrite sheets: reject raters failing the dummies, Gwet's AC2 per criterion, and the verdict per
@@ -86,7 +90,11 @@ def agreement(
     from skadapt.annotate.rewrites import is_rewrite_sheets, markdown, validate
 
     if is_rewrite_sheets(sheets):
-        out.print(markdown(validate(sheets, threshold=threshold)))
+        if model is not None:
+            from skadapt.model_sources import resolve_model
+
+            model = resolve_model(model)
+        out.print(markdown(validate(sheets, threshold=threshold, model=model)))
         out.print(f"verdict: {sheets / 'validation.json'} (set robustness.validated to it)")
         return
     from skadapt.annotate.agreement import agreement_markdown, agreement_report
