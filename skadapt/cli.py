@@ -26,9 +26,14 @@ app.add_typer(recipe_app, name="recipe")
 def _add_groups() -> None:
     from skadapt.commands.annotate import app as annotate_app
     from skadapt.commands.human import app as human_app
+    from skadapt.commands.llm import app as llm_app
 
     app.add_typer(annotate_app, name="annotate")
     app.add_typer(human_app, name="human")
+    from skadapt.commands.llm_select import command as llm_select
+
+    llm_app.command("select")(llm_select)
+    app.add_typer(llm_app, name="llm")
 
 
 _add_groups()

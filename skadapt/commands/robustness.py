@@ -34,9 +34,11 @@ def work_dir_for(
         "tasks": specs,
         "suite_files": {str(p): artifacts.input_fingerprint(str(p)) for p in suite_files(specs)},
         "language": language,
-        "plan": {k: v for k, v in vars(plan).items() if k != "models"},
+        "plan": {k: v for k, v in vars(plan).items() if k not in ("models", "judge")},
         "llm": llm.model_dump(mode="json", exclude=set(LLM_TRANSPORT)),
     }
+    if plan.judge is not None:  # its LLM's transport fields change no answer either
+        settings["judge"] = plan.judge.model_dump(mode="json", exclude={"llm": set(LLM_TRANSPORT)})
     return out_dir.parent / f".{out_dir.name}.robustness-{artifacts.hash_json(settings)[:12]}"
 
 
@@ -88,6 +90,7 @@ def command(
         prompt_policy=dict(config.prompt_policy or {}),
         batch_size=config.batch_size,
         rejected=rejected,
+        judge=config.judge,
         **settings,  # type: ignore[arg-type]
     )
     specs = list(config.tasks) or list(lang.eval_tasks)

@@ -23,8 +23,10 @@ CHECKS: tuple[str, ...] = (
     "runaway_length",
     "truncated",
     "longer_summary",
+    "out_of_range",
 )
-"""Every check, in report order (``transport``: no answer at all after the HTTP retries)."""
+"""Every check, in report order (``transport``: no answer at all after the HTTP retries; ``out_of_range``: a
+number outside the scale asked for, e.g. a judge's score)."""
 
 RUNAWAY_FACTOR = 5.0
 TRUNCATED_SHARE = 0.2

@@ -59,3 +59,27 @@ class LLMConfig(Section):
         None, description="transformers: prompts generated together (default 1 on CPU, 16 on GPU)"
     )
     cache: str | None = Field(None, description="Generation cache file (default $SKADAPT_CACHE/llm.sqlite)")
+
+
+class JudgeConfig(Section):
+    """An LLM judge rating how similar in meaning two texts are, 0-5 (section ``judge`` of robustness and
+    synth_sts; ``skadapt llm judge-eval`` measures a candidate against gold ratings)."""
+
+    llm: LLMConfig | None = Field(
+        None,
+        description="The judge's LLM, a whole llm section of its own (default: the run's llm; its "
+        "sampling fields other than max_tokens are not used)",
+    )
+    threshold: Annotated[float, Field(ge=0, le=5)] = Field(
+        3.0,
+        description="Pass mark (PTEB/HTEB: 3): robustness rewrites rated below it, or not rated, fail and "
+        "are excluded; judge-eval reports how often pass/fail at it matches the gold",
+    )
+    max_gap: Annotated[float, Field(ge=0, le=5)] | None = Field(
+        None,
+        description="synth_sts: drop pairs whose rating is farther than this from their level "
+        "(null keeps every pair)",
+    )
+    temperature: Annotated[float, Field(ge=0, le=2)] = Field(
+        0.0, description="The judge's sampling temperature (greedy by default)"
+    )

@@ -77,6 +77,8 @@ class GenerationStats:
     requests_sent: int = 0
     probe_requests: int = 0
     cache_hits: int = 0
+    completion_tokens: int = 0
+    """Tokens the backend reports it generated for the answers asked (0 where it reports none)."""
     check_failures: Counter[str] = field(default_factory=Counter)
     endpoint: dict[str, Any] = field(default_factory=dict)
 
@@ -88,6 +90,7 @@ class GenerationStats:
         self.answers_requested += other.answers_requested
         self.requests_sent += other.requests_sent
         self.probe_requests += other.probe_requests
+        self.completion_tokens += other.completion_tokens
         self.cache_hits += other.cache_hits
         self.check_failures.update(other.check_failures)
         self.endpoint = self.endpoint or other.endpoint
@@ -116,6 +119,7 @@ class GenerationStats:
             "requests_sent": self.requests_sent,
             "probe_requests": self.probe_requests,
             "cache_hits": self.cache_hits,
+            "completion_tokens": self.completion_tokens,
             "endpoint": self.endpoint,
             "error_rates": self.error_rates(),
         }
@@ -245,6 +249,7 @@ class Generator:
             for index, result in zip(chunk, results, strict=True):
                 meta = dict(result.meta)
                 stats.requests_sent += int(meta.pop("http_requests", 1))
+                stats.completion_tokens += int(meta.get("completion_tokens") or 0)
                 if result.text is None:
                     errors[keys[index]] = result.error or "no answer"
                 else:

@@ -19,6 +19,20 @@ LLM_TRANSPORT = frozenset({"cache", "concurrency", "timeout_s", "http_retries", 
 """``llm`` fields that say how answers are fetched, not what they are: not part of a stage key."""
 
 
+def _without_transport(value: Any) -> Any:
+    """A section's fields with the transport fields of any LLM nested in it (a judge's ``llm``) left out."""
+    if isinstance(value, dict):
+        return {
+            k: {f: x for f, x in v.items() if f not in LLM_TRANSPORT}
+            if k == "llm" and isinstance(v, dict)
+            else _without_transport(v)
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_without_transport(v) for v in value]
+    return value
+
+
 def stage_key(recipe: Recipe, stage: str, upstream: list[str]) -> tuple[str, dict[str, Any]]:
     """Key deciding whether a finished stage is still valid, and the input fingerprints behind it.
 
@@ -28,7 +42,7 @@ def stage_key(recipe: Recipe, stage: str, upstream: list[str]) -> tuple[str, dic
     """
     spec = BY_NAME[stage]
     section = getattr(recipe, stage)
-    config = section.model_dump(mode="json")
+    config = _without_transport(section.model_dump(mode="json"))
     if spec.uses_llm and recipe.llm is not None:  # what generates the text is part of the key
         config = {**config, "llm": recipe.llm.model_dump(mode="json", exclude=LLM_TRANSPORT)}
     extra = [str(path) for path in spec.input_files(section, recipe.run_facts())]

@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 from pydantic import Field, field_validator
 
 from skadapt.config import ModelRef, PositiveInt, Section
+from skadapt.llm.config import JudgeConfig
 from skadapt.robustness.transforms import resolve_transforms
 
 
@@ -49,6 +50,11 @@ class RobustnessConfig(Section):
         None, description="Prompt per task type, e.g. STS='query: ' (default: evaluate.prompt_policy)"
     )
     batch_size: PositiveInt = Field(32, description="Encoding batch size")
+    judge: JudgeConfig | None = Field(
+        None,
+        description="An LLM judge rating each rewrite against its original 0-5: rewrites below "
+        "judge.threshold (or not rated) fail and are excluded like failed checks (null: no judge)",
+    )
 
     @field_validator("transforms")
     @classmethod

@@ -16,8 +16,9 @@ def _f(value: float, digits: int = 2, sign: bool = True) -> str:
     return f"{value:+.{digits}f}" if sign else f"{value:.{digits}f}"
 
 
-def markdown(report: dict[str, Any], error_table: str) -> str:
-    """The profile tables, statistics, diversity and the output checks' error rates."""
+def markdown(report: dict[str, Any], error_table: str, judge_table: str = "") -> str:
+    """The profile tables, statistics, the judge's ratings, diversity and the output checks' error rates
+    (``judge_table``: the judge's own)."""
     stats = report["statistics"]["models"]
     transforms = report["transforms"]
     llm, sampling = report["llm"], report["sampling"]
@@ -61,6 +62,8 @@ def markdown(report: dict[str, Any], error_table: str) -> str:
             )
     lines.append("")
     lines.append("\\* Holm-adjusted Wilcoxon p < 0.05 across the transformations of a model.")
+    if report.get("judge"):
+        lines += judge_section(report["judge"])
     if report["statistics"]["kendall_tau"]:
         lines += ["", "## Ranking stability (Kendall τ, original vs transformed, per dataset)", ""]
         lines += ["| transformation | mean τ | SD | datasets |", "|---|---|---|---|"]
@@ -94,7 +97,33 @@ def markdown(report: dict[str, Any], error_table: str) -> str:
             for name, v in report["rejected_transforms"].items()
         ]
     lines += ["", "## Output checks", "", error_table, ""]
+    if judge_table:
+        lines += ["### The judge's output checks", "", judge_table, ""]
     return "\n".join(lines)
+
+
+def judge_section(judge: dict[str, Any]) -> list[str]:
+    """The judge's ratings per transformation (over its seeds, then per seed) as Markdown lines."""
+    lines = [
+        "",
+        "## Judge: meaning kept (0–5)",
+        "",
+        f"Judge: {judge['backend']} `{judge['model']}`, temperature {judge['temperature']}, prompt "
+        f"`{judge['prompt_version']}`. Each rewrite that passed the output checks is rated against its "
+        f"original; rated below {judge['threshold']:g} or not rated: failed, excluded like failed checks. "
+        "Counts are of distinct texts.",
+        "",
+        "| transformation | seed | rated | mean | median | below threshold | not rated |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, found in judge["transforms"].items():
+        rows = [("all", found), *found["seeds"].items()]
+        lines += [
+            f"| {name} | {seed} | {s['rated']} | {_f(s['mean'], sign=False)} | {_f(s['median'], sign=False)} "
+            f"| {s['below_threshold']} | {s['unrated']} |"
+            for seed, s in rows
+        ]
+    return lines
 
 
 def figures(report: dict[str, Any], directory: Path) -> list[Path]:
@@ -185,7 +214,7 @@ def _save(fig: Any, path: Path) -> Path:
     return path
 
 
-def write_reports(report: dict[str, Any], error_table: str, out_dir: Path) -> None:
+def write_reports(report: dict[str, Any], error_table: str, out_dir: Path, judge_table: str = "") -> None:
     """``robustness.md`` and ``figures/*.png``."""
-    (out_dir / "robustness.md").write_text(markdown(report, error_table), encoding="utf-8")
+    (out_dir / "robustness.md").write_text(markdown(report, error_table, judge_table), encoding="utf-8")
     figures(report, out_dir / "figures")

@@ -9,6 +9,7 @@ from typing import Any
 from skadapt.languages import Language
 from skadapt.llm.checks import CheckFailure, check_text
 from skadapt.llm.generate import GenerationItem, GenerationStats, Generator
+from skadapt.llm.judge import Judge, JudgeRatings
 from skadapt.robustness.transforms import steps
 
 PROMPT_VERSION = "robustness-v1"
@@ -29,12 +30,17 @@ class Rewrites:
         reasons: original text -> why it failed.
         stats: Generation counts and check failures over every step.
         targets: original text -> the languages its steps wrote in (ISO 639-1), e.g. ``["de", "sk"]``.
+        judged: original text -> the judge's rating of its rewrite (None: the judge gave none); only
+            rewrites that passed the output checks are judged.
+        rejected: original text -> its rewrite, where the judge failed it.
     """
 
     mapping: dict[str, str | None] = field(default_factory=dict)
     reasons: dict[str, str] = field(default_factory=dict)
     stats: GenerationStats = field(default_factory=GenerationStats)
     targets: dict[str, list[str]] = field(default_factory=dict)
+    judged: dict[str, float | None] = field(default_factory=dict)
+    rejected: dict[str, str] = field(default_factory=dict)
 
 
 def rewrite(
@@ -81,3 +87,23 @@ def rewrite(
     result.stats.items = len(texts)  # per text, not per step
     result.stats.failed_items = len(result.reasons)
     return result
+
+
+def judge_rewrites(
+    rewrites: Rewrites, judge: Judge, threshold: float, language: Language, *, seed: int, label: str
+) -> JudgeRatings:
+    """Have the judge rate every surviving (original, rewrite) pair; a rewrite rated below ``threshold``, or
+    not rated at all, fails like a failed check: its mapping becomes None, with the reason."""
+    alive = [(original, new) for original, new in rewrites.mapping.items() if new is not None]
+    ratings = judge.rate(alive, language, seed=seed, label=label)
+    for (original, new), rating in zip(alive, ratings.ratings, strict=True):
+        rewrites.judged[original] = rating.score
+        if rating.score is None:
+            rewrites.reasons[original] = f"judge: not rated ({rating.reason})"
+        elif rating.score < threshold:
+            rewrites.reasons[original] = f"judge: score {rating.score:g} < {threshold:g}"
+        else:
+            continue
+        rewrites.mapping[original] = None
+        rewrites.rejected[original] = new
+    return ratings

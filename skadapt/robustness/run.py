@@ -22,11 +22,12 @@ from typing import TYPE_CHECKING, Any
 
 from skadapt import artifacts
 from skadapt.languages import Language
-from skadapt.llm.config import LLMConfig
+from skadapt.llm.config import JudgeConfig, LLMConfig
 from skadapt.llm.generate import GenerationStats
+from skadapt.llm.judge import Judge, score_summary
 from skadapt.llm.session import LLMSession, sampling_of
 from skadapt.robustness.diversity import diversity
-from skadapt.robustness.rewrite import PROMPT_VERSION, Rewrites, rewrite
+from skadapt.robustness.rewrite import PROMPT_VERSION, Rewrites, judge_rewrites, rewrite
 from skadapt.robustness.stats import holm, kendall_tau, summarize
 from skadapt.robustness.tasks import as_v2, texts_to_transform, transformed_copy, transforms_task
 from skadapt.robustness.transforms import AXES, LANGUAGE_TRANSFORMS, axis_of
@@ -66,20 +67,30 @@ class RobustnessPlan:
     bootstrap: int = 1000
     rejected: dict[str, Any] = field(default_factory=dict)
     """Transformations a human validation rejected (not scored), with their mean ratings."""
+    judge: JudgeConfig | None = None
+    """An LLM judge whose low ratings fail rewrites (None: no judge)."""
 
 
 def build_variants(
     tasks: list[AbsTask], plan: RobustnessPlan, llm: LLMConfig, language: Language, out_dir: Path
 ) -> tuple[list[Variant], dict[str, Any]]:
-    """Rewrite the texts and build the transformed tasks; returns them with the generation report."""
+    """Rewrite the texts and build the transformed tasks; returns them with the generation report.
+
+    With ``plan.judge``, every rewrite that passed its checks is rated against its original, and those
+    rated below the threshold (or not rated) are excluded like failed ones; the report then has ``judge``.
+    """
     session = LLMSession(llm)
     texts = {t.metadata.name: texts_to_transform(t) for t in tasks}
     variants: list[Variant] = []
     skipped: list[dict[str, Any]] = []
     generation: dict[str, Any] = {}
     total = GenerationStats()
+    judge_total = GenerationStats()
+    judge_scores: dict[str, dict[int, list[float | None]]] = defaultdict(dict)
+    judge = None
     (out_dir / "rewrites").mkdir(parents=True, exist_ok=True)
     try:
+        judge = Judge(plan.judge, llm, session) if plan.judge is not None else None
         for transform in plan.transforms:
             applicable = [t for t in tasks if transforms_task(t, transform, LANGUAGE_TRANSFORMS)]
             unique = list(dict.fromkeys(x for t in applicable for x in texts[t.metadata.name]))
@@ -88,9 +99,24 @@ def build_variants(
                     seed=seed, template_version=PROMPT_VERSION, temperature=plan.temperature, top_p=plan.top_p
                 )
                 rewrites = rewrite(unique, transform, seed, language, generator)
-                _write_rewrites(out_dir / "rewrites" / f"{transform}_s{seed}.jsonl", rewrites)
                 generation[f"{transform}_s{seed}"] = {**rewrites.stats.to_dict(), "texts": len(unique)}
                 total.add(rewrites.stats)
+                if judge is not None and plan.judge is not None:
+                    ratings = judge_rewrites(
+                        rewrites,
+                        judge,
+                        plan.judge.threshold,
+                        language,
+                        seed=seed,
+                        label=f"judging {transform} (seed {seed})",
+                    )
+                    judge_total.add(ratings.stats)
+                    judge_scores[transform][seed] = ratings.scores
+                    generation[f"{transform}_s{seed}"]["judge"] = {
+                        **judge_summary(ratings.scores, plan.judge.threshold),
+                        "generation": ratings.stats.to_dict(),
+                    }
+                _write_rewrites(out_dir / "rewrites" / f"{transform}_s{seed}.jsonl", rewrites)
                 for task in applicable:
                     variant = _variant(task, transform, seed, rewrites)
                     if enough_survivors(variant.items, variant.excluded) and not variant.emptied:
@@ -115,13 +141,41 @@ def build_variants(
                             variant.items,
                         )
     finally:
+        if judge is not None:
+            judge.close()
         session.close()
-    return variants, {
+    report: dict[str, Any] = {
         "per_run": generation,
         "total": total.to_dict(),
         "markdown": total.markdown(),
         "skipped": skipped,
     }
+    if judge is not None and plan.judge is not None:
+        threshold = plan.judge.threshold
+        report["judge"] = {
+            **judge.describe(),
+            "threshold": threshold,
+            "transforms": {
+                transform: {
+                    **judge_summary([s for scores in by_seed.values() for s in scores], threshold),
+                    "seeds": {
+                        str(seed): judge_summary(scores, threshold) for seed, scores in by_seed.items()
+                    },
+                }
+                for transform, by_seed in judge_scores.items()
+            },
+            "generation": judge_total.to_dict(),
+        }
+        report["judge_markdown"] = judge_total.markdown()
+    return variants, report
+
+
+def judge_summary(scores: list[float | None], threshold: float) -> dict[str, Any]:
+    """The judge's ratings of a set of rewrites: rated, unrated, mean, median, and how many failed (rated
+    below ``threshold``, or not rated) and were excluded."""
+    summary = score_summary(scores)
+    below = sum(s is not None and s < threshold for s in scores)
+    return {**summary, "below_threshold": below, "excluded": below + summary["unrated"]}
 
 
 MIN_SURVIVING_ITEMS = 5
@@ -152,8 +206,12 @@ def _write_rewrites(path: Path, rewrites: Rewrites) -> None:
     with path.open("w", encoding="utf-8") as handle:
         for original, new in rewrites.mapping.items():
             row = {"original": original, "rewritten": new, "languages": rewrites.targets.get(original)}
+            if original in rewrites.judged:
+                row["judge_score"] = rewrites.judged[original]
             if original in rewrites.reasons:
                 row["failed"] = rewrites.reasons[original]
+            if original in rewrites.rejected:
+                row["rejected_rewrite"] = rewrites.rejected[original]
             handle.write(json.dumps(row, ensure_ascii=False) + "\n")
 
 
@@ -331,7 +389,10 @@ def run_robustness(
         "tasks": [t.metadata.name for t in tasks],
         "llm": {"backend": llm.backend, "model": llm.model, "revision": llm.revision},
         "sampling": vars(sampling_of(llm, plan.temperature, plan.top_p)),
-        "generation": {k: v for k, v in generation.items() if k not in ("markdown", "skipped")},
+        "generation": {
+            k: v for k, v in generation.items() if k not in ("markdown", "skipped", "judge", "judge_markdown")
+        },
+        "judge": generation.get("judge"),
         "skipped_variants": generation["skipped"],
         "rejected_transforms": plan.rejected,
         "rows": rows,
@@ -340,5 +401,5 @@ def run_robustness(
         "texts_encoded": scoring["texts_encoded"],
     }
     artifacts.write_json(out_dir / "robustness.json", report)
-    write_reports(report, generation["markdown"], out_dir)
+    write_reports(report, generation["markdown"], out_dir, judge_table=generation.get("judge_markdown", ""))
     return report

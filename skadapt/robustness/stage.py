@@ -67,6 +67,7 @@ def run_stage(ctx: StageContext[RobustnessConfig]) -> dict[str, Any]:
         prompt_policy=dict(prompt_policy),
         batch_size=config.batch_size,
         rejected=rejected,
+        judge=config.judge,
         **settings,  # type: ignore[arg-type]
     )
     report = run_robustness(tasks, plan, run.llm, run.language, ctx.work_dir)

@@ -8,6 +8,7 @@ from typing import Annotated
 from pydantic import Field, model_validator
 
 from skadapt.config import PositiveInt, Section
+from skadapt.llm.config import JudgeConfig
 from skadapt.tasks.config import ContaminationConfig
 
 
@@ -37,6 +38,11 @@ class SynthSTSConfig(Section):
         None, description="Evaluation tasks the train split must not overlap (default: the language's)"
     )
     contamination: ContaminationConfig = Field(default_factory=ContaminationConfig)
+    judge: JudgeConfig | None = Field(
+        None,
+        description="An LLM judge rating every pair 0-5: its agreement with the intended levels is reported, "
+        "and with judge.max_gap pairs rated farther than that from their level are dropped (null: no judge)",
+    )
 
     @model_validator(mode="after")
     def _length_range(self) -> SynthSTSConfig:

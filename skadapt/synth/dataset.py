@@ -55,6 +55,7 @@ def card(report: dict[str, Any], error_table: str, language: str) -> str:
     }
     llm = report["llm"]
     sources = report["sources"]
+    judged = _judge_card(report["judge"]) if report.get("judge") else ""
     return f"""---
 {yaml.safe_dump(meta, sort_keys=False, allow_unicode=True).strip()}
 ---
@@ -73,7 +74,7 @@ wrote six variants, one per similarity level, with an explanation. Made by `skad
   held out for human annotation {report["splits"]["heldout"]} ({report["heldout_sources"]} sources; none of
   their variants is in train).
 - Sources whose generation failed every attempt: {report["failed_sources"]} (listed in `failures.jsonl`).
-
+{judged}
 ## Output checks
 
 {error_table}
@@ -88,6 +89,32 @@ the intended levels, not human judgements; `skadapt annotate agreement` reports 
 
 The generated sentences derive from the source corpus: its license applies. Check the generating model's
 terms of use before redistribution.
+"""
+
+
+def _judge_card(judge: dict[str, Any]) -> str:
+    """The card's judge section: agreement with the intended levels, drops, confusion."""
+    from skadapt.llm.judge import confusion_markdown
+
+    def num(value: float | None) -> str:
+        return "–" if value is None else f"{value:.3f}"
+
+    dropped = ", ".join(f"level {level}: {n}" for level, n in judge["dropped"].items())
+    gap = (
+        f"Pairs rated more than {judge['max_gap']:g} from their level were dropped "
+        f"({judge['dropped_total']}: {dropped}); the pair counts above are after dropping."
+        if judge["max_gap"] is not None
+        else "No pair was dropped (no max_gap)."
+    )
+    return f"""
+## Judge
+
+Every pair was rated 0-5 by `{judge["model"]}` ({judge["backend"]} backend, temperature
+{judge["temperature"]}, prompt `{judge["prompt_version"]}`); {judge["rated"]} of {judge["pairs"]} pairs got a
+valid rating (`judge_score`; empty where none). Against the intended level: Spearman {num(judge["spearman"])},
+Pearson {num(judge["pearson"])}, mean absolute difference {num(judge["mae"])}. {gap}
+
+{confusion_markdown(judge["confusion"])}
 """
 
 

@@ -12,12 +12,13 @@ from skadapt.annotate.sheets import export_sheets
 from skadapt.languages import Language
 from skadapt.llm.config import LLMConfig
 from skadapt.llm.generate import ItemOutcome
+from skadapt.llm.judge import Judge
 from skadapt.llm.session import LLMSession
 from skadapt.synth.config import SynthSTSConfig
 from skadapt.synth.dataset import card, save_splits, write_jsonl
 from skadapt.synth.prompts import LEVELS, load_template, template_version
 from skadapt.synth.sources import SourceSentence, select_sources
-from skadapt.synth.sts import generate_variants, hold_out_sources, pair_rows
+from skadapt.synth.sts import apply_judge, generate_variants, hold_out_sources, pair_rows
 from skadapt.tasks.contamination import contamination_report
 
 log = logging.getLogger(__name__)
@@ -63,10 +64,21 @@ def synthesize_sts(
             seed=seed, template_version=template_version(template), temperature=config.temperature
         )
         outcomes, stats = generate_variants(selection.sentences, generator, template, language)
+        metadata = {"generator": llm.model, "template_version": template_version(template)}
+        rows = pair_rows(selection.sentences, outcomes, metadata)
+        judged = None
+        if config.judge is not None:
+            with Judge(config.judge, llm, session) as judge:
+                ratings = judge.rate(
+                    [(row["sentence1"], row["sentence2"]) for row in rows],
+                    language,
+                    seed=seed,
+                    label="judging synthetic STS",
+                )
+                rows, judged = apply_judge(rows, ratings, config.judge.max_gap)
+                judged = {**judge.describe(), **judged}
     out_dir.mkdir(parents=True, exist_ok=True)
     sampling = {"temperature": config.temperature, "top_p": llm.top_p, "max_tokens": llm.max_tokens}
-    metadata = {"generator": llm.model, "template_version": template_version(template)}
-    rows = pair_rows(selection.sentences, outcomes, metadata)
     failures = _failures(selection.sentences, outcomes)
     write_jsonl(out_dir / "failures.jsonl", failures)
     (out_dir / "error_rates.md").write_text(stats.markdown() + "\n", encoding="utf-8")
@@ -92,6 +104,8 @@ def synthesize_sts(
         "pairs": len(rows),
         "generation": stats.to_dict(),
     }
+    if judged is not None:
+        report["judge"] = judged
     if pilot:
         _review_sheet(out_dir, selection.sentences, outcomes)
         report["pilot"] = pilot

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import random
+import statistics
 from collections.abc import Sequence
 from typing import Any
 
 from skadapt.languages import Language
 from skadapt.llm.checks import CheckFailure, check_text, parse_json_object
 from skadapt.llm.generate import GenerationItem, GenerationStats, Generator, ItemOutcome
+from skadapt.llm.judge import JudgeRatings, agreement, confusion
 from skadapt.synth.prompts import JSON_SCHEMA, LEVELS, render
 from skadapt.synth.sources import SourceSentence
 from skadapt.textsample import normalize_text
@@ -116,6 +118,46 @@ def pair_rows(
                 }
             )
     return rows
+
+
+def apply_judge(
+    rows: Sequence[dict[str, Any]], ratings: JudgeRatings, max_gap: float | None
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Each row with its ``judge_score``, less the rows rated farther than ``max_gap`` from their level
+    (unrated rows are kept: nothing says they are off), and the judge's agreement with the levels.
+
+    Returns:
+        The kept rows and a report: Spearman/Pearson/MAE of rating vs level, per level the pairs, mean
+        rating and MAE, the confusion level x rounded rating, and the pairs dropped per level.
+    """
+    levels = [int(row["score"]) for row in rows]
+    scores = ratings.scores
+    kept: list[dict[str, Any]] = []
+    dropped = dict.fromkeys(LEVELS, 0)
+    for row, level, score in zip(rows, levels, scores, strict=True):
+        if max_gap is not None and score is not None and abs(score - level) > max_gap:
+            dropped[str(level)] += 1
+        else:
+            kept.append({**row, "judge_score": score})
+    found = agreement(levels, scores)
+    by_level = {}
+    for level in LEVELS:
+        given = [s for lv, s in zip(levels, scores, strict=True) if str(lv) == level and s is not None]
+        by_level[level] = {
+            "pairs": levels.count(int(level)),
+            "rated": len(given),
+            "mean_rating": statistics.fmean(given) if given else None,
+            "mae": statistics.fmean(abs(s - int(level)) for s in given) if given else None,
+        }
+    return kept, {
+        "max_gap": max_gap,
+        **{k: found[k] for k in ("pairs", "rated", "failed", "spearman", "pearson", "mae")},
+        "by_level": by_level,
+        "confusion": confusion(levels, scores),
+        "dropped": dropped,
+        "dropped_total": sum(dropped.values()),
+        "generation": ratings.stats.to_dict(),
+    }
 
 
 def hold_out_sources(rows: Sequence[dict[str, Any]], count: int, seed: int) -> set[str]:
