@@ -15,6 +15,7 @@ from skadapt.llm.config import LLMConfig
 from tests.llm_server import Reply, scripted_server, user_message
 from tests.suite_fixtures import SENTENCES
 from tests.test_robustness import script as careful_rewriter
+from tests.test_synth_sts import GOOD as SYNTH_GOOD
 
 SLOVAK = get_language("slk")
 TEXTS = sorted({s for pair in SENTENCES for s in pair[:2]})[:12]
@@ -31,7 +32,10 @@ def _judge(prompt: str) -> Reply | None:
 
 
 def good(body: dict, count: int) -> Reply:
-    return _judge(user_message(body)) or careful_rewriter(body, count)
+    prompt = user_message(body)
+    if "Text: " not in prompt and _judge(prompt) is None:  # a synthetic-STS request: six good variants
+        return Reply(SYNTH_GOOD)
+    return _judge(prompt) or careful_rewriter(body, count)
 
 
 def sloppy(body: dict, count: int) -> Reply:
@@ -41,6 +45,8 @@ def sloppy(body: dict, count: int) -> Reply:
     judged = _judge(prompt)
     if judged is not None:
         return judged
+    if "Text: " not in prompt:  # a synthetic-STS request: JSON cut off
+        return Reply('{"0": {"sentence": "Archeológovia')
     text = prompt.rsplit("Text: ", 1)[1]
     kind = sum(map(ord, text)) % 3
     if kind == 0:
@@ -58,12 +64,17 @@ def test_select_ranks_by_errors_then_crossover_judge(tmp_path: Path) -> None:
             _candidate("sloppy", b.url, tmp_path / "c"),
             _candidate("careful", a.url, tmp_path / "c"),
         ]
-        report = select(candidates, TEXTS, ["paraphrase"], SLOVAK, seed=7, top_k=2, resamples=200)
+        report = select(
+            candidates, TEXTS, ["paraphrase"], SLOVAK, seed=7, sts_sources=4, top_k=2, resamples=200
+        )
     ranking = {row["name"]: row for row in report["ranking"]}
     assert report["chosen"] == "careful" and [r["name"] for r in report["ranking"]] == ["careful", "sloppy"]
     careful, sloppy_row = ranking["careful"], ranking["sloppy"]
     assert careful["total_error_rate"] < sloppy_row["total_error_rate"]
     assert {"wrong_language", "identical"} <= set(sloppy_row["per_task"]["paraphrase"]["checks"])
+    assert careful["per_task"]["synthetic_sts"]["items"] == 4  # synthetic STS measured on the same sample
+    assert sloppy_row["per_task"]["synthetic_sts"]["total_error_rate"] == 1.0
+    assert careful["per_task"]["synthetic_sts"]["total_error_rate"] < 1.0
     # crossover: each judged only by the other
     assert careful["judge"]["judges"] == ["sloppy"] and sloppy_row["judge"]["judges"] == ["careful"]
     assert careful["judge"]["mean"] == 4.5 and careful["judge"]["ci"] == [4.5, 4.5]
