@@ -230,6 +230,13 @@ def build_section(
     return section_from_options(model, prefix, **data)
 
 
+def _keyword(name: str, kind: Any, option: Any) -> inspect.Parameter:
+    """A keyword-only typer option parameter named ``name`` (default None)."""
+    return inspect.Parameter(
+        name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Annotated[kind, option]
+    )
+
+
 def _options_of(annotation: Any) -> tuple[type[BaseModel], Options] | None:
     if get_origin(annotation) is Annotated:
         base, *extras = get_args(annotation)
@@ -265,50 +272,19 @@ def config_command(function: Callable[..., Any]) -> Callable[..., Any]:
             spec = next(s for s, _ in derived if s.name == field_name)
             option_type = next(p for s, p in derived if s.name == field_name).annotation
             base_type = get_args(option_type)[0]
-            keyword.append(
-                inspect.Parameter(
-                    hidden,
-                    inspect.Parameter.KEYWORD_ONLY,
-                    default=None,
-                    annotation=Annotated[base_type, typer.Option(old, hidden=True)],
-                )
-            )
+            keyword.append(_keyword(hidden, base_type, typer.Option(old, hidden=True)))
             renamed[hidden] = (parameter.name, spec.param, old)
-        if options.file:
-            example = "llm.max_tokens=1024" if parameter.name == "llm" else f"{options.section}.<field>=VALUE"
-            if parameter.name == "config" and "config_file" not in signature.parameters:
-                keyword.append(
-                    inspect.Parameter(
-                        "config_file",
-                        inspect.Parameter.KEYWORD_ONLY,
-                        default=None,
-                        annotation=Annotated[
-                            Path | None,
-                            typer.Option("--config", help=CONFIG_HELP.format(section=options.section)),
-                        ],
-                    )
-                )
-            for number, alias in enumerate(options.config_aliases if parameter.name == "config" else ()):
-                keyword.append(
-                    inspect.Parameter(
-                        f"_old_config_{number}",
-                        inspect.Parameter.KEYWORD_ONLY,
-                        default=None,
-                        annotation=Annotated[Path | None, typer.Option(alias, hidden=True)],
-                    )
-                )
-                config_aliases[f"_old_config_{number}"] = alias
-            if parameter.name == "config" and "set_" not in signature.parameters:
-                keyword.append(
-                    inspect.Parameter(
-                        "set_",
-                        inspect.Parameter.KEYWORD_ONLY,
-                        default=None,
-                        annotation=Annotated[
-                            list[str] | None, typer.Option("--set", help=SET_HELP.format(example=example))
-                        ],
-                    )
-                )
+        if parameter.name == "config" and options.file:
+            if "config_file" not in signature.parameters:
+                help_text = CONFIG_HELP.format(section=options.section)
+                keyword.append(_keyword("config_file", Path | None, typer.Option("--config", help=help_text)))
+            for number, alias in enumerate(options.config_aliases):
+                hidden = f"_old_config_{number}"
+                keyword.append(_keyword(hidden, Path | None, typer.Option(alias, hidden=True)))
+                config_aliases[hidden] = alias
+            if "set_" not in signature.parameters:
+                help_text = SET_HELP.format(example=f"{options.section}.<field>=VALUE")
+                keyword.append(_keyword("set_", list[str] | None, typer.Option("--set", help=help_text)))
 
     @functools.wraps(function)
     def wrapper(**kwargs: Any) -> Any:
