@@ -236,6 +236,7 @@ def _register_stage_commands() -> None:
     """One command per stage (the same library code the recipe's stages run), plus publish-dataset."""
     from skadapt.commands import (
         evaluate,
+        export,
         finetune,
         publish,
         publish_dataset,
@@ -249,6 +250,7 @@ def _register_stage_commands() -> None:
         ("trim", trim),
         ("finetune", finetune),
         ("renorm", renorm),
+        ("export", export),
         ("evaluate", evaluate),
         ("robustness", robustness),
         ("synth-sts", synth_sts),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -29,8 +29,12 @@ class Section(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
 
-ModelRef = Literal["base", "trim", "finetune", "renorm", "final"]
-"""A model of the run: the base model, a model stage's output, or the last model kept."""
+Tier = Literal["onnx", "onnx-int8", "static"]
+"""A deployment tier of the final model (the export stage): fp32 ONNX, dynamic-int8 ONNX, model2vec static."""
+TIERS: tuple[str, ...] = get_args(Tier)
+
+ModelRef = Literal["base", "trim", "finetune", "renorm", "final", "onnx", "onnx-int8", "static"]
+"""A model of the run: the base model, a model stage's output, the last model kept, or a tier of it."""
 
 
 class RecipeError(SkadaptError, ValueError):

@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field, ValidationError, field_validator, model_v
 
 from skadapt.config import RecipeError, Section
 from skadapt.evaluate.config import EvaluateConfig
+from skadapt.export.config import ExportConfig
 from skadapt.human.config import HumanConfig
 from skadapt.languages import UnknownLanguageError, get_language
 from skadapt.llm.config import LLMConfig
@@ -39,6 +40,7 @@ class Recipe(Section):
     trim: TrimConfig | None = None
     finetune: FinetuneConfig | None = None
     renorm: RenormConfig | None = None
+    export: ExportConfig | None = None
     evaluate: EvaluateConfig | None = None
     robustness: RobustnessConfig | None = None
     human: HumanConfig | None = None

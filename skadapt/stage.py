@@ -64,7 +64,8 @@ class StageContext(Generic[C]):
         config: The stage's config section.
         run: The run-wide facts.
         models: Model references made so far: ``base`` (the base model), one entry per finished model stage
-            (its directory, or its input model when it kept none) and ``final`` (the newest model kept).
+            (its directory, or its input model when it kept none), ``final`` (the newest model kept) and the
+            deployment tiers of ``final`` made so far (``skadapt.config.TIERS``: a directory or an ONNX file).
         out_dir: Temporary directory to write the stage's artifact into; it becomes ``<run_dir>/<stage>``.
         work_dir: Persistent scratch directory that survives an interrupted attempt (e.g. checkpoints).
     """
@@ -98,6 +99,8 @@ class Stage(Generic[C]):
             evaluation suites): the pipeline fingerprints them, so editing one re-runs the stage.
         makes_model: Its output directory is a model that becomes the run's ``final`` (unless its result
             says ``kept: false``).
+        makes_tiers: Its result's ``tiers`` (tier name -> path relative to its directory) are deployment
+            tiers of the final model: the pipeline adds them to ``models`` without changing ``final``.
         uses_llm: It generates text with the recipe's ``llm`` (whose non-transport fields join its key).
         distributed: Every rank of a torchrun/accelerate launch takes part (others run on rank 0 only).
     """
@@ -107,5 +110,6 @@ class Stage(Generic[C]):
     run: Callable[[StageContext[C]], dict[str, Any]]
     input_files: Callable[[C, RunFacts], list[Path]] = _no_files
     makes_model: bool = False
+    makes_tiers: bool = False
     uses_llm: bool = False
     distributed: bool = False

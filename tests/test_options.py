@@ -20,8 +20,9 @@ PositionalFields = frozenset({"models"})
 
 def _commands() -> dict[str, tuple[Any, type[BaseModel], bool]]:
     """Command -> (function, its stage's config model, whether it generates text with the LLM)."""
-    from skadapt.commands import evaluate, finetune, publish, renorm, robustness, synth_sts, trim
+    from skadapt.commands import evaluate, export, finetune, publish, renorm, robustness, synth_sts, trim
     from skadapt.evaluate.config import EvaluateConfig
+    from skadapt.export.config import ExportConfig
     from skadapt.publish.config import PublishConfig
     from skadapt.renorm.config import RenormConfig
     from skadapt.robustness.config import RobustnessConfig
@@ -33,6 +34,7 @@ def _commands() -> dict[str, tuple[Any, type[BaseModel], bool]]:
         "trim": (trim.command, TrimConfig, False),
         "finetune": (finetune.command, FinetuneConfig, False),
         "renorm": (renorm.command, RenormConfig, False),
+        "export": (export.command, ExportConfig, False),
         "evaluate": (evaluate.command, EvaluateConfig, False),
         "robustness": (robustness.command, RobustnessConfig, True),
         "synth-sts": (synth_sts.command, SynthSTSConfig, True),

@@ -1041,3 +1041,75 @@ def test_publish_dataset_uploads_as_a_dataset_repo(tmp_path: Path, monkeypatch: 
 def test_publish_dataset_rejects_other_directories(tmp_path: Path) -> None:
     result = runner.invoke(app, ["publish-dataset", str(tmp_path), "--repo-id", "me/sts", "--dry-run"])
     assert result.exit_code == 1 and "not a synthetic STS directory" in result.output
+
+
+# ------------------------------------------------------------------------------------- deployment tiers
+
+
+def _add_export(run: Path, parent: Path) -> None:
+    """An export of ``parent`` as the export stage leaves it, with the tiers in the evaluation report."""
+    export = run / "export"
+    (export / "model" / "onnx").mkdir(parents=True)
+    (export / "model" / "onnx" / "model.onnx").write_bytes(b"fp32")
+    (export / "model" / "onnx" / "model_qint8_avx512_vnni.onnx").write_bytes(b"int8")
+    (export / "static").mkdir()
+    (export / "static" / "model.safetensors").write_bytes(b"table")
+    (export / "static" / "modules.json").write_text("[]", encoding="utf-8")
+    speed = {
+        "pytorch": {"texts_per_s": 40.0, "speedup": 1.0, "size_mb": 150.0, "peak_rss_mb": 900.0},
+        "onnx-int8": {"texts_per_s": 80.0, "speedup": 2.0, "size_mb": 40.0, "peak_rss_mb": 500.0},
+        "static": {"texts_per_s": 8000.0, "speedup": 200.0, "size_mb": 11.0, "peak_rss_mb": 300.0},
+    }
+    tiers = {"onnx-int8": "model/onnx/model_qint8_avx512_vnni.onnx", "static": "static"}
+    _write(export / "export_report.json", {"parent": str(parent), "tiers": tiers, "speed": speed})
+    _write(export / "manifest.json", _manifest("export", {}, run))
+    report = json.loads((run / "evaluate" / "report.json").read_text())
+    for tier, delta in (("onnx-int8", -0.5), ("static", -20.0)):
+        report["models"].append({"model": tier, "tasks": {}, "types": {}, "All": 60.0 + delta, "Type": 0})
+        report["verdicts"].append(
+            {
+                "a": "renorm",
+                "b": tier,
+                "verdict": "tier",
+                "mean_diff": delta,
+                "ci_low": delta - 1,
+                "ci_high": delta + 1,
+                "wilcoxon_p": 0.5,
+                "margin": 2.0,
+                "tasks": {},
+            }
+        )
+    _write(run / "evaluate" / "report.json", report)
+
+
+def test_publish_carries_the_onnx_files_and_the_static_repository(run_dir: Path, fake_hub: Any) -> None:
+    _add_export(run_dir, run_dir / "renorm")
+    hub = fake_hub()
+    result = runner.invoke(app, ["publish", str(run_dir), "--repo-id", "me/e5-sk-tiny"])
+    assert result.exit_code == 0, result.output
+    upload = run_dir / "publish" / "upload"
+    assert (upload / "onnx" / "model.onnx").read_bytes() == b"fp32"
+    assert (upload / "onnx" / "model_qint8_avx512_vnni.onnx").read_bytes() == b"int8"
+    _, text = read_card(upload / "README.md")
+    assert "## Deployment tiers" in text and "| onnx-int8 |" in text and "-0.50 [-1.50, +0.50]" in text
+    assert 'backend="onnx"' in text and "me/e5-sk-tiny-static" in text
+    static = run_dir / "publish" / "upload-static"
+    assert (static / "model.safetensors").read_bytes() == b"table"
+    meta, static_text = read_card(static / "README.md")
+    assert meta["base_model"] == "me/e5-sk-tiny" and meta["library_name"] == "model2vec"
+    assert "Δ -20.00" in static_text and "200× the parent's texts/s" in static_text
+    report = json.loads((run_dir / "publish" / "publish.json").read_text())
+    assert report["static"]["repo_id"] == "me/e5-sk-tiny-static"
+    assert report["static"]["uploaded"]["commit_url"].endswith("/commit/c0ffee")
+    commits = [path for method, path, _ in hub.requests if method == "POST" and "/commit/" in path]
+    assert any("me/e5-sk-tiny-static" in p for p in commits) and any("me/e5-sk-tiny/" in p for p in commits)
+
+
+def test_an_export_of_another_model_is_not_published_with_this_one(run_dir: Path) -> None:
+    _add_export(run_dir, run_dir / "finetune")
+    result = runner.invoke(app, ["publish", str(run_dir), "--repo-id", "me/m", "--dry-run"])
+    assert result.exit_code == 0, result.output
+    assert not (run_dir / "publish" / "upload" / "onnx").exists()
+    assert not (run_dir / "publish" / "upload-static").exists()
+    _, text = read_card(run_dir / "publish" / "upload" / "README.md")
+    assert "Deployment tiers" not in text

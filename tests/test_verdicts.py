@@ -100,6 +100,26 @@ def test_consecutive_models_are_compared() -> None:
     assert [(v.a, v.b) for v in verdicts] == [("base", "trim"), ("trim", "finetune")]
 
 
+def test_a_tier_is_compared_with_its_parent_and_states_its_loss() -> None:
+    from skadapt.evaluate.aggregate import comparison_pairs
+    from skadapt.evaluate.verdicts import TIER
+
+    base = [50.0, 60.0, 70.0, 40.0, 55.0, 65.0, 45.0]
+    tuned = [s + 3 for s in base]
+    rows = {"base": base, "finetune": tuned, "onnx-int8": [s - 0.2 for s in tuned], "static": base}
+    parents = {"onnx-int8": "finetune", "static": "finetune"}
+    pairs = [("base", "finetune"), ("finetune", "onnx-int8"), ("finetune", "static")]
+    assert comparison_pairs(list(rows), parents) == pairs
+    verdicts = stage_verdicts(_table(rows), margin=2.0, alpha=0.05, parents=parents)
+    assert [(v.a, v.b, v.verdict) for v in verdicts] == [
+        ("base", "finetune", IMPROVES),
+        ("finetune", "onnx-int8", TIER),
+        ("finetune", "static", TIER),  # loses 3 points on every task: stated, not judged as harm
+    ]
+    assert verdicts[2].mean_diff == pytest.approx(-3.0) and verdicts[2].ci_high < -2.0
+    assert comparison_pairs(["a", "b", "c"]) == [("a", "b"), ("b", "c")]
+
+
 @pytest.mark.slow
 def test_item_statistics_reproduce_mteb_main_scores(e5_small: Path) -> None:
     """On the real multilingual-e5-small: a random tiny model ties its similarities (bitext accuracy of a

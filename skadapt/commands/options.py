@@ -94,7 +94,8 @@ def option_kind(info: FieldInfo) -> tuple[str, Any] | None:
     if _scalar(annotation):
         return "scalar", _plain(annotation)
     if origin is list and args and _scalar(args[0]):
-        return "list", list[_plain(args[0])]  # type: ignore[misc]
+        item = _plain(args[0])  # typer takes no list of Literal: strings, which pydantic then checks
+        return "list", list[str if get_origin(item) is Literal else item]  # type: ignore[misc]
     if origin is dict and len(args) == 2 and _scalar(args[1]):
         return "map", list[str]
     if origin in (typing.Union, types.UnionType):  # str | list[str]: one value or several

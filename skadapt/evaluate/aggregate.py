@@ -9,6 +9,23 @@ from typing import Any
 from skadapt.tasks.runner import TaskScore
 
 
+def comparison_pairs(labels: list[str], parents: dict[str, str] | None = None) -> list[tuple[str, str]]:
+    """(input, output) pairs the verdicts compare: each model against the one listed before it, except
+    a deployment tier (``parents``: tier -> the model it came from), compared with its parent and
+    skipped as the "one before" of the next model."""
+    parents = parents or {}
+    pairs: list[tuple[str, str]] = []
+    previous: str | None = None
+    for label in labels:
+        if label in parents:
+            pairs.append((parents[label], label))
+            continue
+        if previous is not None:
+            pairs.append((previous, label))
+        previous = label
+    return pairs
+
+
 @dataclass
 class ModelRow:
     """One model's row of the table (scores in points)."""

@@ -275,8 +275,15 @@ def model_draws(
     return ModelDraws(points, values)
 
 
-def combine(draws: dict[str, ModelDraws], *, count: int, alpha: float = 0.05) -> SuiteIntervals:
-    """Intervals per model and task, and paired intervals of consecutive models' differences."""
+def combine(
+    draws: dict[str, ModelDraws],
+    *,
+    count: int,
+    alpha: float = 0.05,
+    pairs: list[tuple[str, str]] | None = None,
+) -> SuiteIntervals:
+    """Intervals per model and task, and paired intervals of the differences of ``pairs`` (default:
+    consecutive models)."""
     scores: dict[str, dict[str, dict[str, float]]] = {}
     deltas: dict[tuple[str, str], dict[str, dict[str, float]]] = {}
     labels = list(draws)
@@ -288,7 +295,9 @@ def combine(draws: dict[str, ModelDraws], *, count: int, alpha: float = 0.05) ->
                 "low": low,
                 "high": high,
             }
-    for a, b in pairwise(labels):
+    for a, b in pairs if pairs is not None else pairwise(labels):
+        if a not in draws or b not in draws:
+            continue
         for task in draws[a].values:
             low, high = interval(draws[b].values[task] - draws[a].values[task], alpha)
             delta = draws[b].points[task] - draws[a].points[task]
@@ -307,11 +316,11 @@ def suite_intervals(
     batch_size: int = 32,
 ) -> SuiteIntervals:
     """Load each model (label -> path) and bootstrap every local task; see :func:`model_draws`."""
-    from sentence_transformers import SentenceTransformer
+    from skadapt.tasks.backends import load_sentence_model
 
     draws = {
         label: model_draws(
-            SentenceTransformer(path, device="cpu"),
+            load_sentence_model(path),
             suites,
             policy=policy,
             count=count,
@@ -325,9 +334,15 @@ def suite_intervals(
 
 
 def experiment_deltas(
-    scores: list[Any], *, count: int, alpha: float = 0.05, seed: int = 42
+    scores: list[Any],
+    *,
+    count: int,
+    alpha: float = 0.05,
+    seed: int = 42,
+    pairs: list[tuple[str, str]] | None = None,
 ) -> dict[tuple[str, str], dict[str, dict[str, float]]]:
-    """Paired intervals of consecutive models' differences from mteb's per-experiment scores.
+    """Paired intervals of the models' differences (``pairs``, default: consecutive models) from mteb's
+    per-experiment scores.
 
     For tasks where mteb keeps repeated experiments (``TaskScore.experiments``: classification train-set
     draws, clustering bootstrap clusterings — the same draws for every model), the per-experiment
@@ -338,9 +353,9 @@ def experiment_deltas(
     for score in scores:
         by_model.setdefault(score.model, {})[score.task] = score
     deltas: dict[tuple[str, str], dict[str, dict[str, float]]] = {}
-    for a, b in pairwise(by_model):
-        for task, first in by_model[a].items():
-            second = by_model[b].get(task)
+    for a, b in pairs if pairs is not None else pairwise(by_model):
+        for task, first in by_model.get(a, {}).items():
+            second = by_model.get(b, {}).get(task)
             if second is None or not first.experiments or not second.experiments:
                 continue
             if len(first.experiments) != len(second.experiments):

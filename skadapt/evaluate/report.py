@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from skadapt import artifacts
-from skadapt.evaluate.aggregate import Table, aggregate
+from skadapt.evaluate.aggregate import Table, aggregate, comparison_pairs
 from skadapt.evaluate.bootstrap import SuiteIntervals, experiment_deltas
 from skadapt.evaluate.stats import Comparison, compare
 from skadapt.evaluate.verdicts import Verdict, stage_verdicts, verdicts_markdown
@@ -123,12 +123,16 @@ def report_markdown(
 
 
 def task_deltas(
-    scores: list[TaskScore], intervals: SuiteIntervals | None, bootstrap: int, seed: int
+    scores: list[TaskScore],
+    intervals: SuiteIntervals | None,
+    bootstrap: int,
+    seed: int,
+    pairs: list[tuple[str, str]] | None = None,
 ) -> dict[tuple[str, str], dict[str, dict[str, Any]]]:
-    """Per-task intervals of consecutive models' differences: item bootstrap, else mteb's experiments."""
+    """Per-task intervals of the compared models' differences: item bootstrap, else mteb's experiments."""
     merged: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
     if bootstrap:
-        for pair, tasks in experiment_deltas(scores, count=bootstrap, seed=seed).items():
+        for pair, tasks in experiment_deltas(scores, count=bootstrap, seed=seed, pairs=pairs).items():
             merged[pair] = {task: {**d, "basis": "experiments"} for task, d in tasks.items()}
     for pair, tasks in (intervals.deltas if intervals is not None else {}).items():
         merged.setdefault(pair, {}).update({task: {**d, "basis": "items"} for task, d in tasks.items()})
@@ -166,16 +170,25 @@ def write_report(
     extra: Any = None,
     bootstrap: int = 1000,
     seed: int = 42,
+    parents: dict[str, str] | None = None,
 ) -> tuple[Table, list[Comparison], list[Verdict]]:
     """Write ``report.md``, ``report.json`` and ``report.png`` into ``out_dir``.
+
+    ``parents`` (deployment tier -> the model it came from): a tier's verdict compares it with its parent
+    and states its loss (see :func:`skadapt.evaluate.verdicts.stage_verdicts`).
 
     Per-task intervals of the verdicts: the local suites' item bootstrap (``intervals``), else a bootstrap
     (``bootstrap`` resamples, ``seed``) of mteb's repeated experiments where a task has them.
     """
     table = aggregate(scores)
     items = comparisons(table, margin=margin, alpha=alpha)
+    pairs = comparison_pairs([row.model for row in table.rows], parents)
     verdicts = stage_verdicts(
-        table, task_deltas(scores, intervals, bootstrap, seed), margin=margin, alpha=alpha
+        table,
+        task_deltas(scores, intervals, bootstrap, seed, pairs),
+        margin=margin,
+        alpha=alpha,
+        parents=parents,
     )
     markdown = report_markdown(table, items, verdicts, intervals, alpha)
     (out_dir / "report.md").write_text(markdown, encoding="utf-8")

@@ -8,8 +8,9 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from skadapt.config import TIERS
 from skadapt.errors import SkadaptError
-from skadapt.evaluate.aggregate import Table
+from skadapt.evaluate.aggregate import Table, comparison_pairs
 from skadapt.evaluate.bootstrap import ModelDraws, combine, model_draws
 from skadapt.evaluate.config import EvaluateConfig
 from skadapt.evaluate.report import write_report
@@ -50,6 +51,7 @@ def run_evaluation(
     show_progress: bool = False,
     human_dir: Path | None = None,
     recompute: bool = False,
+    parents: dict[str, str] | None = None,
 ) -> tuple[Table, list[Comparison], list[Verdict]]:
     """Evaluate labelled models on the selected tasks; write results and the report into ``out_dir``.
 
@@ -57,7 +59,8 @@ def run_evaluation(
     and ``report.png``. Without ``out_dir`` the report is built in memory only. With ``human_dir`` (a
     ``skadapt human`` directory with scored sheets) the models are also scored on the human subset and the
     report gets the human comparison (``human.md``/``human.png``, a section of report.md, ``human`` in
-    report.json).
+    report.json). ``parents`` marks deployment tiers (tier label -> the label of the model it came from):
+    their verdict compares them with that model and states the loss.
     """
     tasks = select_tasks(task_specs, language=language, mirrors=dataset_mirrors, seed=seed)
     suites = suites_in(task_specs) if bootstrap else []
@@ -86,7 +89,8 @@ def run_evaluation(
         on_model=bootstrap_model if suites else None,
         recompute=recompute,
     )
-    intervals = combine(draws, count=bootstrap, alpha=0.05) if draws else None
+    pairs = comparison_pairs(list(models), parents)
+    intervals = combine(draws, count=bootstrap, alpha=0.05, pairs=pairs) if draws else None
     settings = {
         "bootstrap_resamples": bootstrap,
         "models": models,
@@ -101,6 +105,7 @@ def run_evaluation(
         "extra": settings,
         "bootstrap": bootstrap,
         "seed": seed,
+        "parents": parents,
     }
     if out_dir is None:
         scratch = Path(os.environ.get("TMPDIR", "/tmp")) / f"skadapt-eval-{os.getpid()}"
@@ -158,9 +163,25 @@ def _human_comparison(
         artifacts.write_json(out_dir / "report.json", report)
 
 
-def _selected_models(config: EvaluateConfig, available: dict[str, str]) -> dict[str, str]:
+def _selected_models(
+    config: EvaluateConfig, available: dict[str, str]
+) -> tuple[dict[str, str], dict[str, str]]:
+    """The models to score (label -> reference) and the tiers among them (tier -> its parent's label).
+
+    Every deployment tier of the run is scored, after the listed models and beside the final model it
+    came from (added when not listed).
+    """
+    refs = [ref for ref in config.models if ref not in TIERS]
+    tiers = [t for t in TIERS if t in available]
+    missing = [t for t in config.models if t in TIERS and t not in available]
+    if missing:
+        raise EvaluateStageError(
+            f"evaluate.models: {', '.join(missing)} is not a tier of this run; add it to export.tiers"
+        )
+    if tiers and available["final"] not in [available[r] for r in refs if r in available]:
+        refs.append("final")
     selected: dict[str, str] = {}
-    for ref in config.models:
+    for ref in refs:
         if ref not in available:
             have = ", ".join(k for k in available if k != "final")
             raise EvaluateStageError(
@@ -175,7 +196,9 @@ def _selected_models(config: EvaluateConfig, available: dict[str, str]) -> dict[
                 )
             continue
         selected[ref] = available[ref]
-    return selected
+    parent = next(label for label, path in selected.items() if path == available["final"]) if tiers else ""
+    selected.update({tier: available[tier] for tier in tiers})
+    return selected, dict.fromkeys(tiers, parent)
 
 
 def _human_dir(run: RunFacts) -> Path | None:
@@ -194,7 +217,7 @@ def input_files(config: EvaluateConfig, run: RunFacts) -> list[Path]:
 def run_stage(ctx: StageContext[EvaluateConfig]) -> dict[str, Any]:
     """Pipeline entry: evaluate ``evaluate.models`` of the run; the mteb cache lives in the run directory."""
     config = ctx.config
-    models = _selected_models(config, ctx.models)
+    models, parents = _selected_models(config, ctx.models)
     table, items, verdicts = run_evaluation(
         models,
         list(config.tasks),
@@ -209,6 +232,7 @@ def run_stage(ctx: StageContext[EvaluateConfig]) -> dict[str, Any]:
         seed=ctx.run.seed,
         bootstrap=config.bootstrap,
         human_dir=_human_dir(ctx.run),
+        parents=parents,
     )
     for verdict in verdicts:
         below = (
@@ -229,6 +253,7 @@ def run_stage(ctx: StageContext[EvaluateConfig]) -> dict[str, Any]:
         "harms": [f"{v.a}->{v.b}" for v in verdicts if v.verdict == HARMS],
         "harmed_tasks": {f"{v.a}->{v.b}": v.harmed_tasks for v in verdicts if v.harmed_tasks},
         "models": models,
+        "tiers": parents,
         "tasks": len(table.task_types),
         "All": {r.model: round(r.all, 4) for r in table.rows},
         "Type": {r.model: round(r.type_mean, 4) for r in table.rows},

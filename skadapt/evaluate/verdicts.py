@@ -18,13 +18,14 @@ experiments (classification, clustering); tasks with neither are listed as havin
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from itertools import pairwise
 from typing import Any
 
-from skadapt.evaluate.aggregate import Table
+from skadapt.evaluate.aggregate import Table, comparison_pairs
 from skadapt.evaluate.stats import compare
 
 IMPROVES, NON_INFERIOR, HARMS = "improves", "non-inferior", "harms"
+TIER = "tier"
+"""The verdict of a deployment tier: expected to lose quality, it states its loss with its interval."""
 
 
 @dataclass
@@ -86,18 +87,24 @@ def stage_verdicts(
     *,
     margin: float,
     alpha: float,
+    parents: dict[str, str] | None = None,
 ) -> list[Verdict]:
-    """A verdict for every model against the one listed before it in ``table``.
+    """A verdict for every model against the one listed before it in ``table``; a deployment tier
+    (``parents``) against the model it came from, with the verdict ``tier`` (its loss and interval are
+    stated, never judged as harm: a cheaper tier is expected to lose some quality).
 
     Args:
-        table: Aggregated scores, models in stage order.
+        table: Aggregated scores, models in stage order, tiers after them.
         task_deltas: (a, b) -> task -> ``{delta, low, high[, basis]}`` of b - a, where computed.
         margin: Non-inferiority margin in points.
         alpha: Significance level (the interval is 1 - 2 alpha).
+        parents: Tier -> the model it came from.
     """
     tasks = list(table.task_types)
+    rows = {row.model: row for row in table.rows}
     verdicts = []
-    for before, after in pairwise(table.rows):
+    for first, second in comparison_pairs(list(rows), parents):
+        before, after = rows[first], rows[second]
         a = [before.tasks[t] for t in tasks]
         b = [after.tasks[t] for t in tasks]
         comparison = compare(before.model, a, after.model, b, margin=margin, alpha=alpha)
@@ -116,7 +123,9 @@ def stage_verdicts(
             Verdict(
                 a=before.model,
                 b=after.model,
-                verdict=verdict_of(
+                verdict=TIER
+                if second in (parents or {})
+                else verdict_of(
                     comparison.mean_diff,
                     comparison.ci_low,
                     comparison.wilcoxon_p,
@@ -143,7 +152,7 @@ def verdicts_markdown(verdicts: list[Verdict], alpha: float) -> str:
         return ""
     level = round(100 * (1 - 2 * alpha))
     lines = [
-        "## Do-no-harm verdicts (each model against the one before it)",
+        "## Do-no-harm verdicts (each model against the one before it; a tier against its parent)",
         "",
         f"| input → output | mean Δ | {level}% CI | Wilcoxon p | tasks below −margin | verdict |",
         "|---|---|---|---|---|---|",
@@ -158,7 +167,9 @@ def verdicts_markdown(verdicts: list[Verdict], alpha: float) -> str:
     lines += [
         "",
         f"A stage harms when the interval of the mean is not above −{margin:g} or when any task's 95% "
-        f"interval lies entirely below −{margin:g} (margin = `tost_margin`).",
+        f"interval lies entirely below −{margin:g} (margin = `tost_margin`). A deployment tier (verdict "
+        "*tier*) is expected to lose quality: its row states the loss with its interval, and its tasks "
+        f"below −{margin:g} are named, but it is not judged as harm.",
         "",
         "Per-task Δ (points) with 95% paired bootstrap intervals (local suite tasks: items resampled; "
         "mteb tasks: mteb's repeated experiments resampled, marked ᵉ; — no interval):",

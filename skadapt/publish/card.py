@@ -25,6 +25,7 @@ from typing import Any
 from skadapt.publish import sections
 from skadapt.publish.licenses import DataLicense
 from skadapt.publish.target import Target
+from skadapt.publish.tiers import tier_rows, tiers_markdown
 
 log = logging.getLogger("skadapt")
 
@@ -205,6 +206,7 @@ def skadapt_text(target: Target, facts: CardFacts) -> str:
         *sections.training_section(target.reports.get("finetune"), target.config("finetune"), facts.datasets),
         *sections.renorm_section(target.reports.get("renorm"), target.config("renorm")),
         *sections.evaluation_section(evaluation),
+        tiers_markdown(tier_rows(target), facts.repo_id),
         *sections.verdicts_section(evaluation),
         *sections.robustness_section(target.reports.get("robustness")),
         *sections.licenses_section(facts.model_license, facts.base_model, facts.base_license, facts.datasets),

@@ -3,7 +3,9 @@
 The output directory holds::
 
     upload/          exactly what is uploaded: the model's files (hard links, else copies; the stage
-                     manifest left out), README.md (the model card) and skadapt/<stage>/ (the run's reports)
+                     manifest left out), its exported ONNX files under onnx/ (when the run exported this
+                     model), README.md (the model card) and skadapt/<stage>/ (the run's reports)
+    upload-static/   the run's static tier of this model with its card, for the repository <repo_id>-static
     publish.json     repository, visibility, branch, the files with their sizes, licenses, warnings and,
                      after an upload, the repository and commit URLs (never the token)
 """
@@ -30,9 +32,11 @@ from skadapt.publish.licenses import (
     unknown_names,
 )
 from skadapt.publish.target import REPORT_FILES, Target
+from skadapt.publish.tiers import STATIC_SUFFIX, onnx_files, static_card, static_dir, tier_rows
 from skadapt.publish.upload import UploadResult, resolve_token, upload_folder
 
 UPLOAD_DIR = "upload"
+STATIC_UPLOAD_DIR = "upload-static"
 PUBLISH_REPORT = "publish.json"
 SKIPPED = frozenset({artifacts.MANIFEST, "README.md"})
 """Files of the model directory that are not uploaded (the card replaces README.md)."""
@@ -193,7 +197,24 @@ def assemble(target: Target, card: str, folder: Path) -> list[dict[str, Any]]:
         if not path.is_file() or relative.as_posix() in SKIPPED or relative.parts[0].startswith("."):
             continue
         link_or_copy(path, folder / relative)
+    for onnx in onnx_files(target):
+        link_or_copy(onnx, folder / "onnx" / onnx.name)
     _copy_reports(target, folder)
+    (folder / "README.md").write_text(card, encoding="utf-8")
+    return list_files(folder)
+
+
+def prepare_static(target: Target, facts: CardFacts, out_dir: Path) -> list[dict[str, Any]]:
+    """Write ``out_dir/upload-static`` (the static tier + its card); [] when the run has none."""
+    source = static_dir(target)
+    if source is None:
+        return []
+    folder = out_dir / STATIC_UPLOAD_DIR
+    for path in sorted(source.rglob("*")):
+        relative = path.relative_to(source)
+        if path.is_file() and relative.as_posix() != "README.md":
+            link_or_copy(path, folder / relative)
+    card = static_card(tier_rows(target), facts.repo_id, facts.language, facts.model_license)
     (folder / "README.md").write_text(card, encoding="utf-8")
     return list_files(folder)
 
@@ -208,6 +229,7 @@ def prepare(target: Target, config: PublishConfig, out_dir: Path, language: str 
     folder = out_dir / UPLOAD_DIR
     folder.mkdir(parents=True, exist_ok=True)
     files = assemble(target, card, folder)
+    static_files = prepare_static(target, facts, out_dir)
     report = {
         **report_header(config, "model", target.path),
         "model_dir": str(target.model_dir),
@@ -220,13 +242,17 @@ def prepare(target: Target, config: PublishConfig, out_dir: Path, language: str 
         "warnings": facts.warnings,
         "files": files,
         "uploaded": None,
+        "static": {"repo_id": config.repo_id + STATIC_SUFFIX, "files": static_files, "uploaded": None}
+        if static_files
+        else None,
     }
     artifacts.write_json(out_dir / PUBLISH_REPORT, report)
     return Prepared(folder, files, facts.warnings, report)
 
 
 def send(out_dir: Path, config: PublishConfig, token: str, repo_type: str = "model") -> UploadResult:
-    """Upload ``out_dir/upload`` and record the result in ``out_dir/publish.json``.
+    """Upload ``out_dir/upload`` (then ``upload-static`` to ``<repo_id>-static``, when assembled) and record
+    the results in ``out_dir/publish.json``.
 
     Raises:
         PublishError: The folder is missing, or the Hub refused or could not be reached.
@@ -246,6 +272,18 @@ def send(out_dir: Path, config: PublishConfig, token: str, repo_type: str = "mod
     )
     report["uploaded"] = asdict(result)
     artifacts.write_json(out_dir / PUBLISH_REPORT, report)
+    if report.get("static") and (out_dir / STATIC_UPLOAD_DIR).is_dir():
+        static = upload_folder(
+            out_dir / STATIC_UPLOAD_DIR,
+            report["static"]["repo_id"],
+            token=token,
+            repo_type=repo_type,
+            private=config.private,
+            revision=config.revision,
+            commit_message=report.get("commit_message") or config.message,
+        )
+        report["static"]["uploaded"] = asdict(static)
+        artifacts.write_json(out_dir / PUBLISH_REPORT, report)
     return result
 
 

@@ -20,6 +20,7 @@ REPORT_FILES = {
     "trim": "trim_report.json",
     "finetune": "training_report.json",
     "renorm": "renorm_report.json",
+    "export": "export_report.json",
     "evaluate": "report.json",
     "robustness": "robustness.json",
 }

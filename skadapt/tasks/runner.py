@@ -86,7 +86,8 @@ def model_fingerprint(path: str) -> str:
 def load_encoder(
     path: str, label: str, prompt_policy: dict[str, str] | None = None
 ) -> SentenceTransformerEncoderWrapper:
-    """Load a sentence-transformers model wrapped for mteb, with the policy added to its own prompts.
+    """Load a sentence-transformers model (a directory, Hub id or ONNX file of a directory, see
+    :mod:`skadapt.tasks.backends`) wrapped for mteb, with the policy added to its own prompts.
 
     mteb resolves prompts per task: task name, then ``<TaskType>-<query|document>``, then task type, then
     prompt type. The model's own ``query``/``passage`` prompts stay in place; the policy adds task-type
@@ -99,11 +100,12 @@ def load_encoder(
         EvaluationError: The model cannot be loaded or the policy has invalid keys.
     """
     from mteb.models.sentence_transformer_wrapper import SentenceTransformerEncoderWrapper
-    from sentence_transformers import SentenceTransformer
+
+    from skadapt.tasks.backends import load_sentence_model
 
     policy = validate_prompt_policy(dict(prompt_policy or {}))
     try:
-        model = memoize(SentenceTransformer(path, device="cpu" if not _has_accelerator() else None))
+        model = memoize(load_sentence_model(path, device="cpu" if not _has_accelerator() else None))
     except (OSError, ValueError) as error:
         raise EvaluationError(f"{path}: cannot load as a sentence-transformers model ({error})") from None
     own = role_prompts(model.prompts or {}, path)

@@ -1,0 +1,50 @@
+"""``skadapt export``: deployment tiers of a model (ONNX fp32 + int8, a static model), each measured."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from skadapt.commands.options import Options, config_command
+from skadapt.console import console, handle_errors, out
+from skadapt.export.config import ExportConfig
+
+
+@handle_errors
+@config_command
+def command(
+    model: Annotated[str, typer.Argument(help="sentence-transformers model directory.")],
+    out_dir: Annotated[Path, typer.Option("--out", help="Directory of the tiers and their report.")],
+    config: Annotated[ExportConfig, Options("export")],
+    language: Annotated[
+        str, typer.Option(help="ISO 639-3 language: its corpus is the default speed corpus.")
+    ] = "eng",
+    tasks: Annotated[
+        list[str] | None,
+        typer.Option("--tasks", help="Local suite .yaml whose texts the speed is measured on (repeatable)."),
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the speed-text sample.")] = 42,
+    overwrite: Annotated[bool, typer.Option(help="Replace an existing --out directory.")] = False,
+) -> None:
+    """Export MODEL to ONNX (fp32, checked against PyTorch, and dynamic int8) and distill a static model;
+    measure texts/s, peak memory and size of each beside MODEL. Score their quality with
+    `skadapt evaluate OUT/model/onnx/<file>.onnx OUT/static MODEL`."""
+    from skadapt.artifacts import atomic_dir
+    from skadapt.export.stage import MODEL_DIR, export_tiers, speed_texts
+    from skadapt.languages import get_language
+    from skadapt.model_sources import resolve_model
+    from skadapt.stage import RunFacts
+
+    run = RunFacts(run_dir=out_dir, language=get_language(language), seed=seed, eval_tasks=tuple(tasks or ()))
+    texts = speed_texts(config, run)
+    console.print(f"export {model}: tiers {', '.join(config.tiers)}; speed on {len(texts)} texts")
+    with atomic_dir(out_dir, overwrite=overwrite) as tmp:
+        report = export_tiers(resolve_model(model), tmp, config, texts, tmp / ".work")
+        shutil.rmtree(tmp / ".work", ignore_errors=True)
+    out.print((out_dir / "export.md").read_text(encoding="utf-8"))
+    for tier, rel in report["tiers"].items():
+        out.print(f"[green]{tier}[/]: {out_dir / rel}")
+    out.print(f"ONNX layout: {out_dir / MODEL_DIR} (SentenceTransformer(dir, backend='onnx'))")

@@ -1,0 +1,81 @@
+"""Encode throughput, load time and peak memory of a model reference, each measured in its own process.
+
+One fresh Python process per model, so that its peak resident memory (``ru_maxrss``: the model, its
+runtime and the encoding) is its own, not the sum of everything loaded before it. Every process encodes
+the same texts with the same batch size and thread count: one untimed warm-up pass over the first batch,
+then ``repeats`` timed passes over all texts; the fastest pass is reported (the one least disturbed by
+other work on the machine).
+
+Run as ``python -m skadapt.export.speed REF TEXTS.json BATCH REPEATS``: prints one JSON line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from skadapt.export.onnx import ExportError
+
+
+def measure(ref: str, texts_file: Path, batch_size: int, repeats: int, threads: int) -> dict[str, Any]:
+    """Measure ``ref`` in a fresh process (see the module doc): ``{texts_per_s, seconds, load_s,
+    peak_rss_mb, texts, threads}``.
+
+    Raises:
+        ExportError: The measuring process failed (its stderr's last lines are in the message).
+    """
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "TOKENIZERS_PARALLELISM": "false"}
+    command = [
+        sys.executable,
+        "-m",
+        "skadapt.export.speed",
+        ref,
+        str(texts_file),
+        str(batch_size),
+        str(repeats),
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+    if done.returncode != 0:
+        tail = "\n".join(done.stderr.strip().splitlines()[-5:])
+        raise ExportError(f"speed measurement of {ref} failed:\n{tail}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _run(ref: str, texts_file: Path, batch_size: int, repeats: int) -> dict[str, Any]:
+    import torch
+
+    from skadapt.tasks.backends import load_sentence_model
+
+    threads = int(os.environ.get("OMP_NUM_THREADS") or torch.get_num_threads())
+    torch.set_num_threads(threads)
+    texts = json.loads(texts_file.read_text(encoding="utf-8"))
+    start = time.perf_counter()
+    model = load_sentence_model(ref)
+    load_s = time.perf_counter() - start
+    model.encode(texts[:batch_size], batch_size=batch_size)
+    passes = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        model.encode(texts, batch_size=batch_size)
+        passes.append(time.perf_counter() - start)
+    best = min(passes)
+    return {
+        "texts_per_s": round(len(texts) / best, 2),
+        "seconds": round(best, 4),
+        "passes": [round(p, 4) for p in passes],
+        "load_s": round(load_s, 3),
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "texts": len(texts),
+        "threads": threads,
+    }
+
+
+if __name__ == "__main__":
+    ref_arg, file_arg, batch_arg, repeats_arg = sys.argv[1:5]
+    print(json.dumps(_run(ref_arg, Path(file_arg), int(batch_arg), int(repeats_arg))))

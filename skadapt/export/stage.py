@@ -1,0 +1,259 @@
+"""The export stage and ``skadapt export``: deployment tiers of the final model, each measured beside it.
+
+Writes into its directory:
+
+- ``model/``: the final model's sentence-transformers directory with ``onnx/model.onnx`` (fp32, checked
+  against PyTorch on the speed texts: max |Δ| ≤ ``parity_tolerance`` or the stage fails) and
+  ``onnx/model_qint8_<family>.onnx`` (dynamic int8; its mean and minimum cosine to PyTorch are reported);
+- ``static/``: the model2vec static model (also a sentence-transformers directory);
+- ``export_report.json`` / ``export.md``: parity, sizes, and texts/s, load time and peak memory of the
+  PyTorch model and of every tier, measured in one run on the same texts, batch size and threads.
+
+The tiers' quality is measured by the evaluate stage, on the recipe's tasks beside the model they came
+from (``evaluate`` adds every tier of this stage to its table; its verdict states the loss with its
+interval). The result's ``tiers`` maps tier names to model references the pipeline hands on.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from skadapt import artifacts
+from skadapt.export.config import ExportConfig
+from skadapt.export.onnx import (
+    FP32_FILE,
+    ExportError,
+    copy_model_dir,
+    export_fp32,
+    fuse,
+    int8_file,
+    quantize_int8,
+)
+from skadapt.export.speed import measure
+from skadapt.export.static import distill_static
+from skadapt.stage import RunFacts, Stage, StageContext
+from skadapt.tasks.backends import ONNX_DIR, load_sentence_model
+from skadapt.tasks.selection import suite_files, suites_in
+
+log = logging.getLogger("skadapt.export")
+
+REPORT = "export_report.json"
+MODEL_DIR = "model"
+STATIC_DIR = "static"
+
+
+def speed_texts(config: ExportConfig, run: RunFacts) -> list[str]:
+    """The texts of the parity check and the speed measurement: ``speed_corpus``, else the evaluation
+    suites' texts, else the language's corpus; a seeded sample of ``speed_texts`` of them, in a fixed
+    order (sorted, then shuffled with the run seed)."""
+    from skadapt.sources import iter_texts
+    from skadapt.tasks.suite import suite_texts
+
+    pool: set[str] = set()
+    if config.speed_corpus is None:
+        for suite in suites_in(list(run.eval_tasks)):
+            pool.update(suite_texts(suite))
+    spec = config.speed_corpus or (None if pool else run.language.corpus)
+    if spec is not None:
+        limit = 20 * config.speed_texts
+        pool.update(t for t in iter_texts(spec, config.text_column, max_documents=limit) if t.strip())
+    if not pool:
+        raise ExportError("export: no texts to measure speed on; set export.speed_corpus")
+    texts = sorted(pool)
+    random.Random(run.seed).shuffle(texts)
+    return texts[: config.speed_texts]
+
+
+def _encode(model: Any, texts: list[str], batch_size: int) -> np.ndarray:
+    return np.asarray(model.encode(texts, batch_size=batch_size, convert_to_numpy=True), dtype=np.float32)
+
+
+def _hf_config(model: Any) -> Any:
+    first = model[0]
+    return (getattr(first, "model", None) or first.auto_model).config
+
+
+def _size_mb(paths: list[Path]) -> float:
+    files = [f for p in paths for f in ([p] if p.is_file() else p.rglob("*")) if f.is_file()]
+    return round(sum(f.stat().st_size for f in files) / 2**20, 2)
+
+
+def _deploy_files(model_dir: Path, onnx: str | None) -> list[Path]:
+    """What one tier of the model directory needs: every file but the other weights."""
+    keep = []
+    for path in model_dir.iterdir():
+        if path.name == ONNX_DIR:
+            keep += [path / onnx] if onnx else []
+        elif onnx is None or path.suffix not in {".safetensors", ".bin"}:
+            keep.append(path)
+    return keep
+
+
+def export_tiers(
+    parent: str, out: Path, config: ExportConfig, texts: list[str], work: Path
+) -> dict[str, Any]:
+    """Make the tiers of the model directory ``parent`` in ``out`` and measure them (see the module doc).
+
+    Returns:
+        The report (also written as ``export_report.json`` and ``export.md``); ``tiers`` maps tier names to
+        references relative to ``out``.
+
+    Raises:
+        ExportError: ``parent`` is not a local model directory, or the fp32 export misses parity.
+    """
+    source = Path(parent)
+    if not (source / "modules.json").is_file():
+        raise ExportError(f"export: {parent} is not a local sentence-transformers directory")
+    model_dir = out / MODEL_DIR
+    copy_model_dir(source, model_dir)
+    model = load_sentence_model(str(model_dir))
+    fp32 = model_dir / ONNX_DIR / FP32_FILE
+    log.info("export: ONNX fp32 of %s", parent)
+    inputs = export_fp32(model, fp32, config.opset)
+    reference = _encode(model, texts, config.batch_size)
+    onnx_fp32 = _encode(load_sentence_model(str(fp32)), texts, config.batch_size)
+    max_delta = float(np.abs(onnx_fp32 - reference).max())
+    parity: dict[str, Any] = {"texts": len(texts), "fp32_max_abs_delta": max_delta}
+    if max_delta > config.parity_tolerance:
+        raise ExportError(
+            f"export: the fp32 ONNX model differs from PyTorch by up to {max_delta:.2e} "
+            f"(> parity_tolerance {config.parity_tolerance:g}) on {len(texts)} texts"
+        )
+    tiers: dict[str, str] = {}
+    if "onnx" in config.tiers:
+        tiers["onnx"] = f"{MODEL_DIR}/{ONNX_DIR}/{FP32_FILE}"
+    if "onnx-int8" in config.tiers:
+        name = int8_file(config.quantization)
+        work.mkdir(parents=True, exist_ok=True)
+        fused = work / "fused.onnx"
+        use = fused if config.optimize and fuse(fp32, fused, _hf_config(model)) else fp32
+        quantize_int8(use, model_dir / ONNX_DIR / name, config.quantization)
+        int8 = _encode(load_sentence_model(str(model_dir / ONNX_DIR / name)), texts, config.batch_size)
+        cosine = np.sum(int8 * reference, axis=1) / (
+            np.linalg.norm(int8, axis=1) * np.linalg.norm(reference, axis=1)
+        )
+        parity.update(
+            int8_file=name,
+            int8_fused=use == fused,
+            int8_mean_cosine=round(float(cosine.mean()), 6),
+            int8_min_cosine=round(float(cosine.min()), 6),
+        )
+        tiers["onnx-int8"] = f"{MODEL_DIR}/{ONNX_DIR}/{name}"
+    static: dict[str, Any] | None = None
+    if "static" in config.tiers:
+        log.info("export: static model (model2vec distill)")
+        static = distill_static(
+            model, out / STATIC_DIR, pca_dims=config.pca_dims, sif_coefficient=config.sif_coefficient
+        )
+        tiers["static"] = STATIC_DIR
+    del model
+    report = {
+        "parent": parent,
+        "inputs": inputs,
+        "parity": parity,
+        "static": static,
+        "tiers": tiers,
+        "speed": _speed(out, model_dir, tiers, texts, config),
+        "settings": config.model_dump(),
+    }
+    artifacts.write_json(out / REPORT, report)
+    (out / "export.md").write_text(markdown(report), encoding="utf-8")
+    return report
+
+
+def _speed(
+    out: Path, model_dir: Path, tiers: dict[str, str], texts: list[str], config: ExportConfig
+) -> dict[str, dict[str, Any]]:
+    """Texts/s, load time, peak memory and size of the PyTorch model and each tier, in one run."""
+    import torch
+
+    texts_file = out / ".speed_texts.json"
+    texts_file.write_text(json.dumps(texts, ensure_ascii=False), encoding="utf-8")
+    threads = torch.get_num_threads()
+    rows: dict[str, dict[str, Any]] = {}
+    try:
+        for label, ref, files in [
+            ("pytorch", str(model_dir), _deploy_files(model_dir, None)),
+            *[
+                (
+                    tier,
+                    str(out / rel),
+                    _deploy_files(model_dir, Path(rel).name) if tier != "static" else [out / rel],
+                )
+                for tier, rel in tiers.items()
+            ],
+        ]:
+            log.info("export: measuring %s", label)
+            rows[label] = {
+                **measure(ref, texts_file, config.batch_size, config.speed_repeats, threads),
+                "size_mb": _size_mb(files),
+            }
+    finally:
+        texts_file.unlink(missing_ok=True)
+    base = rows["pytorch"]["texts_per_s"]
+    for row in rows.values():
+        row["speedup"] = round(row["texts_per_s"] / base, 2)
+    return rows
+
+
+def markdown(report: dict[str, Any]) -> str:
+    """The export report: parity, then one row per model with its speed, memory and size."""
+    parity = report["parity"]
+    lines = [
+        "# Deployment tiers",
+        "",
+        f"Parent: `{report['parent']}`. fp32 ONNX vs PyTorch on {parity['texts']} texts: "
+        f"max |Δ| = {parity['fp32_max_abs_delta']:.2e}.",
+    ]
+    if "int8_file" in parity:
+        lines.append(
+            f"int8 (`{parity['int8_file']}`, graph fused: {parity['int8_fused']}) vs PyTorch: mean cosine "
+            f"{parity['int8_mean_cosine']:.4f}, min {parity['int8_min_cosine']:.4f}."
+        )
+    lines += [
+        "",
+        "| model | texts/s | × PyTorch | load s | peak RSS MB | size MB |",
+        "|---|---|---|---|---|---|",
+    ]
+    for label, row in report["speed"].items():
+        lines.append(
+            f"| {label} | {row['texts_per_s']:.1f} | {row['speedup']:.2f} | {row['load_s']:.2f} | "
+            f"{row['peak_rss_mb']:.0f} | {row['size_mb']:.1f} |"
+        )
+    first = next(iter(report["speed"].values()))
+    lines += [
+        "",
+        f"Each model measured in its own process on the same {first['texts']} texts, batch size "
+        f"{report['settings']['batch_size']}, {first['threads']} threads: the fastest of "
+        f"{report['settings']['speed_repeats']} passes after a warm-up. Quality: the evaluation report.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def input_files(config: ExportConfig, run: RunFacts) -> list[Path]:
+    """The evaluation suites' data files (their texts are the default speed texts)."""
+    return suite_files(list(run.eval_tasks)) if config.speed_corpus is None else []
+
+
+def run_stage(ctx: StageContext[ExportConfig]) -> dict[str, Any]:
+    """Pipeline entry: export the run's final model."""
+    texts = speed_texts(ctx.config, ctx.run)
+    report = export_tiers(ctx.input_model, ctx.out_dir, ctx.config, texts, ctx.work_dir)
+    return {
+        "parent": report["parent"],
+        "tiers": report["tiers"],
+        "parity": report["parity"],
+        "speed": {
+            label: {key: row[key] for key in ("texts_per_s", "speedup", "peak_rss_mb", "size_mb")}
+            for label, row in report["speed"].items()
+        },
+    }
+
+
+STAGE = Stage("export", ExportConfig, run_stage, input_files, makes_tiers=True)

@@ -1,0 +1,147 @@
+"""The deployment tiers of the export stage in the published repositories.
+
+The ONNX files go inside the model repository (``onnx/model.onnx``, ``onnx/model_qint8_<family>.onnx``),
+where ``SentenceTransformer(repo_id, backend="onnx")`` finds them; the static model becomes its own
+repository ``<repo_id>-static`` with a card that names its parent and its measured cost. Both only when
+the export was made from the very model being published.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from skadapt.publish.target import Target
+
+STATIC_SUFFIX = "-static"
+SPEED_KEYS = ("texts_per_s", "speedup", "size_mb", "peak_rss_mb")
+
+
+def _export(target: Target) -> tuple[Path, dict[str, Any]] | None:
+    """The run's export directory and report, when its parent is the published model."""
+    report = target.reports.get("export")
+    if not report or target.run_dir is None:
+        return None
+    if Path(str(report.get("parent", ""))).resolve() != target.model_dir.resolve():
+        return None
+    return target.run_dir / "export", report
+
+
+def onnx_files(target: Target) -> list[Path]:
+    """The exported ONNX files of the published model (empty without an export of it)."""
+    found = _export(target)
+    if found is None:
+        return []
+    return sorted((found[0] / "model" / "onnx").glob("*.onnx"))
+
+
+def static_dir(target: Target) -> Path | None:
+    """The static model exported from the published model, if any."""
+    found = _export(target)
+    if found is None or "static" not in (found[1].get("tiers") or {}):
+        return None
+    directory = found[0] / found[1]["tiers"]["static"]
+    return directory if directory.is_dir() else None
+
+
+def tier_rows(target: Target) -> list[dict[str, Any]]:
+    """Per tier of the published model: mean score and its Δ to the parent with the interval (from the
+    evaluation report, where it scored the tier), texts/s, speed-up and MB (from the export report)."""
+    found = _export(target)
+    if found is None:
+        return []
+    report = found[1]
+    evaluation = target.reports.get("evaluate") or {}
+    means = {row["model"]: row["All"] for row in evaluation.get("models", [])}
+    verdicts = {v["b"]: v for v in evaluation.get("verdicts", []) if v.get("verdict") == "tier"}
+    speed = report.get("speed") or {}
+    rows = []
+    for label in ["pytorch", *report.get("tiers", {})]:
+        verdict = verdicts.get(label)
+        parent = verdict["a"] if verdict else None
+        rows.append(
+            {
+                "tier": label,
+                "mean": means.get(label, means.get(parent)) if label != "pytorch" else None,
+                "delta": verdict["mean_diff"] if verdict else None,
+                "low": verdict["ci_low"] if verdict else None,
+                "high": verdict["ci_high"] if verdict else None,
+                **{
+                    k: speed.get(label, {}).get(k)
+                    for k in ("texts_per_s", "speedup", "size_mb", "peak_rss_mb")
+                },
+            }
+        )
+    return rows
+
+
+def tiers_markdown(rows: list[dict[str, Any]], repo_id: str) -> str:
+    """The card section: one row per tier with its quality cost, speed and size."""
+    if not rows:
+        return ""
+    lines = [
+        "## Deployment tiers",
+        "",
+        "Measured in one run on the same texts and CPU threads (skadapt's `export` stage); Δ: mean over the "
+        "evaluation tasks against this model, with its 90% interval.",
+        "",
+        "| tier | load with | mean | Δ [90% CI] | texts/s | × | MB |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    loaders = {
+        "pytorch": f'`SentenceTransformer("{repo_id}")`',
+        "onnx": f'`SentenceTransformer("{repo_id}", backend="onnx")`',
+        "onnx-int8": f'`SentenceTransformer("{repo_id}", backend="onnx", model_kwargs={{"file_name": '
+        '"onnx/model_qint8_avx512_vnni.onnx"}})`',
+        "static": f'`SentenceTransformer("{repo_id}{STATIC_SUFFIX}")`',
+    }
+
+    def number(value: Any, spec: str) -> str:
+        return format(value, spec) if isinstance(value, int | float) else "—"
+
+    for row in rows:
+        delta = (
+            f"{row['delta']:+.2f} [{row['low']:+.2f}, {row['high']:+.2f}]"
+            if row["delta"] is not None
+            else "—"
+        )
+        lines.append(
+            f"| {row['tier']} | {loaders.get(row['tier'], '')} | {number(row['mean'], '.2f')} | {delta} | "
+            f"{number(row['texts_per_s'], '.1f')} | {number(row['speedup'], '.2f')} | "
+            f"{number(row['size_mb'], '.1f')} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def static_card(
+    rows: list[dict[str, Any]], parent_repo: str, language: str | None, license_id: str | None
+) -> str:
+    """The static repository's card: what it is, its parent, and its measured cost."""
+    from huggingface_hub import ModelCard, ModelCardData
+
+    static = next((r for r in rows if r["tier"] == "static"), None)
+    cost = ""
+    if static is not None and static["delta"] is not None:
+        cost = (
+            f"On the parent's evaluation tasks it scores {static['mean']:.2f} (Δ {static['delta']:+.2f}, "
+            f"90% CI [{static['low']:+.2f}, {static['high']:+.2f}]) at {static['speedup']:.0f}× the parent's "
+            f"texts/s, in {static['size_mb']:.1f} MB."
+        )
+    data = ModelCardData(
+        language=[language] if language else None,
+        license=license_id,
+        library_name="model2vec",
+        base_model=parent_repo,
+        tags=["model2vec", "static-embeddings", "sentence-transformers", "skadapt"],
+    )
+    text = (
+        f"# {parent_repo}{STATIC_SUFFIX}\n\n"
+        f"A static embedding model distilled with model2vec from [{parent_repo}](https://huggingface.co/"
+        f"{parent_repo}) on its own (language-trimmed) vocabulary: one vector per token, a text's embedding "
+        f"is the mean of its tokens'. {cost}\n\n"
+        "```python\nfrom sentence_transformers import SentenceTransformer\n"
+        f'model = SentenceTransformer("{parent_repo}{STATIC_SUFFIX}")\n```\n\n'
+        "or `model2vec.StaticModel.from_pretrained(...)`. No prompts: the static model has no attention, a "
+        "prompt adds the same tokens to every text.\n\n" + tiers_markdown(rows, parent_repo)
+    )
+    return str(ModelCard.from_template(data, template_str="---\n{{ card_data }}\n---\n\n" + text))

@@ -1,0 +1,110 @@
+"""Loading a model reference as a sentence-transformers model: a model directory, a Hub id, or one ONNX
+file of a model directory (``<dir>/onnx/model_qint8_avx512_vnni.onnx``).
+
+An ONNX reference is run the way sentence-transformers' own ``backend="onnx"`` runs it: the Transformer
+module's model is replaced by an onnxruntime session that returns the token embeddings, and every module
+after it (pooling, a renormalization ``Dense``, ``Normalize``), the tokenizer and the prompts are the
+directory's own, run by sentence-transformers. skadapt does not need optimum for this (optimum's ONNX
+package pins transformers < 4.58); ``SentenceTransformer(dir, backend="onnx", model_kwargs={"file_name":
+...})`` loads the same files where optimum is installed.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+ONNX_DIR = "onnx"
+
+
+def onnx_file(ref: str) -> Path | None:
+    """The ONNX file a reference names (``<dir>/onnx/<name>.onnx``), else None."""
+    path = Path(ref)
+    return path if path.suffix == ".onnx" and path.parent.name == ONNX_DIR else None
+
+
+def model_dir_of(ref: str) -> str:
+    """The sentence-transformers directory behind a reference (an ONNX file's model directory)."""
+    file = onnx_file(ref)
+    return str(file.parent.parent) if file is not None else ref
+
+
+def load_sentence_model(ref: str, device: str | None = "cpu") -> Any:
+    """A ``SentenceTransformer`` for a directory, Hub id or ONNX file reference (see the module doc)."""
+    from sentence_transformers import SentenceTransformer
+
+    file = onnx_file(ref)
+    if file is None:
+        return SentenceTransformer(ref, device=device)
+    if not file.is_file():
+        raise OSError(f"{file}: no such ONNX file")
+    model = SentenceTransformer(str(file.parent.parent), device="cpu")
+    use_onnx(model, file)
+    return model
+
+
+def session(file: Path, threads: int | None = None) -> Any:
+    """An onnxruntime CPU session for ``file`` with ``threads`` intra-op threads (default: torch's)."""
+    import onnxruntime as ort
+    import torch
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads or int(
+        os.environ.get("OMP_NUM_THREADS") or torch.get_num_threads()
+    )
+    options.inter_op_num_threads = 1
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    return ort.InferenceSession(str(file), options, providers=["CPUExecutionProvider"])
+
+
+def use_onnx(model: Any, file: Path) -> None:
+    """Replace the Transformer module's model of ``model`` by an onnxruntime session of ``file``."""
+    first = model[0]
+    inner = getattr(first, "model", None) or first.auto_model
+    runner = OnnxEncoder(session(file), inner.config)
+    if hasattr(first, "model"):
+        first.model = runner
+    else:
+        first.auto_model = runner
+
+
+class _Output(dict):
+    """A ``last_hidden_state`` that reads both as a key and as an attribute (as transformers' outputs)."""
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+def _module_base() -> type:
+    import torch
+
+    return torch.nn.Module
+
+
+class OnnxEncoder(_module_base()):  # type: ignore[misc]
+    """Stands for a transformers encoder: takes its inputs, returns ``last_hidden_state`` from ONNX."""
+
+    def __init__(self, ort_session: Any, config: Any) -> None:
+        super().__init__()
+        self.session = ort_session
+        self.config = config
+        self.inputs = [i.name for i in ort_session.get_inputs()]
+
+    def forward(self, input_ids: Any = None, attention_mask: Any = None, **kwargs: Any) -> _Output:
+        import torch
+
+        given = {"input_ids": input_ids, "attention_mask": attention_mask, **kwargs}
+        feed = {}
+        for name in self.inputs:
+            value = given.get(name)
+            if value is None and name == "token_type_ids":
+                value = torch.zeros_like(input_ids)
+            if value is None:
+                raise ValueError(f"the ONNX model needs input {name!r}")
+            feed[name] = value.detach().cpu().numpy().astype("int64")
+        (hidden,) = self.session.run(["last_hidden_state"], feed)
+        return _Output(last_hidden_state=torch.from_numpy(hidden))
