@@ -250,6 +250,14 @@ def _inputs(recipe: Recipe) -> list[tuple[str, str, Callable[[], str | None], bo
         items.append(("dev sets", "open, columns", lambda: _dev(dev), hub))
     if recipe.renorm is not None:
         corpus("renorm.corpus", recipe.renorm.corpus, recipe.renorm.text_column)
+    if recipe.export is not None:
+        from skadapt.export.stage import require_packages
+
+        export = recipe.export
+        items.append(
+            ("export " + ", ".join(export.tiers), "packages import", lambda: require_packages(export), False)
+        )
+        corpus("export.speed_corpus", export.speed_corpus, export.text_column)
     tasks = [
         *(recipe.evaluate.tasks if recipe.evaluate else []),
         *(recipe.robustness.tasks if recipe.robustness else []),

@@ -96,6 +96,7 @@ def command(
 
     from skadapt.artifacts import atomic_dir
     from skadapt.evaluate.stage import default_cache_dir, run_evaluation
+    from skadapt.tasks.backends import tier_parents
 
     tasks, margin, alpha = list(config.tasks), config.tost_margin, config.alpha
     if human is not None and out_dir is None:
@@ -114,6 +115,7 @@ def command(
         "alpha": alpha,
         "bootstrap": config.bootstrap,
         "human_dir": human,
+        "parents": tier_parents(labelled),
     }
     console.print(f"evaluating {', '.join(labelled)} on {', '.join(tasks)}")
     if out_dir is not None:

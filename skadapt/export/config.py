@@ -26,11 +26,6 @@ class ExportConfig(Section):
     quantization: Quantization = Field(
         "avx512_vnni", description="CPU family of the int8 ONNX file (its name: model_qint8_<family>.onnx)"
     )
-    optimize: bool = Field(
-        True,
-        description="Fuse the ONNX graph (attention, LayerNorm, GELU; onnxruntime's transformer optimizer) "
-        "before quantizing; the fp32 file stays unfused",
-    )
     opset: int = Field(17, ge=14, description="ONNX opset of the export")
     parity_tolerance: float = Field(
         1e-5, gt=0, description="Largest |Δ| allowed between fp32 ONNX and PyTorch embeddings"

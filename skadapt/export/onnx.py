@@ -87,28 +87,6 @@ def export_fp32(model: Any, target: Path, opset: int = 17) -> list[str]:
     return names
 
 
-def fuse(source: Path, target: Path, config: Any) -> bool:
-    """Fuse attention/LayerNorm/GELU of ``source`` into ``target`` (onnxruntime's transformer optimizer,
-    offline, CPU); False (and nothing written) for a model type it does not know."""
-    from onnxruntime.transformers.optimizer import optimize_model
-
-    kind = {"xlm-roberta": "bert", "bert": "bert", "roberta": "bert", "distilbert": "bert"}.get(
-        getattr(config, "model_type", "")
-    )
-    if kind is None:
-        return False
-    optimized = optimize_model(
-        str(source),
-        model_type=kind,
-        num_heads=int(getattr(config, "num_attention_heads", 0)),
-        hidden_size=int(getattr(config, "hidden_size", 0)),
-        opt_level=1,
-        use_gpu=False,
-    )
-    optimized.save_model_to_file(str(target))
-    return True
-
-
 def quantize_int8(source: Path, target: Path, quantization: str) -> None:
     """Dynamic int8 quantization of ``source`` with onnxruntime's quantizer (weights int8, activations
     quantized at run time), with the preset of sentence-transformers for ``quantization``."""
@@ -119,6 +97,6 @@ def quantize_int8(source: Path, target: Path, quantization: str) -> None:
         str(source),
         str(target),
         weight_type=QuantType.QInt8,
-        extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},  # fused ops lack inferred types
+        extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},  # for ops without inferred types
         **QUANTIZATION[quantization],
     )

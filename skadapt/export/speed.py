@@ -1,7 +1,9 @@
 """Encode throughput, load time and peak memory of a model reference, each measured in its own process.
 
-One fresh Python process per model, so that its peak resident memory (``ru_maxrss``: the model, its
-runtime and the encoding) is its own, not the sum of everything loaded before it. Every process encodes
+One fresh Python process per model, so that its peak resident memory (the kernel's high-water mark
+``VmHWM`` of the process: the model, its runtime and the encoding) is its own, not the sum of everything
+loaded before it. (``ru_maxrss`` would not do: Linux carries the parent's value into a forked child
+across ``exec``.) Every process encodes
 the same texts with the same batch size and thread count: one untimed warm-up pass over the first batch,
 then ``repeats`` timed passes over all texts; the fastest pass is reported (the one least disturbed by
 other work on the machine).
@@ -47,6 +49,16 @@ def measure(ref: str, texts_file: Path, batch_size: int, repeats: int, threads: 
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def _peak_rss_mb() -> float:
+    """This process's peak resident memory in MB: ``VmHWM`` where /proc has it, else ``ru_maxrss``."""
+    status = Path("/proc/self/status")
+    if status.is_file():
+        for line in status.read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return round(int(line.split()[1]) / 1024, 1)
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
 def _run(ref: str, texts_file: Path, batch_size: int, repeats: int) -> dict[str, Any]:
     import torch
 
@@ -70,7 +82,7 @@ def _run(ref: str, texts_file: Path, batch_size: int, repeats: int) -> dict[str,
         "seconds": round(best, 4),
         "passes": [round(p, 4) for p in passes],
         "load_s": round(load_s, 3),
-        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "peak_rss_mb": _peak_rss_mb(),
         "texts": len(texts),
         "threads": threads,
     }

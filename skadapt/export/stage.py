@@ -31,19 +31,19 @@ from skadapt.export.onnx import (
     ExportError,
     copy_model_dir,
     export_fp32,
-    fuse,
     int8_file,
     quantize_int8,
 )
 from skadapt.export.speed import measure
 from skadapt.export.static import distill_static
+from skadapt.modeldir import finalize_model_dir
 from skadapt.stage import RunFacts, Stage, StageContext
-from skadapt.tasks.backends import ONNX_DIR, load_sentence_model
+from skadapt.tasks.backends import EXPORT_REPORT, ONNX_DIR, load_sentence_model
 from skadapt.tasks.selection import suite_files, suites_in
 
 log = logging.getLogger("skadapt.export")
 
-REPORT = "export_report.json"
+REPORT = EXPORT_REPORT
 MODEL_DIR = "model"
 STATIC_DIR = "static"
 
@@ -74,11 +74,6 @@ def _encode(model: Any, texts: list[str], batch_size: int) -> np.ndarray:
     return np.asarray(model.encode(texts, batch_size=batch_size, convert_to_numpy=True), dtype=np.float32)
 
 
-def _hf_config(model: Any) -> Any:
-    first = model[0]
-    return (getattr(first, "model", None) or first.auto_model).config
-
-
 def _size_mb(paths: list[Path]) -> float:
     files = [f for p in paths for f in ([p] if p.is_file() else p.rglob("*")) if f.is_file()]
     return round(sum(f.stat().st_size for f in files) / 2**20, 2)
@@ -95,6 +90,22 @@ def _deploy_files(model_dir: Path, onnx: str | None) -> list[Path]:
     return keep
 
 
+def require_packages(config: ExportConfig) -> None:
+    """Fail at once, with the install line, when the packages the tiers need are missing.
+
+    Raises:
+        ExportError: onnxruntime/onnx (ONNX tiers) or model2vec (static) cannot be imported.
+    """
+    import importlib.util
+
+    needed = ["onnx", "onnxruntime"] + (["model2vec", "skeletoken"] if "static" in config.tiers else [])
+    missing = [name for name in needed if importlib.util.find_spec(name) is None]
+    if missing:
+        raise ExportError(
+            f"export needs {', '.join(missing)}: pip install 'skadapt[export]' (or drop the export section)"
+        )
+
+
 def export_tiers(
     parent: str, out: Path, config: ExportConfig, texts: list[str], work: Path
 ) -> dict[str, Any]:
@@ -107,11 +118,13 @@ def export_tiers(
     Raises:
         ExportError: ``parent`` is not a local model directory, or the fp32 export misses parity.
     """
+    require_packages(config)
     source = Path(parent)
     if not (source / "modules.json").is_file():
         raise ExportError(f"export: {parent} is not a local sentence-transformers directory")
     model_dir = out / MODEL_DIR
     copy_model_dir(source, model_dir)
+    finalize_model_dir(model_dir)  # portable module format, as every model directory skadapt writes
     model = load_sentence_model(str(model_dir))
     fp32 = model_dir / ONNX_DIR / FP32_FILE
     log.info("export: ONNX fp32 of %s", parent)
@@ -130,17 +143,13 @@ def export_tiers(
         tiers["onnx"] = f"{MODEL_DIR}/{ONNX_DIR}/{FP32_FILE}"
     if "onnx-int8" in config.tiers:
         name = int8_file(config.quantization)
-        work.mkdir(parents=True, exist_ok=True)
-        fused = work / "fused.onnx"
-        use = fused if config.optimize and fuse(fp32, fused, _hf_config(model)) else fp32
-        quantize_int8(use, model_dir / ONNX_DIR / name, config.quantization)
+        quantize_int8(fp32, model_dir / ONNX_DIR / name, config.quantization)
         int8 = _encode(load_sentence_model(str(model_dir / ONNX_DIR / name)), texts, config.batch_size)
         cosine = np.sum(int8 * reference, axis=1) / (
             np.linalg.norm(int8, axis=1) * np.linalg.norm(reference, axis=1)
         )
         parity.update(
             int8_file=name,
-            int8_fused=use == fused,
             int8_mean_cosine=round(float(cosine.mean()), 6),
             int8_min_cosine=round(float(cosine.min()), 6),
         )
@@ -213,7 +222,7 @@ def markdown(report: dict[str, Any]) -> str:
     ]
     if "int8_file" in parity:
         lines.append(
-            f"int8 (`{parity['int8_file']}`, graph fused: {parity['int8_fused']}) vs PyTorch: mean cosine "
+            f"int8 (`{parity['int8_file']}`) vs PyTorch: mean cosine "
             f"{parity['int8_mean_cosine']:.4f}, min {parity['int8_min_cosine']:.4f}."
         )
     lines += [

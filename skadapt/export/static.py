@@ -56,7 +56,8 @@ def distill_static(model: Any, out: Path, *, pca_dims: int | None, sif_coefficie
 
 def _sentence_transformers_layout(out: Path) -> None:
     """Make ``out`` load as ``SentenceTransformer(out)``: one ``StaticEmbedding`` module at the root
-    (model2vec's ``model.safetensors`` + ``tokenizer.json``), then ``Normalize`` (model2vec normalizes)."""
+    (model2vec's ``model.safetensors`` + ``tokenizer.json``), then ``Normalize`` (model2vec normalizes);
+    module types in the ``sentence_transformers.models`` format that sentence-transformers 3.x-6.x read."""
     normalize = out / "1_Normalize"
     normalize.mkdir(exist_ok=True)
     modules = [
@@ -64,13 +65,13 @@ def _sentence_transformers_layout(out: Path) -> None:
             "idx": 0,
             "name": "0",
             "path": "",
-            "type": "sentence_transformers.sentence_transformer.modules.StaticEmbedding",
+            "type": "sentence_transformers.models.StaticEmbedding",
         },
         {
             "idx": 1,
             "name": "1",
             "path": "1_Normalize",
-            "type": "sentence_transformers.base.modules.Normalize",
+            "type": "sentence_transformers.models.Normalize",
         },
     ]
     (out / "modules.json").write_text(json.dumps(modules, indent=2) + "\n", encoding="utf-8")

@@ -11,11 +11,14 @@ package pins transformers < 4.58); ``SentenceTransformer(dir, backend="onnx", mo
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
 
 ONNX_DIR = "onnx"
+EXPORT_REPORT = "export_report.json"
+"""The export stage's report, beside its tiers: it names the model each tier came from."""
 
 
 def onnx_file(ref: str) -> Path | None:
@@ -28,6 +31,30 @@ def model_dir_of(ref: str) -> str:
     """The sentence-transformers directory behind a reference (an ONNX file's model directory)."""
     file = onnx_file(ref)
     return str(file.parent.parent) if file is not None else ref
+
+
+def tier_parents(models: dict[str, str]) -> dict[str, str]:
+    """Which labelled models are deployment tiers of another one listed: tier label -> parent label.
+
+    A tier is a reference the export stage made (a path under a directory with ``export_report.json``
+    that lists it); its parent is the listed model whose directory the report names.
+    """
+    resolved = {label: Path(model_dir_of(ref)).resolve() for label, ref in models.items()}
+    parents: dict[str, str] = {}
+    for label, ref in models.items():
+        path = Path(ref).resolve()
+        for folder in path.parents:
+            report = folder / EXPORT_REPORT
+            if not report.is_file():
+                continue
+            data = json.loads(report.read_text(encoding="utf-8"))
+            tiers = {(folder / rel).resolve() for rel in (data.get("tiers") or {}).values()}
+            parent = Path(str(data.get("parent", ""))).resolve()
+            match = [other for other, where in resolved.items() if where == parent and other != label]
+            if path in tiers and match:
+                parents[label] = match[0]
+            break
+    return parents
 
 
 def load_sentence_model(ref: str, device: str | None = "cpu") -> Any:
