@@ -17,8 +17,6 @@ from pathlib import Path
 
 from skadapt.export.config import ExportConfig
 from skadapt.export.stage import export_tiers, speed_texts
-from skadapt.languages import get_language
-from skadapt.stage import RunFacts
 
 DEMO_POLICY = dict.fromkeys(
     ("STS", "PairClassification", "Classification", "Clustering", "BitextMining"), "query: "
@@ -40,8 +38,7 @@ def main() -> None:
     shutil.rmtree(args.out, ignore_errors=True)
     args.out.mkdir(parents=True)
     config = ExportConfig(speed_texts=args.texts, speed_repeats=args.repeats)
-    run = RunFacts(run_dir=args.out, language=get_language("slk"), eval_tasks=(args.suite,))
-    texts = speed_texts(config, run)
+    texts = speed_texts(config, [args.suite], None, 42)
     start = time.perf_counter()
     report = export_tiers(args.model, args.out, config, texts, args.out / ".work")
     print(f"export: {time.perf_counter() - start:.1f} s (incl. the speed runs)")

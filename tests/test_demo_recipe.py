@@ -1,4 +1,4 @@
-"""The shipped demo recipe runs end to end (trim -> finetune -> renorm -> evaluate) and resumes."""
+"""The shipped demo recipe runs end to end (trim -> finetune -> renorm -> export -> evaluate) and resumes."""
 
 from __future__ import annotations
 
@@ -28,6 +28,8 @@ def demo_recipe(tiny_models: dict[str, Path], tmp_path: Path, monkeypatch: pytes
         "finetune.dev.steps=2",
         "finetune.anchor.samples=40",
         "evaluate.bootstrap=20",
+        "export.speed_texts=50",
+        "export.speed_repeats=1",
     ]
     return load_recipe(ROOT / "recipes" / "demo_sk.yaml", overrides)
 
@@ -38,6 +40,7 @@ def test_demo_recipe_runs_every_stage_and_resumes(demo_recipe, tmp_path: Path) -
         ("trim", "ran"),
         ("finetune", "ran"),
         ("renorm", "ran"),
+        ("export", "ran"),
         ("evaluate", "ran"),
     ]
     run = tmp_path / "run"
@@ -60,12 +63,18 @@ def test_demo_recipe_runs_every_stage_and_resumes(demo_recipe, tmp_path: Path) -
     assert (type(final[-2]).__name__ == "Dense") == renorm["kept"] and type(final[-1]).__name__ == "Normalize"
     report = json.loads((run / "evaluate" / "report.json").read_text())
     stages = ["base", "trim", "finetune", "renorm"] if renorm["kept"] else ["base", "trim", "finetune"]
-    assert [row["model"] for row in report["models"]] == stages
+    tiers = ["onnx-int8", "static"]  # the export stage's, scored beside the final model they came from
+    assert [row["model"] for row in report["models"]] == stages + tiers
     assert all(len(row["tasks"]) == 7 for row in report["models"])
-    assert [(v["a"], v["b"]) for v in report["verdicts"]] == list(itertools.pairwise(stages))
-    assert all(v["verdict"] in ("improves", "non-inferior", "harms") for v in report["verdicts"])
+    pairs = [*itertools.pairwise(stages), (stages[-1], "onnx-int8"), (stages[-1], "static")]
+    assert [(v["a"], v["b"]) for v in report["verdicts"]] == pairs
+    assert all(v["verdict"] in ("improves", "non-inferior", "harms") for v in report["verdicts"][:-2])
+    assert [v["verdict"] for v in report["verdicts"][-2:]] == ["tier", "tier"]
+    export = json.loads((run / "export" / "export_report.json").read_text())
+    assert export["parent"] == str(final_dir) and export["parity"]["fp32_max_abs_delta"] <= 1e-5
+    assert list(export["speed"]) == ["pytorch", *tiers]
     manifest = read_manifest(run / "evaluate")
     assert manifest["models"]["final"] == str(final_dir)
 
     again = run_recipe(demo_recipe)
-    assert [o.status for o in again] == ["skipped"] * 4
+    assert [o.status for o in again] == ["skipped"] * 5

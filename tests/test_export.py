@@ -124,6 +124,7 @@ def test_speed_rows_measure_every_model_once(exported: tuple[Path, dict]) -> Non
     for row in speed.values():
         assert row["texts"] == len(TEXTS) and row["texts_per_s"] > 0 and row["peak_rss_mb"] > 0
         assert row["size_mb"] > 0 and len(row["passes"]) == 1
+        assert row["rounds"] >= 1 and row["seconds"] == min(row["passes"])
     assert speed["pytorch"]["speedup"] == 1.0
     assert speed["static"]["size_mb"] < speed["pytorch"]["size_mb"]
     text = (out / "export.md").read_text()
@@ -188,19 +189,19 @@ def test_config_rejects_empty_and_repeated_tiers() -> None:
 
 
 def test_speed_texts_come_from_the_suites_seeded(tmp_path: Path) -> None:
-    from skadapt.languages import get_language
-    from skadapt.stage import RunFacts
+    from skadapt.export.onnx import ExportError
 
-    suite = write_tiny_suite(tmp_path / "suite")
-    run = RunFacts(run_dir=tmp_path, language=get_language("slk"), seed=3, eval_tasks=(str(suite),))
-    first = speed_texts(ExportConfig(speed_texts=10), run)
-    assert len(first) == 10 and first == speed_texts(ExportConfig(speed_texts=10), run)
-    other = RunFacts(run_dir=tmp_path, language=get_language("slk"), seed=4, eval_tasks=(str(suite),))
-    assert first != speed_texts(ExportConfig(speed_texts=10), other)
+    suite = str(write_tiny_suite(tmp_path / "suite"))
+    first = speed_texts(ExportConfig(speed_texts=10), [suite], None, 3)
+    assert len(first) == 10 and first == speed_texts(ExportConfig(speed_texts=10), [suite], None, 3)
+    assert first != speed_texts(ExportConfig(speed_texts=10), [suite], None, 4)
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("\n".join(f"Veta {i}." for i in range(50)), encoding="utf-8")
-    chosen = speed_texts(ExportConfig(speed_texts=5, speed_corpus=str(corpus)), run)
+    chosen = speed_texts(ExportConfig(speed_texts=5, speed_corpus=str(corpus)), [suite], None, 3)
     assert len(chosen) == 5 and all(t.startswith("Veta ") for t in chosen)
+    assert len(speed_texts(ExportConfig(speed_texts=5), [], str(corpus), 3)) == 5  # the language's corpus
+    with pytest.raises(ExportError, match="no texts to measure speed on"):
+        speed_texts(ExportConfig(), [], None, 3)
 
 
 def test_static_model_scores_in_mteb_as_in_skadapt(exported: tuple[Path, dict], tmp_path: Path) -> None:
@@ -300,7 +301,7 @@ def test_export_command(tiny_models: dict[str, Path], tmp_path: Path) -> None:
     suite = write_tiny_suite(tmp_path / "suite")
     out = tmp_path / "tiers"
     args = ["export", str(tiny_models["wordpiece"]), "--out", str(out), "--tiers", "onnx-int8"]
-    args += ["--tasks", str(suite), "--speed-texts", "8", "--speed-repeats", "1", "--language", "slk"]
+    args += ["--tasks", str(suite), "--speed-texts", "8", "--speed-repeats", "1"]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     assert (out / "model" / "onnx" / "model_qint8_avx512_vnni.onnx").is_file()
@@ -308,3 +309,52 @@ def test_export_command(tiny_models: dict[str, Path], tmp_path: Path) -> None:
     assert "onnx-int8" in result.output and "texts/s" in result.output
     again = CliRunner().invoke(app, args)
     assert again.exit_code == 1 and "--overwrite" in again.output
+
+
+def test_evaluate_scores_every_tier_beside_the_final_model() -> None:
+    from skadapt.evaluate.config import EvaluateConfig
+    from skadapt.evaluate.stage import EvaluateStageError, _selected_models
+
+    available = {
+        "base": "/b",
+        "trim": "/run/trim",
+        "finetune": "/run/finetune",
+        "renorm": "/run/finetune",
+        "final": "/run/finetune",
+        "onnx-int8": "/run/export/model/onnx/model_qint8_avx512_vnni.onnx",
+        "static": "/run/export/static",
+    }
+    models, parents = _selected_models(EvaluateConfig(models=["base", "trim"]), available)
+    assert list(models) == ["base", "trim", "final", "onnx-int8", "static"]
+    assert parents == {"onnx-int8": "final", "static": "final"}
+    models, parents = _selected_models(EvaluateConfig(models=["base", "finetune", "static"]), available)
+    assert list(models) == ["base", "finetune", "onnx-int8", "static"] and parents["static"] == "finetune"
+    without = {k: v for k, v in available.items() if k not in ("onnx-int8", "static")}
+    assert _selected_models(EvaluateConfig(models=["base"]), without) == ({"base": "/b"}, {})
+    with pytest.raises(EvaluateStageError, match="not a tier of this run"):
+        _selected_models(EvaluateConfig(models=["base", "onnx"]), available)
+
+
+def test_pipeline_hands_the_tiers_on_without_changing_final(tmp_path: Path) -> None:
+    from skadapt.pipeline.run import _record_model
+
+    models = {"base": "/b", "final": "/run/finetune", "finetune": "/run/finetune"}
+    _record_model(models, "export", tmp_path / "export", {"tiers": {"static": "static"}})
+    assert models["final"] == "/run/finetune" and models["static"] == str(tmp_path / "export" / "static")
+    assert "export" not in models
+
+
+def test_standalone_evaluate_recognizes_tiers_from_the_export_report(
+    exported: tuple[Path, dict], tiny_models: dict[str, Path]
+) -> None:
+    from skadapt.tasks.backends import tier_parents
+
+    out, _ = exported
+    models = {
+        "final": str(tiny_models["unigram"]),
+        "int8": str(out / "model" / "onnx" / "model_qint8_avx512_vnni.onnx"),
+        "static": str(out / "static"),
+        "other": str(tiny_models["bpe"]),
+    }
+    assert tier_parents(models) == {"int8": "final", "static": "final"}
+    assert tier_parents({"int8": models["int8"], "other": models["other"]}) == {}  # parent not listed

@@ -20,8 +20,11 @@ def command(
     out_dir: Annotated[Path, typer.Option("--out", help="Directory of the tiers and their report.")],
     config: Annotated[ExportConfig, Options("export")],
     language: Annotated[
-        str, typer.Option(help="ISO 639-3 language: its corpus is the default speed corpus.")
-    ] = "eng",
+        str | None,
+        typer.Option(
+            help="ISO 639-3 language: its corpus is the speed corpus without --tasks/--speed-corpus."
+        ),
+    ] = None,
     tasks: Annotated[
         list[str] | None,
         typer.Option("--tasks", help="Local suite .yaml whose texts the speed is measured on (repeatable)."),
@@ -36,10 +39,9 @@ def command(
     from skadapt.export.stage import MODEL_DIR, export_tiers, speed_texts
     from skadapt.languages import get_language
     from skadapt.model_sources import resolve_model
-    from skadapt.stage import RunFacts
 
-    run = RunFacts(run_dir=out_dir, language=get_language(language), seed=seed, eval_tasks=tuple(tasks or ()))
-    texts = speed_texts(config, run)
+    corpus = get_language(language).corpus if language else None
+    texts = speed_texts(config, list(tasks or ()), corpus, seed)
     console.print(f"export {model}: tiers {', '.join(config.tiers)}; speed on {len(texts)} texts")
     with atomic_dir(out_dir, overwrite=overwrite) as tmp:
         report = export_tiers(resolve_model(model), tmp, config, texts, tmp / ".work")

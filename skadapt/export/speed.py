@@ -4,9 +4,10 @@ One fresh Python process per model, so that its peak resident memory (the kernel
 ``VmHWM`` of the process: the model, its runtime and the encoding) is its own, not the sum of everything
 loaded before it. (``ru_maxrss`` would not do: Linux carries the parent's value into a forked child
 across ``exec``.) Every process encodes
-the same texts with the same batch size and thread count: one untimed warm-up pass over the first batch,
-then ``repeats`` timed passes over all texts; the fastest pass is reported (the one least disturbed by
-other work on the machine).
+the same texts with the same batch size and thread count: a warm-up over the first batch and one untimed
+pass over all texts, then ``repeats`` timed passes; the fastest is reported (the one least disturbed by
+other work on the machine). A pass encodes the texts as many times as it takes to last at least
+``MIN_PASS_SECONDS`` (a static model encodes 1,000 texts in a tenth of a second: too short to time).
 
 Run as ``python -m skadapt.export.speed REF TEXTS.json BATCH REPEATS``: prints one JSON line.
 """
@@ -14,6 +15,7 @@ Run as ``python -m skadapt.export.speed REF TEXTS.json BATCH REPEATS``: prints o
 from __future__ import annotations
 
 import json
+import math
 import os
 import resource
 import subprocess
@@ -23,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from skadapt.export.onnx import ExportError
+
+MIN_PASS_SECONDS = 2.0
 
 
 def measure(ref: str, texts_file: Path, batch_size: int, repeats: int, threads: int) -> dict[str, Any]:
@@ -71,16 +75,21 @@ def _run(ref: str, texts_file: Path, batch_size: int, repeats: int) -> dict[str,
     model = load_sentence_model(ref)
     load_s = time.perf_counter() - start
     model.encode(texts[:batch_size], batch_size=batch_size)
+    start = time.perf_counter()
+    model.encode(texts, batch_size=batch_size)
+    rounds = max(1, math.ceil(MIN_PASS_SECONDS / (time.perf_counter() - start)))
     passes = []
     for _ in range(repeats):
         start = time.perf_counter()
-        model.encode(texts, batch_size=batch_size)
+        for _ in range(rounds):
+            model.encode(texts, batch_size=batch_size)
         passes.append(time.perf_counter() - start)
     best = min(passes)
     return {
-        "texts_per_s": round(len(texts) / best, 2),
-        "seconds": round(best, 4),
-        "passes": [round(p, 4) for p in passes],
+        "texts_per_s": round(rounds * len(texts) / best, 2),
+        "seconds": round(best / rounds, 4),
+        "passes": [round(p / rounds, 4) for p in passes],
+        "rounds": rounds,
         "load_s": round(load_s, 3),
         "peak_rss_mb": _peak_rss_mb(),
         "texts": len(texts),

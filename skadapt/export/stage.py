@@ -48,25 +48,34 @@ MODEL_DIR = "model"
 STATIC_DIR = "static"
 
 
-def speed_texts(config: ExportConfig, run: RunFacts) -> list[str]:
-    """The texts of the parity check and the speed measurement: ``speed_corpus``, else the evaluation
-    suites' texts, else the language's corpus; a seeded sample of ``speed_texts`` of them, in a fixed
-    order (sorted, then shuffled with the run seed)."""
+def speed_texts(
+    config: ExportConfig, eval_tasks: list[str], language_corpus: str | None, seed: int
+) -> list[str]:
+    """The texts of the parity check and the speed measurement: ``speed_corpus``, else the texts of the
+    local suites among ``eval_tasks``, else ``language_corpus``; a seeded sample of ``speed_texts`` of
+    them, in a fixed order (sorted, then shuffled with ``seed``).
+
+    Raises:
+        ExportError: No source of texts, or none yields a text.
+    """
     from skadapt.sources import iter_texts
     from skadapt.tasks.suite import suite_texts
 
     pool: set[str] = set()
     if config.speed_corpus is None:
-        for suite in suites_in(list(run.eval_tasks)):
+        for suite in suites_in(list(eval_tasks)):
             pool.update(suite_texts(suite))
-    spec = config.speed_corpus or (None if pool else run.language.corpus)
+    spec = config.speed_corpus or (None if pool else language_corpus)
     if spec is not None:
         limit = 20 * config.speed_texts
         pool.update(t for t in iter_texts(spec, config.text_column, max_documents=limit) if t.strip())
     if not pool:
-        raise ExportError("export: no texts to measure speed on; set export.speed_corpus")
+        raise ExportError(
+            "export: no texts to measure speed on; set export.speed_corpus (--speed-corpus), evaluation "
+            "suites (--tasks) or a language with a corpus (--language)"
+        )
     texts = sorted(pool)
-    random.Random(run.seed).shuffle(texts)
+    random.Random(seed).shuffle(texts)
     return texts[: config.speed_texts]
 
 
@@ -240,7 +249,8 @@ def markdown(report: dict[str, Any]) -> str:
         "",
         f"Each model measured in its own process on the same {first['texts']} texts, batch size "
         f"{report['settings']['batch_size']}, {first['threads']} threads: the fastest of "
-        f"{report['settings']['speed_repeats']} passes after a warm-up. Quality: the evaluation report.",
+        f"{report['settings']['speed_repeats']} passes after a warm-up, a pass repeating the texts until it "
+        "lasts 2 s or more. Quality: the evaluation report.",
     ]
     return "\n".join(lines) + "\n"
 
@@ -252,7 +262,8 @@ def input_files(config: ExportConfig, run: RunFacts) -> list[Path]:
 
 def run_stage(ctx: StageContext[ExportConfig]) -> dict[str, Any]:
     """Pipeline entry: export the run's final model."""
-    texts = speed_texts(ctx.config, ctx.run)
+    run = ctx.run
+    texts = speed_texts(ctx.config, list(run.eval_tasks), run.language.corpus, run.seed)
     report = export_tiers(ctx.input_model, ctx.out_dir, ctx.config, texts, ctx.work_dir)
     return {
         "parent": report["parent"],
