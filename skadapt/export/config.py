@@ -43,7 +43,9 @@ class ExportConfig(Section):
     )
     text_column: str = Field("text", description="Text column of a tabular/Hub speed corpus")
     speed_texts: PositiveInt = Field(1000, description="Texts encoded per speed measurement")
-    speed_repeats: PositiveInt = Field(3, description="Timed passes per model; the fastest is reported")
+    speed_repeats: PositiveInt = Field(
+        3, description="Rounds in which the models take turns, one timed pass each; the fastest counts"
+    )
     batch_size: PositiveInt = Field(32, description="Encoding batch size of the speed measurement")
 
     @field_validator("tiers")

@@ -55,21 +55,19 @@ def tier_rows(target: Target) -> list[dict[str, Any]]:
     means = {row["model"]: row["All"] for row in evaluation.get("models", [])}
     verdicts = {v["b"]: v for v in evaluation.get("verdicts", []) if v.get("verdict") == "tier"}
     speed = report.get("speed") or {}
+    parent = next(iter(verdicts.values()))["a"] if verdicts else None
     rows = []
     for label in ["pytorch", *report.get("tiers", {})]:
         verdict = verdicts.get(label)
-        parent = verdict["a"] if verdict else None
         rows.append(
             {
                 "tier": label,
-                "mean": means.get(label, means.get(parent)) if label != "pytorch" else None,
+                "file": Path(report["tiers"][label]).name if label.startswith("onnx") else None,
+                "mean": means.get(parent if label == "pytorch" else label),
                 "delta": verdict["mean_diff"] if verdict else None,
                 "low": verdict["ci_low"] if verdict else None,
                 "high": verdict["ci_high"] if verdict else None,
-                **{
-                    k: speed.get(label, {}).get(k)
-                    for k in ("texts_per_s", "speedup", "size_mb", "peak_rss_mb")
-                },
+                **{k: speed.get(label, {}).get(k) for k in SPEED_KEYS},
             }
         )
     return rows
@@ -83,18 +81,19 @@ def tiers_markdown(rows: list[dict[str, Any]], repo_id: str) -> str:
         "## Deployment tiers",
         "",
         "Measured in one run on the same texts and CPU threads (skadapt's `export` stage); Δ: mean over the "
-        "evaluation tasks against this model, with its 90% interval.",
+        "evaluation tasks against the PyTorch model the tiers came from, with its 90% interval.",
         "",
         "| tier | load with | mean | Δ [90% CI] | texts/s | × | MB |",
         "|---|---|---|---|---|---|---|",
     ]
-    loaders = {
-        "pytorch": f'`SentenceTransformer("{repo_id}")`',
-        "onnx": f'`SentenceTransformer("{repo_id}", backend="onnx")`',
-        "onnx-int8": f'`SentenceTransformer("{repo_id}", backend="onnx", model_kwargs={{"file_name": '
-        '"onnx/model_qint8_avx512_vnni.onnx"}})`',
-        "static": f'`SentenceTransformer("{repo_id}{STATIC_SUFFIX}")`',
-    }
+
+    def loader(row: dict[str, Any]) -> str:
+        if row["tier"] == "static":
+            return f'`SentenceTransformer("{repo_id}{STATIC_SUFFIX}")`'
+        if row["file"]:
+            kwargs = f'model_kwargs={{"file_name": "onnx/{row["file"]}"}}'
+            return f'`SentenceTransformer("{repo_id}", backend="onnx", {kwargs})`'
+        return f'`SentenceTransformer("{repo_id}")`'
 
     def number(value: Any, spec: str) -> str:
         return format(value, spec) if isinstance(value, int | float) else "—"
@@ -106,7 +105,7 @@ def tiers_markdown(rows: list[dict[str, Any]], repo_id: str) -> str:
             else "—"
         )
         lines.append(
-            f"| {row['tier']} | {loaders.get(row['tier'], '')} | {number(row['mean'], '.2f')} | {delta} | "
+            f"| {row['tier']} | {loader(row)} | {number(row['mean'], '.2f')} | {delta} | "
             f"{number(row['texts_per_s'], '.1f')} | {number(row['speedup'], '.2f')} | "
             f"{number(row['size_mb'], '.1f')} |"
         )
