@@ -40,7 +40,7 @@ def main() -> None:
     config = ExportConfig(speed_texts=args.texts, speed_repeats=args.repeats)
     texts = speed_texts(config, [args.suite], None, 42)
     start = time.perf_counter()
-    report = export_tiers(args.model, args.out, config, texts, args.out / ".work")
+    report = export_tiers(args.model, args.out, config, texts)
     print(f"export: {time.perf_counter() - start:.1f} s (incl. the speed runs)")
     models = {"final": args.model, **{t: str(args.out / rel) for t, rel in report["tiers"].items()}}
     table, _, verdicts = run_evaluation(

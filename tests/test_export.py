@@ -39,7 +39,7 @@ def _config(**changes: object) -> ExportConfig:
 def exported(tiny_models: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
     out = tmp_path_factory.mktemp("export") / "out"
     out.mkdir()
-    report = export_tiers(str(tiny_models["unigram"]), out, _config(pca_dims=16), TEXTS, out / ".work")
+    report = export_tiers(str(tiny_models["unigram"]), out, _config(pca_dims=16), TEXTS)
     return out, report
 
 
@@ -151,7 +151,7 @@ def test_renorm_dense_is_carried_by_the_module_stack(tiny_models: dict[str, Path
     renormed.save(str(source))
     out = tmp_path / "out"
     out.mkdir()
-    report = export_tiers(str(source), out, _config(tiers=["onnx"]), TEXTS, tmp_path / "work")
+    report = export_tiers(str(source), out, _config(tiers=["onnx"]), TEXTS)
     reference = SentenceTransformer(str(source), device="cpu").encode(TEXTS, prompt="query: ")
     onnx = load_sentence_model(str(out / "model" / "onnx" / "model.onnx")).encode(TEXTS, prompt="query: ")
     assert np.abs(onnx - reference).max() < 1e-5
@@ -168,7 +168,6 @@ def test_parity_failure_stops_the_export(tiny_models: dict[str, Path], tmp_path:
             tmp_path,
             _config(tiers=["onnx"], parity_tolerance=1e-12),
             TEXTS,
-            tmp_path / "work",
         )
 
 
@@ -176,7 +175,7 @@ def test_not_a_model_directory_is_a_clear_error(tmp_path: Path) -> None:
     from skadapt.export.onnx import ExportError
 
     with pytest.raises(ExportError, match="not a local sentence-transformers directory"):
-        export_tiers(str(tmp_path / "nothing"), tmp_path / "out", _config(), TEXTS, tmp_path / "work")
+        export_tiers(str(tmp_path / "nothing"), tmp_path / "out", _config(), TEXTS)
 
 
 def test_config_rejects_empty_and_repeated_tiers() -> None:

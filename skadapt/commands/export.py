@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Annotated
 
@@ -44,8 +43,7 @@ def command(
     texts = speed_texts(config, list(tasks or ()), corpus, seed)
     console.print(f"export {model}: tiers {', '.join(config.tiers)}; speed on {len(texts)} texts")
     with atomic_dir(out_dir, overwrite=overwrite) as tmp:
-        report = export_tiers(resolve_model(model), tmp, config, texts, tmp / ".work")
-        shutil.rmtree(tmp / ".work", ignore_errors=True)
+        report = export_tiers(resolve_model(model), tmp, config, texts)
     out.print((out_dir / "export.md").read_text(encoding="utf-8"))
     for tier, rel in report["tiers"].items():
         out.print(f"[green]{tier}[/]: {out_dir / rel}")

@@ -115,9 +115,7 @@ def require_packages(config: ExportConfig) -> None:
         )
 
 
-def export_tiers(
-    parent: str, out: Path, config: ExportConfig, texts: list[str], work: Path
-) -> dict[str, Any]:
+def export_tiers(parent: str, out: Path, config: ExportConfig, texts: list[str]) -> dict[str, Any]:
     """Make the tiers of the model directory ``parent`` in ``out`` and measure them (see the module doc).
 
     Returns:
@@ -269,7 +267,7 @@ def run_stage(ctx: StageContext[ExportConfig]) -> dict[str, Any]:
     """Pipeline entry: export the run's final model."""
     run = ctx.run
     texts = speed_texts(ctx.config, list(run.eval_tasks), run.language.corpus, run.seed)
-    report = export_tiers(ctx.input_model, ctx.out_dir, ctx.config, texts, ctx.work_dir)
+    report = export_tiers(ctx.input_model, ctx.out_dir, ctx.config, texts)
     return {
         "parent": report["parent"],
         "tiers": report["tiers"],
