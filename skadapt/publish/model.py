@@ -261,28 +261,25 @@ def send(out_dir: Path, config: PublishConfig, token: str, repo_type: str = "mod
     if not folder.is_dir():
         raise PublishError(f"{folder}: nothing to upload (run without --dry-run to assemble it first)")
     report = artifacts.read_json(out_dir / PUBLISH_REPORT) or {}
-    result = upload_folder(
-        folder,
-        config.repo_id,
-        token=token,
-        repo_type=repo_type,
-        private=config.private,
-        revision=config.revision,
-        commit_message=report.get("commit_message") or config.message,
-    )
-    report["uploaded"] = asdict(result)
-    artifacts.write_json(out_dir / PUBLISH_REPORT, report)
-    if report.get("static") and (out_dir / STATIC_UPLOAD_DIR).is_dir():
-        static = upload_folder(
-            out_dir / STATIC_UPLOAD_DIR,
-            report["static"]["repo_id"],
+
+    def upload(source: Path, repo_id: str) -> UploadResult:
+        return upload_folder(
+            source,
+            repo_id,
             token=token,
             repo_type=repo_type,
             private=config.private,
             revision=config.revision,
             commit_message=report.get("commit_message") or config.message,
         )
-        report["static"]["uploaded"] = asdict(static)
+
+    result = upload(folder, config.repo_id)
+    report["uploaded"] = asdict(result)
+    artifacts.write_json(out_dir / PUBLISH_REPORT, report)
+    if report.get("static") and (out_dir / STATIC_UPLOAD_DIR).is_dir():
+        report["static"]["uploaded"] = asdict(
+            upload(out_dir / STATIC_UPLOAD_DIR, report["static"]["repo_id"])
+        )
         artifacts.write_json(out_dir / PUBLISH_REPORT, report)
     return result
 
