@@ -216,3 +216,25 @@ def test_leave_one_out_scores_each_annotator_against_the_others_mean() -> None:
     )
     assert scores["annotators"]["a3"] < 100
     assert scores["leave_one_out"] is True
+
+
+def test_only_the_exported_sheets_are_read_and_xlsx_counts_like_csv(exported: Path) -> None:
+    """A copy of a sheet is an error naming it (not a third annotator); a sheet saved as .xlsx is read."""
+    import shutil
+
+    from tests.test_sheet_handover import xlsx_from_csv
+
+    fill(exported, lambda subset, annotator, item, gold: gold)
+    assert runner.invoke(app, ["human", "score", str(exported)]).exit_code == 0
+    expected = json.loads((exported / "human_scores.json").read_text())
+    folder = exported / "sheets" / "TinyTopics.human"
+    shutil.copy(folder / "annotator_2.csv", folder / "annotator_2 - kópia.csv")
+    result = runner.invoke(app, ["human", "score", str(exported)])
+    assert result.exit_code == 1
+    assert "TinyTopics.human/annotator_2 - kópia.csv: not a sheet of this export" in result.output
+    (folder / "annotator_2 - kópia.csv").unlink()
+    xlsx_from_csv(folder / "annotator_2.csv")
+    xlsx_from_csv(exported / "sheets" / "TinySTS.human" / "annotator_1.csv")
+    result = runner.invoke(app, ["human", "score", str(exported)])
+    assert result.exit_code == 0, result.output
+    assert json.loads((exported / "human_scores.json").read_text()) == expected

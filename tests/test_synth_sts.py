@@ -317,6 +317,16 @@ def test_recipe_stage_runs_skips_and_reruns_when_the_llm_changes(
         assert "up to date, skipped" in again.output and server.hits == 8
         other = runner.invoke(app, ["train", str(recipe("b"))])
         assert other.exit_code == 0 and server.hits == 16  # another model: new key, new requests
+        annotation = tmp_path / "run" / "synth_sts" / "annotation"
+        fill_sheets(annotation, lambda level, n: int(level))
+        filled = {p.name: p.read_bytes() for p in (annotation / SHEETS).iterdir()}
+        refused = runner.invoke(app, ["train", str(recipe("a"))])  # a rerun would replace filled sheets
+        assert refused.exit_code == 1 and server.hits == 16
+        assert "holds filled sheets (annotation/sheets/annotator_1.csv, " in refused.output
+        assert {p.name: p.read_bytes() for p in (annotation / SHEETS).iterdir()} == filled
+        annotation.rename(tmp_path / "rated")  # moved out of the run: the stage runs again
+        assert runner.invoke(app, ["train", str(recipe("a"))]).exit_code == 0
+        assert (annotation / SHEETS / "annotator_1.csv").is_file() and server.hits == 16  # cached answers
     manifest = json.loads((tmp_path / "run" / "synth_sts" / "manifest.json").read_text())
     assert manifest["result"]["pairs"] == 48 and manifest["result"]["splits"] == {"train": 36, "heldout": 12}
     data = yaml.safe_load(recipe("a").read_text())

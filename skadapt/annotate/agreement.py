@@ -59,6 +59,9 @@ def pair_statistics(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
     }
 
 
+FLEISS_UNDEFINED = "not defined: every rating is the same, so chance agreement is 1 (0/0)"
+
+
 def fleiss_kappa(matrix: np.ndarray) -> float:
     """Fleiss' kappa of an annotators x items matrix of integer categories.
 
@@ -72,10 +75,32 @@ def fleiss_kappa(matrix: np.ndarray) -> float:
     return float(statsmodels_fleiss(table, method="fleiss"))
 
 
-def krippendorff_alpha(matrix: np.ndarray, level: str = "interval") -> float:
-    """Krippendorff's alpha of an annotators x items matrix (NaN = not rated)."""
+def alpha_undefined(matrix: np.ndarray) -> str | None:
+    """Why Krippendorff's alpha of an annotators x items matrix (NaN = not rated) is not defined, or None.
+
+    Alpha is ``1 - D_o / D_e`` over the pairable values (those of items rated two or more times); with fewer
+    than two distinct pairable values both disagreements are 0 and alpha is 0/0.
+    """
+    matrix = np.asarray(matrix, dtype=float)
+    pairable = matrix[:, (~np.isnan(matrix)).sum(axis=0) >= 2]
+    values = np.unique(pairable[~np.isnan(pairable)])
+    if values.size == 0:
+        return "not defined: no item is rated by two or more annotators"
+    if values.size == 1:
+        return (
+            f"not defined: every rating of the items rated by two or more annotators is {values[0]:g}, so "
+            "there is no disagreement to compare with (0/0)"
+        )
+    return None
+
+
+def krippendorff_alpha(matrix: np.ndarray, level: str = "interval") -> float | None:
+    """Krippendorff's alpha of an annotators x items matrix (NaN = not rated); None where it is not defined
+    (:func:`alpha_undefined` says why)."""
     import krippendorff
 
+    if alpha_undefined(matrix) is not None:
+        return None
     return float(krippendorff.alpha(reliability_data=matrix, level_of_measurement=level))
 
 
@@ -100,9 +125,13 @@ def agreement_report(ratings: Ratings, reference: Mapping[str, float] | None = N
         "annotators": annotators,
         "items": len(items),
         "pairs": pairs,
-        "fleiss_kappa": fleiss_kappa(matrix),
+        "fleiss_kappa": fleiss_kappa(matrix) if np.unique(matrix).size > 1 else None,
         "krippendorff_alpha_interval": krippendorff_alpha(matrix),
     }
+    if report["fleiss_kappa"] is None:
+        report["fleiss_kappa_note"] = FLEISS_UNDEFINED
+    if report["krippendorff_alpha_interval"] is None:
+        report["krippendorff_alpha_interval_note"] = alpha_undefined(matrix)
     if reference is not None:
         gold = np.array([reference[i] for i in items], dtype=float)
         report["vs_reference"] = [
@@ -131,10 +160,15 @@ def agreement_markdown(report: Mapping[str, Any]) -> str:
             f"| {row['annotator']} / intended | {row['accuracy']:.3f} | {row['pearson']:.3f} | "
             f"{row['spearman']:.3f} | {row['cohen_kappa']:.3f} |"
         )
+
+    def overall(name: str) -> str:
+        value = report[name]
+        return f"{value:.3f}" if value is not None else report.get(f"{name}_note", "not defined")
+
     lines += [
         "",
-        f"Fleiss' κ {report['fleiss_kappa']:.3f}; Krippendorff's α (interval) "
-        f"{report['krippendorff_alpha_interval']:.3f}.",
+        f"Fleiss' κ {overall('fleiss_kappa')}; Krippendorff's α (interval) "
+        f"{overall('krippendorff_alpha_interval')}.",
     ]
     return "\n".join(lines)
 

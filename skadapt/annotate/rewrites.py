@@ -7,6 +7,7 @@ Layout of a sheets directory::
 
     <dir>/sheets/annotator_<n>.csv, guidelines.md   hand these out; fill `quality` and `fluency` (1-5)
     <dir>/key.jsonl                                 item -> transformation, or the dummy and its expected side
+    <dir>/export.json                               the sheet names written (only those are read back)
     <dir>/validation.json, validation.md            written by `skadapt annotate agreement <dir>`
 """
 
@@ -19,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from skadapt.annotate.agreement import gwet_ac2, krippendorff_alpha
+from skadapt.annotate.agreement import alpha_undefined, gwet_ac2, krippendorff_alpha
 from skadapt.annotate.sheetio import (
     SheetError,
     SheetItem,
@@ -28,6 +29,8 @@ from skadapt.annotate.sheetio import (
     opaque_id,
     read_key,
     read_sheets,
+    record_sheets,
+    recorded_sheets,
     write_key,
     write_sheets,
 )
@@ -121,7 +124,7 @@ def export_rewrite_sheets(
     for position, item in enumerate(items):
         item["item_id"] = opaque_id(f"{position}\x1f{item['original']}\x1f{item['rewrite']}", seed)
     write_key(out_dir / KEY, items)
-    write_sheets(
+    names = write_sheets(
         out_dir / SHEETS,
         [SheetItem(item["item_id"], {column: item[column] for column in SHOWN}) for item in items],
         ANSWERS,
@@ -129,6 +132,7 @@ def export_rewrite_sheets(
         seed=seed,
         guidelines=GUIDELINES.get(language, GUIDELINES["default"]),
     )
+    record_sheets(out_dir, {out_dir / SHEETS: names})
     return {
         "items": len(items),
         "dummies": dummies,
@@ -188,7 +192,8 @@ def validate(
     """
     key = read_key(directory / KEY)
     problems: list[str] = []
-    ratings = read_sheets(directory / SHEETS, set(key), ANSWERS, problems)
+    folder = directory / SHEETS
+    ratings = read_sheets(folder, set(key), ANSWERS, problems, recorded_sheets(directory, folder))
     check(problems, f"the sheets under {directory / SHEETS}")
     raters: dict[str, dict[str, Any]] = {}
     for rater, answers in ratings.items():
@@ -213,10 +218,9 @@ def validate(
             )
             entry[criterion] = float(np.nanmean(matrix))
             entry[f"{criterion}_ac2"] = gwet_ac2(matrix, [1, 2, 3, 4, 5]) if len(kept) > 1 else None
-            distinct = len(np.unique(matrix[~np.isnan(matrix)]))  # alpha is undefined on one value
-            entry[f"{criterion}_alpha"] = (
-                krippendorff_alpha(matrix.T, "ordinal") if len(kept) > 1 and distinct > 1 else None
-            )
+            entry[f"{criterion}_alpha"] = krippendorff_alpha(matrix.T, "ordinal") if len(kept) > 1 else None
+            if len(kept) > 1 and entry[f"{criterion}_alpha"] is None:
+                entry[f"{criterion}_alpha_note"] = alpha_undefined(matrix.T)
         entry["accepted"] = all(entry[c] >= threshold for c in CRITERIA)
         transforms[transform] = entry
     drift = None

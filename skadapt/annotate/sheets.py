@@ -6,6 +6,7 @@ Layout of a sheets directory::
     <dir>/sheets/annotator_1.csv ...   hand these out (with guidelines.md); fill the ``score`` column
     <dir>/sheets/guidelines.md
     <dir>/key.jsonl                    item id -> pair id and intended score; keep it away from annotators
+    <dir>/export.json                  the sheet names written (only those are read back)
 """
 
 from __future__ import annotations
@@ -78,9 +79,10 @@ def export_sheets(
         for item, pair in zip(ids, pairs, strict=True)
     ]
     guidelines = GUIDELINES.get(language, GUIDELINES["default"])
-    sheetio.write_sheets(
+    names = sheetio.write_sheets(
         out_dir / SHEETS, items, ANSWERS, annotators=annotators, seed=seed, guidelines=guidelines
     )
+    sheetio.record_sheets(out_dir, {out_dir / SHEETS: names})
     sheetio.write_key(
         out_dir / KEY,
         (
@@ -97,13 +99,16 @@ def read_key(out_dir: Path) -> dict[str, dict[str, Any]]:
 
 
 def read_sheets(out_dir: Path) -> dict[str, dict[str, float]]:
-    """The ratings of every filled sheet: annotator (sheet name) -> item id -> score.
+    """The ratings of the export's filled sheets (.csv or .xlsx): annotator (sheet name) -> item id -> score.
 
     Raises:
-        SheetError: Listing each unknown or repeated item id, empty, non-integer or out-of-range score
+        SheetError: Listing each file that is not one of the export's sheets, sheet that cannot be read,
+            unknown or repeated item id, empty, non-integer or out-of-range score
             (sheet, row number as a spreadsheet shows it, field), and items a sheet lacks.
     """
     problems: list[str] = []
-    sheets = sheetio.read_sheets(out_dir / SHEETS, read_key(out_dir), ANSWERS, problems)
+    folder = out_dir / SHEETS
+    names = sheetio.recorded_sheets(out_dir, folder)
+    sheets = sheetio.read_sheets(folder, read_key(out_dir), ANSWERS, problems, names)
     sheetio.check(problems, f"the sheets under {out_dir / SHEETS}")
     return {name: {item: row[SCORE] for item, row in rows.items()} for name, rows in sheets.items()}

@@ -38,21 +38,38 @@ def export(
         int,
         typer.Option(min=0, help="Rewrites: easy dummy pairs mixed into every sheet (half kept, half lost)."),
     ] = 10,
+    overwrite: Annotated[
+        bool, typer.Option(help="Replace an existing --out directory, filled sheets included.")
+    ] = False,
 ) -> None:
     """Write annotation sheets: held-out synthetic STS pairs (intended scores only in key.jsonl), or a
-    seeded sample of each transformation's rewrites with dummy pairs (rated 1-5 on quality and fluency)."""
+    seeded sample of each transformation's rewrites with dummy pairs (rated 1-5 on quality and fluency).
+
+    An --out that is not empty is refused (naming the filled sheets in it) unless --overwrite is given;
+    --out appears only when it is complete."""
+    from skadapt.annotate.rewrites import CRITERIA
+    from skadapt.annotate.sheetio import refuse_to_replace
+    from skadapt.annotate.sheets import SCORE
+    from skadapt.artifacts import atomic_dir
+
+    if source.resolve().is_relative_to(out_dir.resolve()):
+        raise typer.BadParameter(f"--out {out_dir} holds the source {source}; choose another directory")
+    if not overwrite:
+        refuse_to_replace(out_dir, (SCORE, *CRITERIA))
     if (source / "rewrites").is_dir():
         from skadapt.annotate.rewrites import export_rewrite_sheets, read_rewrites
 
-        result = export_rewrite_sheets(
-            read_rewrites(source),
-            out_dir,
-            per_transform=per_transform,
-            annotators=annotators,
-            dummies=dummies,
-            seed=seed,
-            language=language,
-        )
+        rewrites = read_rewrites(source)
+        with atomic_dir(out_dir) as tmp:
+            result = export_rewrite_sheets(
+                rewrites,
+                tmp,
+                per_transform=per_transform,
+                annotators=annotators,
+                dummies=dummies,
+                seed=seed,
+                language=language,
+            )
         out.print(
             f"[green]wrote[/] {result['annotators']} sheets of {result['items']} rewrites "
             f"({result['transformations']} transformations, {result['dummies']} dummies) to "
@@ -65,7 +82,8 @@ def export(
 
     directory = source / "dataset" if (source / "dataset").is_dir() else source
     pairs = list(load_from_disk(str(directory))["heldout"])
-    result = export_sheets(pairs, out_dir, annotators=annotators, seed=seed, language=language)
+    with atomic_dir(out_dir) as tmp:
+        result = export_sheets(pairs, tmp, annotators=annotators, seed=seed, language=language)
     out.print(
         f"[green]wrote[/] {result['annotators']} sheets of {result['items']} pairs to {out_dir / 'sheets'}"
     )

@@ -27,9 +27,18 @@ def export(
     language: Annotated[str, typer.Option(help="ISO 639-3 code of the tasks (guidelines, subsets).")],
     old_tasks: Annotated[list[str] | None, typer.Argument(hidden=True)] = None,
     seed: Annotated[int, typer.Option(help="Seed of the subsets and the sheets' order.")] = 42,
+    overwrite: Annotated[
+        bool, typer.Option(help="Replace an existing --out directory, filled sheets included.")
+    ] = False,
 ) -> None:
-    """Draw seeded subsets at HUME's sizes and write one sheet per task and annotator (no gold in them)."""
+    """Draw seeded subsets at HUME's sizes and write one sheet per task and annotator (no gold in them).
+
+    An --out that is not empty is refused (naming the filled sheets in it) unless --overwrite is given;
+    --out appears only when it is complete."""
+    from skadapt.annotate.sheetio import refuse_to_replace
+    from skadapt.artifacts import atomic_dir
     from skadapt.commands.options import deprecated
+    from skadapt.human.sheets import ANSWER
     from skadapt.human.sheets import export as export_sheets
     from skadapt.human.subset import SIZES, draw_subset, write_subset_suite
     from skadapt.tasks.selection import select_tasks
@@ -46,6 +55,8 @@ def export(
         raise typer.BadParameter(
             f"--sizes: unknown task type(s) {', '.join(unknown)}; types: {', '.join(SIZES)}"
         )
+    if not overwrite:
+        refuse_to_replace(out_dir, (ANSWER,))
     sizes = dict(config.sizes)
     annotators = config.annotators
     subsets = []
@@ -56,8 +67,9 @@ def export(
             console.print(f"{task.metadata.name}: {task.metadata.type} is not annotated by people; skipped")
             continue
         subsets.append(subset)
-    export_sheets(subsets, out_dir, annotators=annotators, seed=seed)
-    suite = write_subset_suite(subsets, out_dir / "subset")
+    with atomic_dir(out_dir) as tmp:
+        export_sheets(subsets, tmp, annotators=annotators, seed=seed)
+        suite = out_dir / write_subset_suite(subsets, tmp / "subset").relative_to(tmp)
     out.print(
         f"[green]wrote[/] sheets for {len(subsets)} task(s) x {annotators} annotator(s) in "
         f"{out_dir / 'sheets'}; the same items for the models: {suite}"

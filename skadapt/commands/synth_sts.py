@@ -41,10 +41,13 @@ def command(
     The LLM answers are cached: an interrupted run, run again, sends only the missing requests. --out
     appears only when the dataset is complete. Contamination settings: --set contamination.allow=true.
     """
+    from skadapt.annotate.sheetio import refuse_to_replace
     from skadapt.artifacts import atomic_dir
     from skadapt.languages import get_language
-    from skadapt.synth.run import synthesize_sts
+    from skadapt.synth.run import REVIEW_ANSWERS, synthesize_sts
 
+    if not overwrite:
+        refuse_to_replace(out_dir, REVIEW_ANSWERS)
     lang = get_language(language)
     if contamination_allow:
         deprecated("--contamination-allow", "--set contamination.allow=true")

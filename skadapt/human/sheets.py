@@ -6,6 +6,7 @@ Layout::
 
     <dir>/sheets/<task>/annotator_<n>.csv, guidelines.md    hand these out; fill the ``answer`` column
     <dir>/key/<task>.json                                    items with their gold: keep them away
+    <dir>/export.json                                        the sheet names written (only those are read)
     <dir>/subset/suite.yaml                                  the same items as a suite for the models
 """
 
@@ -72,10 +73,12 @@ def _answers(subset: Subset) -> dict[str, sheetio.Validator]:
 
 
 def export(subsets: list[Subset], directory: Path, *, annotators: int, seed: int) -> None:
-    """Write every task's sheet folder (a query's candidates stay together) and key."""
+    """Write every task's sheet folder (a query's candidates stay together), key and the sheet names."""
+    written: dict[Path, list[str]] = {}
     for subset in subsets:
-        sheetio.write_sheets(
-            directory / "sheets" / subset.task,
+        folder = directory / "sheets" / subset.task
+        written[folder] = sheetio.write_sheets(
+            folder,
             [sheetio.SheetItem(item.item_id, item.shown, item.group) for item in subset.items],
             _answers(subset),
             annotators=annotators,
@@ -86,6 +89,7 @@ def export(subsets: list[Subset], directory: Path, *, annotators: int, seed: int
         key.parent.mkdir(parents=True, exist_ok=True)
         data = {k: v for k, v in asdict(subset).items() if k != "train"}
         key.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
+    sheetio.record_sheets(directory, written)
 
 
 def read_key(directory: Path) -> list[Subset]:
@@ -101,17 +105,20 @@ def read_key(directory: Path) -> list[Subset]:
 
 
 def read_answers(directory: Path, subsets: list[Subset]) -> dict[str, dict[str, dict[str, Any]]]:
-    """task -> annotator -> item id -> answer, from every filled sheet.
+    """task -> annotator -> item id -> answer, from the export's filled sheets (.csv or .xlsx).
 
     Raises:
-        SheetError: Unknown or repeated item ids, empty or invalid answers, missing items, naming
+        SheetError: Files that are not the export's sheets, sheets that cannot be read, unknown or
+            repeated item ids, empty or invalid answers, missing items, naming
             sheet (``<task>/annotator_<n>.csv``), row (as a spreadsheet numbers it) and field.
     """
     problems: list[str] = []
     answers: dict[str, dict[str, dict[str, Any]]] = {}
     for subset in subsets:
         known = {item.item_id for item in subset.items}
-        sheets = sheetio.read_sheets(directory / "sheets" / subset.task, known, _answers(subset), problems)
+        folder = directory / "sheets" / subset.task
+        names = sheetio.recorded_sheets(directory, folder)
+        sheets = sheetio.read_sheets(folder, known, _answers(subset), problems, names)
         answers[subset.task] = {
             name: {item: row[ANSWER] for item, row in rows.items()} for name, rows in sheets.items()
         }

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from skadapt import artifacts
-from skadapt.annotate.sheets import export_sheets
+from skadapt.annotate.sheets import SCORE, export_sheets
 from skadapt.languages import Language
 from skadapt.llm.config import LLMConfig
 from skadapt.llm.generate import ItemOutcome
@@ -22,6 +22,8 @@ from skadapt.synth.sts import apply_judge, generate_variants, hold_out_sources, 
 from skadapt.tasks.contamination import contamination_report
 
 log = logging.getLogger(__name__)
+REVIEW_ANSWERS = (SCORE, "comment")
+"""The columns people fill in the sheets written here: the annotation sheets' and the pilot review's."""
 
 
 def synthesize_sts(

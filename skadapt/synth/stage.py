@@ -4,16 +4,30 @@ from __future__ import annotations
 
 from typing import Any
 
+from skadapt.annotate.sheetio import SheetError, filled_sheets
 from skadapt.stage import Stage, StageContext
 from skadapt.synth.config import SynthSTSConfig
-from skadapt.synth.run import synthesize_sts
+from skadapt.synth.run import REVIEW_ANSWERS, synthesize_sts
 
 
 def run_stage(ctx: StageContext[SynthSTSConfig]) -> dict[str, Any]:
-    """Generate with the run's ``llm``; the answers are cached, so an interrupted stage resumes."""
+    """Generate with the run's ``llm``; the answers are cached, so an interrupted stage resumes.
+
+    Raises:
+        SheetError: The stage's previous output holds filled sheets (the new output would replace them).
+    """
     run = ctx.run
     if run.llm is None:
         raise ValueError("the synth_sts stage generates text with an LLM: add an llm: section")
+    previous = run.run_dir / ctx.stage
+    filled = filled_sheets(previous, REVIEW_ANSWERS) if previous.is_dir() else []
+    if filled:
+        names = ", ".join(path.relative_to(previous).as_posix() for path in filled)
+        raise SheetError(
+            f"{previous} holds filled sheets ({names}) that running the stage again would replace; move "
+            f"{previous / 'annotation'} out of the run first (`skadapt annotate agreement|split` read it "
+            "from anywhere)"
+        )
     report = synthesize_sts(ctx.config, run.llm, run.language, ctx.out_dir, seed=run.seed)
     generation = report["generation"]
     return {
