@@ -172,6 +172,29 @@ def local_paths_in(data: Any) -> list[str]:
     return found
 
 
+def recorded_path(ref: str, anchor: Path) -> str:
+    """How a run records a model reference or local path, so that the run can move: relative to ``anchor``
+    (the run directory) when inside it (posix), absolute when it is another local path, else unchanged (a
+    Hub id)."""
+    if not ref or not Path(ref).exists():
+        return ref
+    given, real = Path(os.path.abspath(ref)), Path(ref).resolve()
+    for path, base in ((given, Path(os.path.abspath(anchor))), (real, Path(anchor).resolve())):
+        if path.is_relative_to(base):
+            return path.relative_to(base).as_posix()
+    return os.path.abspath(ref)
+
+
+def resolved_path(ref: str, anchor: Path) -> str:
+    """A reference a run recorded (:func:`recorded_path`) as a usable path: a relative one found under
+    ``anchor`` (the run directory) is joined to it; anything else is returned as recorded (an absolute path,
+    a Hub id, or a path relative to the working directory, as older runs recorded them)."""
+    if not ref or Path(ref).is_absolute():
+        return ref
+    anchored = Path(anchor) / ref
+    return str(anchored) if anchored.exists() else ref
+
+
 def library_versions() -> dict[str, str]:
     """Versions of Python and the libraries that shape artifacts."""
     versions = {"python": platform.python_version()}

@@ -258,6 +258,18 @@ def _inputs(recipe: Recipe) -> list[tuple[str, str, Callable[[], str | None], bo
             ("export " + ", ".join(export.tiers), "packages import", lambda: require_packages(export), False)
         )
         corpus("export.speed_corpus", export.speed_corpus, export.text_column)
+        if Path(base).is_dir():  # the model stages keep the dimension: check pca_dims on the base model
+            from skadapt.export.stage import check_pca_dims, model_dimension, transformer_dir
+
+            dimension = model_dimension(transformer_dir(Path(base)))
+            items.append(
+                (
+                    f"export.pca_dims {export.pca_dims}",
+                    "fits the model's dimension",
+                    lambda: check_pca_dims(export, dimension),
+                    False,
+                )
+            )
     tasks = [
         *(recipe.evaluate.tasks if recipe.evaluate else []),
         *(recipe.robustness.tasks if recipe.robustness else []),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -174,8 +175,60 @@ def test_parity_failure_stops_the_export(tiny_models: dict[str, Path], tmp_path:
 def test_not_a_model_directory_is_a_clear_error(tmp_path: Path) -> None:
     from skadapt.export.onnx import ExportError
 
-    with pytest.raises(ExportError, match="not a local sentence-transformers directory"):
+    with pytest.raises(ExportError, match="nothing: no such directory"):
         export_tiers(str(tmp_path / "nothing"), tmp_path / "out", _config(), TEXTS)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ExportError, match="not a local sentence-transformers directory"):
+        export_tiers(str(tmp_path / "empty"), tmp_path / "out", _config(), TEXTS)
+
+
+def _export_command(model: Path, out: Path, *extra: str) -> tuple[int, str]:
+    from typer.testing import CliRunner
+
+    from skadapt.cli import app
+
+    args = ["export", str(model), "--out", str(out), "--speed-texts", "8", "--speed-repeats", "1", *extra]
+    result = CliRunner().invoke(app, args)
+    return result.exit_code, " ".join(result.output.split())
+
+
+def test_the_model_is_checked_before_the_speed_corpus(tmp_path: Path) -> None:
+    """A missing model is named as such, not as a corpus problem (the corpus is missing too)."""
+    code, output = _export_command(tmp_path / "nothing", tmp_path / "out", "--speed-corpus", "missing.txt")
+    assert code == 1 and "nothing: no such directory" in output and "missing.txt" not in output, output
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_model_without_tokenizer_files_fails_before_any_onnx_work(
+    tiny_models: dict[str, Path], tmp_path: Path
+) -> None:
+    """Without tokenizer files transformers builds a 5-token placeholder tokenizer that passes the parity
+    check; the export refuses the directory at once instead."""
+    from skadapt.export.onnx import ExportError
+
+    model = tmp_path / "model"
+    shutil.copytree(tiny_models["unigram"], model)
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        (model / name).unlink()
+    out = tmp_path / "out"
+    out.mkdir()
+    with pytest.raises(ExportError, match="has no tokenizer files"):
+        export_tiers(str(model), out, _config(tiers=["onnx"]), TEXTS)
+    assert list(out.iterdir()) == []  # nothing copied or exported
+    code, output = _export_command(model, tmp_path / "cli", "--speed-corpus", "missing.txt")
+    assert code == 1 and "has no tokenizer files" in output and "missing.txt" not in output, output
+
+
+def test_pca_dims_above_the_model_dimension_is_an_error(tiny_models: dict[str, Path], tmp_path: Path) -> None:
+    from skadapt.export.stage import check_model
+
+    suite = write_tiny_suite(tmp_path / "suite")
+    model = tiny_models["unigram"]  # 32 dimensions
+    code, output = _export_command(model, tmp_path / "out", "--pca-dims", "64", "--tasks", str(suite))
+    assert code == 1 and "pca_dims 64 is larger than the model's dimension 32" in output, output
+    assert not (tmp_path / "out").exists()
+    check_model(str(model), _config(tiers=["onnx"], pca_dims=64))  # no static tier: no PCA to check
+    check_model(str(model), _config(pca_dims=32))  # as many as it has: no reduction, no error
 
 
 def test_config_rejects_empty_and_repeated_tiers() -> None:

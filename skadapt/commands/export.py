@@ -35,15 +35,18 @@ def command(
     measure texts/s, peak memory and size of each beside MODEL. Score their quality with
     `skadapt evaluate OUT/model/onnx/<file>.onnx OUT/static MODEL`."""
     from skadapt.artifacts import atomic_dir
-    from skadapt.export.stage import MODEL_DIR, export_tiers, speed_texts
+    from skadapt.export.stage import MODEL_DIR, check_model, export_tiers, require_packages, speed_texts
     from skadapt.languages import get_language
     from skadapt.model_sources import resolve_model
 
+    parent = resolve_model(model)
+    require_packages(config)
+    check_model(parent, config)  # the model first: a missing or incomplete one is no corpus problem
     corpus = get_language(language).corpus if language else None
     texts = speed_texts(config, list(tasks or ()), corpus, seed)
     console.print(f"export {model}: tiers {', '.join(config.tiers)}; speed on {len(texts)} texts")
     with atomic_dir(out_dir, overwrite=overwrite) as tmp:
-        report = export_tiers(resolve_model(model), tmp, config, texts)
+        report = export_tiers(parent, tmp, config, texts)
     out.print((out_dir / "export.md").read_text(encoding="utf-8"))
     for tier, rel in report["tiers"].items():
         out.print(f"[green]{tier}[/]: {out_dir / rel}")

@@ -44,7 +44,7 @@ def command(
     from skadapt.publish.upload import resolve_token
 
     config = public_alias(config, public)
-    target = find_target(path)
+    target = find_target(path, config.repo_id)
     token = None if config.dry_run else resolve_token(config.token_env)
     if out_dir is None:
         out_dir = target.run_dir / "publish" if target.kind == "run" else path.parent / f"{path.name}-publish"

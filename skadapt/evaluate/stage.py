@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from skadapt import artifacts
 from skadapt.config import TIERS
 from skadapt.errors import SkadaptError
 from skadapt.evaluate.aggregate import Table, comparison_pairs
@@ -93,7 +94,10 @@ def run_evaluation(
     intervals = combine(draws, count=bootstrap, alpha=0.05, pairs=pairs) if draws else None
     settings = {
         "bootstrap_resamples": bootstrap,
-        "models": models,
+        "models": {  # paths relative to the report directory's parent (the run), so that the run can move
+            label: artifacts.recorded_path(ref, out_dir.parent) if out_dir is not None else ref
+            for label, ref in models.items()
+        },
         "tasks": task_specs,
         "prompt_policy": prompt_policy or {},
         "language": language,
@@ -139,7 +143,6 @@ def _human_comparison(
     batch_size: int,
 ) -> None:
     """Score the models on the human subset; add the comparison to the report."""
-    from skadapt import artifacts
     from skadapt.evaluate.human import comparison, figure, markdown
 
     human = artifacts.read_json(human_dir / "human_scores.json")
@@ -252,7 +255,7 @@ def run_stage(ctx: StageContext[EvaluateConfig]) -> dict[str, Any]:
         "verdicts": {f"{v.a}->{v.b}": v.verdict for v in verdicts},
         "harms": [f"{v.a}->{v.b}" for v in verdicts if v.verdict == HARMS],
         "harmed_tasks": {f"{v.a}->{v.b}": v.harmed_tasks for v in verdicts if v.harmed_tasks},
-        "models": models,
+        "models": {label: artifacts.recorded_path(ref, ctx.run.run_dir) for label, ref in models.items()},
         "tiers": parents,
         "tasks": len(table.task_types),
         "All": {r.model: round(r.all, 4) for r in table.rows},

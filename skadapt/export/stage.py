@@ -46,6 +46,15 @@ log = logging.getLogger("skadapt.export")
 REPORT = EXPORT_REPORT
 MODEL_DIR = "model"
 STATIC_DIR = "static"
+TOKENIZER_FILES = (
+    "tokenizer.json",
+    "vocab.txt",
+    "vocab.json",
+    "sentencepiece.bpe.model",
+    "spiece.model",
+    "tokenizer.model",
+)
+"""Files of which a model's tokenizer needs one (a fast tokenizer's, or a slow one's vocabulary)."""
 
 
 def speed_texts(
@@ -115,20 +124,82 @@ def require_packages(config: ExportConfig) -> None:
         )
 
 
+def model_dimension(model_dir: Path) -> int | None:
+    """The hidden size of the transformer of a model directory (its ``config.json``), if it says one."""
+    config = artifacts.read_json(model_dir / "config.json")
+    if not isinstance(config, dict):
+        return None
+    sizes = [config[key] for key in ("hidden_size", "dim", "d_model") if isinstance(config.get(key), int)]
+    return int(sizes[0]) if sizes else None
+
+
+def check_pca_dims(config: ExportConfig, dimension: int | None) -> None:
+    """Fail when the static tier's PCA asks for more dimensions than the model has.
+
+    Raises:
+        ExportError: ``pca_dims`` exceeds ``dimension``.
+    """
+    if "static" in config.tiers and config.pca_dims is not None and dimension and config.pca_dims > dimension:
+        raise ExportError(
+            f"export: pca_dims {config.pca_dims} is larger than the model's dimension {dimension}; set "
+            f"--pca-dims (export.pca_dims) to {dimension} or less, or null for no PCA"
+        )
+
+
+def transformer_dir(model_dir: Path) -> Path:
+    """The directory of the model's Transformer module (``modules.json``), where its tokenizer lives."""
+    modules = artifacts.read_json(model_dir / "modules.json")
+    for module in modules if isinstance(modules, list) else []:
+        if isinstance(module, dict) and str(module.get("type", "")).endswith("Transformer"):
+            return model_dir / str(module.get("path") or "")
+    return model_dir
+
+
+def check_model(parent: str, config: ExportConfig) -> None:
+    """Fail at once, before the speed texts are read or anything is exported, when ``parent`` is not a
+    complete local sentence-transformers directory or ``pca_dims`` does not fit it.
+
+    A directory without tokenizer files would load with a placeholder tokenizer that transformers builds
+    silently (5 special tokens): the fp32 parity check would pass on it and the static tier fail later.
+
+    Raises:
+        ExportError: No such directory, no ``modules.json``, no tokenizer files, or ``pca_dims`` too large.
+    """
+    source = Path(parent)
+    if not source.is_dir():
+        raise ExportError(
+            f"export: model {parent}: no such directory; give a local sentence-transformers directory "
+            "(e.g. a run's finetune/ or renorm/)"
+        )
+    if not (source / "modules.json").is_file():
+        raise ExportError(
+            f"export: model {parent} is not a local sentence-transformers directory (no modules.json)"
+        )
+    transformer = transformer_dir(source)
+    if not any((transformer / name).is_file() for name in TOKENIZER_FILES):
+        raise ExportError(
+            f"export: model {parent} has no tokenizer files in {transformer} (tokenizer.json, or a "
+            "vocabulary such as vocab.txt or sentencepiece.bpe.model): transformers would build a 5-token "
+            "placeholder tokenizer; copy the tokenizer files of the model it was saved from into it"
+        )
+    check_pca_dims(config, model_dimension(transformer))
+
+
 def export_tiers(parent: str, out: Path, config: ExportConfig, texts: list[str]) -> dict[str, Any]:
     """Make the tiers of the model directory ``parent`` in ``out`` and measure them (see the module doc).
 
     Returns:
         The report (also written as ``export_report.json`` and ``export.md``); ``tiers`` maps tier names to
-        references relative to ``out``.
+        references relative to ``out``, ``parent`` is relative to ``out``'s parent (the run directory) when
+        inside it, else absolute: the run can move.
 
     Raises:
-        ExportError: ``parent`` is not a local model directory, or the fp32 export misses parity.
+        ExportError: ``parent`` is not a complete local model directory (:func:`check_model`), or the fp32
+            export misses parity.
     """
     require_packages(config)
+    check_model(parent, config)
     source = Path(parent)
-    if not (source / "modules.json").is_file():
-        raise ExportError(f"export: {parent} is not a local sentence-transformers directory")
     model_dir = out / MODEL_DIR
     copy_model_dir(source, model_dir)
     finalize_model_dir(model_dir)  # portable module format, as every model directory skadapt writes
@@ -170,7 +241,7 @@ def export_tiers(parent: str, out: Path, config: ExportConfig, texts: list[str])
         tiers["static"] = STATIC_DIR
     del model
     report = {
-        "parent": parent,
+        "parent": artifacts.recorded_path(parent, out.parent),
         "inputs": inputs,
         "parity": parity,
         "static": static,
@@ -266,6 +337,7 @@ def input_files(config: ExportConfig, run: RunFacts) -> list[Path]:
 def run_stage(ctx: StageContext[ExportConfig]) -> dict[str, Any]:
     """Pipeline entry: export the run's final model."""
     run = ctx.run
+    check_model(ctx.input_model, ctx.config)
     texts = speed_texts(ctx.config, list(run.eval_tasks), run.language.corpus, run.seed)
     report = export_tiers(ctx.input_model, ctx.out_dir, ctx.config, texts)
     return {

@@ -25,7 +25,8 @@ def distill_static(model: Any, out: Path, *, pca_dims: int | None, sif_coefficie
         ``{vocabulary, dimension, pca_dims, sif_coefficient}``.
 
     Raises:
-        ExportError: The model is not a transformer with a fast tokenizer.
+        ExportError: The model is not a transformer with a fast tokenizer, or ``pca_dims`` exceeds its
+            dimension.
     """
     from model2vec.distill import distill_from_model
 
@@ -35,7 +36,12 @@ def distill_static(model: Any, out: Path, *, pca_dims: int | None, sif_coefficie
     if inner is None or tokenizer is None or not getattr(tokenizer, "is_fast", False):
         raise ExportError("the static tier needs a transformers model with a fast tokenizer")
     dimension = int(model.get_embedding_dimension() or 0)
-    dims = pca_dims if pca_dims is not None and pca_dims < dimension else None
+    if pca_dims is not None and dimension and pca_dims > dimension:
+        raise ExportError(
+            f"export: pca_dims {pca_dims} is larger than the model's dimension {dimension}; set it to "
+            f"{dimension} or less, or null for no PCA"
+        )
+    dims = pca_dims if pca_dims is not None and pca_dims < dimension else None  # equal: nothing to reduce
     static = distill_from_model(
         inner.eval(),
         tokenizer,

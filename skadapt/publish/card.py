@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from skadapt import artifacts
 from skadapt.publish import sections
 from skadapt.publish.licenses import DataLicense
 from skadapt.publish.target import Target
@@ -84,8 +85,9 @@ def eval_candidates(target: Target) -> list[str]:
     """Row labels the published model may have in the evaluation report, best first."""
     candidates = []
     settings = (target.reports.get("evaluate") or {}).get("settings") or {}
+    anchor = target.run_dir or target.model_dir.parent  # the report records paths relative to the run
     for label, path in (settings.get("models") or {}).items():
-        given = Path(str(path))
+        given = Path(artifacts.resolved_path(str(path), anchor))
         if given.parts[-2:] == target.model_dir.parts[-2:] or given.resolve() == target.model_dir.resolve():
             candidates.append(str(label))
     if target.stage:
@@ -176,9 +178,7 @@ def hub_datasets(facts: CardFacts) -> list[str]:
 def skadapt_text(target: Target, facts: CardFacts) -> str:
     """skadapt's sections of the card as Markdown."""
     evaluation_report = target.reports.get("evaluate")
-    evaluation = (
-        sections.read_evaluation(evaluation_report, eval_candidates(target)) if evaluation_report else None
-    )
+    evaluation = evaluation_of(target)
     policy = dict((evaluation_report or {}).get("settings", {}).get("prompt_policy") or {})
     training = target.reports.get("finetune") or {}
     made = [
@@ -222,6 +222,31 @@ def skadapt_text(target: Target, facts: CardFacts) -> str:
     return "\n".join(parts)
 
 
+def evaluation_of(target: Target) -> sections.Evaluation | None:
+    """The run's evaluation of the published model, or None when it has none (no ``evaluate`` stage, or
+    one that did not score this model)."""
+    report = target.reports.get("evaluate")
+    return sections.read_evaluation(report, eval_candidates(target)) if report else None
+
+
+def unevaluated_text(language_name: str | None) -> str:
+    """What the card's first section says of a model skadapt has no evaluation of."""
+    tasks = f"{language_name} tasks" if language_name else "any task"
+    return (
+        f"**Not evaluated.** skadapt has no evaluation of this model (its run has no `evaluate` stage "
+        f"that scored it): its quality on {tasks} is unknown, and it may score below its base model. "
+        "Evaluate it (`skadapt evaluate`, or an `evaluate` section in the recipe) before relying on it."
+    )
+
+
+def _in_first_section(text: str, addition: str) -> str:
+    """``addition`` as the last paragraph of the card's first section (before its first ``## ``)."""
+    index = text.find("\n## ")
+    if index < 0:
+        return text.rstrip("\n") + "\n\n" + addition + "\n"
+    return text[:index].rstrip("\n") + "\n\n" + addition + "\n" + text[index:]
+
+
 def build_card(target: Target, facts: CardFacts) -> str:
     """The complete card text (YAML metadata + Markdown) for the target's model."""
     from huggingface_hub import ModelCard
@@ -237,12 +262,13 @@ def build_card(target: Target, facts: CardFacts) -> str:
     stage_tags = [STAGE_TAGS[s] for s in STAGE_TAGS if s in target.reports]
     data.tags = list(dict.fromkeys([*(data.tags or []), *TAGS, *stage_tags]))
     data.datasets = hub_datasets(facts) or None
-    evaluation_report = target.reports.get("evaluate")
-    if evaluation_report:
-        evaluation = sections.read_evaluation(evaluation_report, eval_candidates(target))
-        if evaluation is not None:
-            data.model_name = facts.repo_id.rsplit("/", 1)[-1]
-            data.eval_results = eval_results(evaluation) or None
-            data.tags = [*data.tags, "mteb"] if data.eval_results else data.tags
-    card.text = _insert(card.text, skadapt_text(target, facts)).rstrip("\n") + "\n"
+    evaluation = evaluation_of(target)
+    if evaluation is not None:
+        data.model_name = facts.repo_id.rsplit("/", 1)[-1]
+        data.eval_results = eval_results(evaluation) or None
+        data.tags = [*data.tags, "mteb"] if data.eval_results else data.tags
+    text = _insert(card.text, skadapt_text(target, facts))
+    if evaluation is None:
+        text = _in_first_section(text, unevaluated_text(facts.language_name))
+    card.text = text.rstrip("\n") + "\n"
     return str(card)

@@ -21,7 +21,7 @@ from typing import Any
 
 from skadapt import artifacts
 from skadapt.cards import hub_id, infer_language
-from skadapt.publish.card import REPORTS_DIR, CardFacts, build_card, is_hub_id
+from skadapt.publish.card import REPORTS_DIR, CardFacts, build_card, evaluation_of, is_hub_id
 from skadapt.publish.config import PublishConfig
 from skadapt.publish.errors import PublishError
 from skadapt.publish.licenses import (
@@ -40,6 +40,10 @@ STATIC_UPLOAD_DIR = "upload-static"
 PUBLISH_REPORT = "publish.json"
 SKIPPED = frozenset({artifacts.MANIFEST, "README.md"})
 """Files of the model directory that are not uploaded (the card replaces README.md)."""
+UNEVALUATED = (
+    "the model is not evaluated (no evaluate/ report of the run scores it); the card says so. Add an "
+    "evaluate section to the recipe and run `skadapt train` again, or run `skadapt evaluate`"
+)
 EXTRA_REPORTS = {"evaluate": ("report.md",), "robustness": ("robustness.md",)}
 """Readable companions of the stage reports, uploaded beside them."""
 
@@ -97,6 +101,7 @@ def _language(target: Target, given: str | None) -> tuple[str | None, str | None
     from skadapt.languages import LANGUAGES
 
     code = given or ((target.reports.get("evaluate") or {}).get("settings") or {}).get("language")
+    code = code or target.language
     if not code and target.reports.get("trim"):
         code = infer_language((target.reports["trim"].get("config") or {}).get("corpus"))
     for language in LANGUAGES.values():
@@ -226,6 +231,8 @@ def prepare(target: Target, config: PublishConfig, out_dir: Path, language: str 
     """
     facts = card_facts(target, config, language)
     card = build_card(target, facts)
+    if evaluation_of(target) is None:
+        facts.warnings.append(UNEVALUATED)
     folder = out_dir / UPLOAD_DIR
     folder.mkdir(parents=True, exist_ok=True)
     files = assemble(target, card, folder)

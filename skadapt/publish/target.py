@@ -15,6 +15,7 @@ from typing import Any
 
 from skadapt import artifacts
 from skadapt.publish.errors import PublishError
+from skadapt.tasks.backends import EXPORT_REPORT
 
 REPORT_FILES = {
     "trim": "trim_report.json",
@@ -25,6 +26,11 @@ REPORT_FILES = {
     "robustness": "robustness.json",
 }
 """Stage -> the JSON report of its directory that the card reads (in run order)."""
+
+EXPORT_MODEL_DIR = "model"
+"""The export directory's sentence-transformers directory that holds the ONNX files (``model/onnx/``)."""
+STATIC_SUFFIX = "-static"
+"""The static tier's repository: the model's repository id with this suffix."""
 
 MODEL_REPORTS = ("trim", "finetune", "renorm")
 """Stages whose report a model directory they made holds, in run order (for a model without a manifest)."""
@@ -69,12 +75,18 @@ class Target:
         return None
 
     @property
+    def language(self) -> str | None:
+        """The recipe language the manifests recorded (ISO 639-3), if any."""
+        return next((str(m["language"]) for m in self.manifests.values() if m.get("language")), None)
+
+    @property
     def base_model_dir(self) -> str | None:
         """The local directory the base model was loaded from, when the manifests recorded one."""
+        anchor = self.run_dir or self.model_dir.parent  # manifests record paths relative to the run
         for manifest in self.manifests.values():
-            base = (manifest.get("models") or {}).get("base")
+            base = artifacts.resolved_path(str((manifest.get("models") or {}).get("base") or ""), anchor)
             if base and Path(base).is_dir():
-                return str(base)
+                return base
         return None
 
 
@@ -123,16 +135,65 @@ def _own_stage(model_dir: Path) -> tuple[str | None, dict[str, Any] | None]:
     return None, None
 
 
-def find_target(path: Path) -> Target:
-    """What publishing ``path`` sends, with the reports found for its card.
+def _export_part(path: Path) -> tuple[str, Path] | None:
+    """(what it is, the export directory) when ``path`` is an export directory or a tier directory in one."""
+    if (path / EXPORT_REPORT).is_file():
+        return "the export directory", path
+    report = artifacts.read_json(path.parent / EXPORT_REPORT)
+    if not isinstance(report, dict):
+        return None
+    tiers = {Path(str(rel)).parts[0]: tier for tier, rel in (report.get("tiers") or {}).items() if rel}
+    if path.name == EXPORT_MODEL_DIR:
+        return "the ONNX tiers' model directory", path.parent
+    if path.name in tiers:
+        return f"the {tiers[path.name]} tier", path.parent
+    return None
+
+
+def refuse_export_part(path: Path, repo_id: str) -> None:
+    """Refuse a tier (or export) directory: its card would know nothing of the model it came from. The
+    message gives the command that publishes it with its real card.
 
     Raises:
-        PublishError: ``path`` is missing, neither a run nor a model directory, or a run without a
-            finished model stage.
+        PublishError: ``path`` is an export directory or one of its tier directories.
+    """
+    found = _export_part(path)
+    if found is None:
+        return
+    what, export = found
+    repo = repo_id.removesuffix(STATIC_SUFFIX)  # the static tier's repository is the run's with -static
+    run = export.parent
+    if artifacts.read_manifest(export) is not None and any(
+        _makes_model(run / stage, manifest) for stage, manifest in finished_stages(run).items()
+    ):
+        raise PublishError(
+            f"{path} is {what} of the run {run}: publish the run, which sends its final model with the ONNX "
+            f"files and the static model as {repo}{STATIC_SUFFIX}, each with its real card: "
+            f"skadapt publish {run} --repo-id {repo}"
+        )
+    report = artifacts.read_json(export / EXPORT_REPORT) or {}
+    parent = artifacts.resolved_path(str(report.get("parent") or ""), export.parent) or "its parent model"
+    raise PublishError(
+        f"{path} is {what} exported from {parent}, not a model a run made: its card would have no "
+        f"language, base model or scores. Publish the model it came from (skadapt publish {parent} "
+        f"--repo-id {repo}), or publish the run of a recipe whose export stage made it (its tiers go with "
+        "its final model)"
+    )
+
+
+def find_target(path: Path, repo_id: str = "ORG/NAME") -> Target:
+    """What publishing ``path`` sends, with the reports found for its card.
+
+    ``repo_id``: the repository asked for (named in the command a refusal suggests).
+
+    Raises:
+        PublishError: ``path`` is missing, neither a run nor a model directory, a run without a finished
+            model stage, or an export's directory or tier (see :func:`refuse_export_part`).
     """
     path = Path(path)
     if not path.is_dir():
         raise PublishError(f"{path}: no such directory; give a run directory or a model directory")
+    refuse_export_part(path, repo_id)
     if is_model_dir(path):
         stage, manifest = _own_stage(path)
         parent = path.parent

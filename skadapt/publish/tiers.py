@@ -11,9 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from skadapt.publish.target import Target
+from skadapt import artifacts
+from skadapt.publish.target import STATIC_SUFFIX, Target
 
-STATIC_SUFFIX = "-static"
 SPEED_KEYS = ("texts_per_s", "speedup", "size_mb", "peak_rss_mb")
 
 
@@ -22,9 +22,11 @@ def _export(target: Target) -> tuple[Path, dict[str, Any]] | None:
     report = target.reports.get("export")
     if not report or target.run_dir is None:
         return None
-    if Path(str(report.get("parent", ""))).resolve() != target.model_dir.resolve():
+    directory = target.run_dir / "export"
+    parent = artifacts.resolved_path(str(report.get("parent", "")), directory.parent)
+    if not parent or Path(parent).resolve() != target.model_dir.resolve():
         return None
-    return target.run_dir / "export", report
+    return directory, report
 
 
 def onnx_files(target: Target) -> list[Path]:

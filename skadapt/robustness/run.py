@@ -367,8 +367,12 @@ def run_robustness(
     language: Language,
     out_dir: Path,
     cache_dir: Path | None = None,
+    anchor: Path | None = None,
 ) -> dict[str, Any]:
     """The whole run; writes the reports and figures into ``out_dir`` and returns the JSON report.
+
+    The report records the models' paths relative to ``anchor`` (the run directory; default: ``out_dir``'s
+    parent) when inside it, else absolute.
 
     ``cache_dir`` holds mteb's results of every variant (default ``out_dir/cache``): a rerun with the same
     rewrites scores nothing again.
@@ -382,7 +386,9 @@ def run_robustness(
     variants, generation = build_variants(tasks, plan, llm, language, out_dir)
     rows, scoring = score_models(tasks, variants, plan, cache_dir or out_dir / "cache")
     report = {
-        "models": plan.models,
+        "models": {
+            label: artifacts.recorded_path(p, anchor or out_dir.parent) for label, p in plan.models.items()
+        },
         "transforms": plan.transforms,
         "axes": {axis_of(t): [n for n in AXES[axis_of(t)] if n in plan.transforms] for t in plan.transforms},
         "seeds": plan.seeds,

@@ -70,7 +70,7 @@ def run_stage(ctx: StageContext[RobustnessConfig]) -> dict[str, Any]:
         judge=config.judge,
         **settings,  # type: ignore[arg-type]
     )
-    report = run_robustness(tasks, plan, run.llm, run.language, ctx.work_dir)
+    report = run_robustness(tasks, plan, run.llm, run.language, ctx.work_dir, anchor=run.run_dir)
     shutil.copytree(ctx.work_dir, ctx.out_dir, dirs_exist_ok=True, ignore=shutil.ignore_patterns("cache"))
     return {"profile": axis_table(report["statistics"]), "texts_encoded": report["texts_encoded"]}
 

@@ -16,6 +16,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from skadapt import artifacts
+
 ONNX_DIR = "onnx"
 EXPORT_REPORT = "export_report.json"
 """The export stage's report, beside its tiers: it names the model each tier came from."""
@@ -37,7 +39,8 @@ def tier_parents(models: dict[str, str]) -> dict[str, str]:
     """Which labelled models are deployment tiers of another one listed: tier label -> parent label.
 
     A tier is a reference the export stage made (a path under a directory with ``export_report.json``
-    that lists it); its parent is the listed model whose directory the report names.
+    that lists it); its parent is the listed model whose directory the report names (relative to the
+    export directory's parent, the run directory, or absolute).
     """
     resolved = {label: Path(model_dir_of(ref)).resolve() for label, ref in models.items()}
     parents: dict[str, str] = {}
@@ -49,7 +52,8 @@ def tier_parents(models: dict[str, str]) -> dict[str, str]:
                 continue
             data = json.loads(report.read_text(encoding="utf-8"))
             tiers = {(folder / rel).resolve() for rel in (data.get("tiers") or {}).values()}
-            parent = Path(str(data.get("parent", ""))).resolve()
+            recorded = str(data.get("parent") or "")
+            parent = Path(artifacts.resolved_path(recorded, folder.parent)).resolve() if recorded else None
             match = [other for other, where in resolved.items() if where == parent and other != label]
             if path in tiers and match:
                 parents[label] = match[0]

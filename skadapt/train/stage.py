@@ -108,7 +108,7 @@ def finetune(
         interpolation = choose_interpolation(result.model, start, config.interpolation.grid, dev)
     dev_after = dev.evaluator(result.model) if dev is not None else {}
     report: dict[str, Any] = {
-        "model": model,
+        "model": artifacts.recorded_path(model, ctx.out_dir.parent),  # relative to the run, if inside it
         "seed": run.seed,
         "datasets": [
             {

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from skadapt import artifacts
 from skadapt.modeldir import finalize_model_dir
 from skadapt.trim import card, counting, model, parity, report, selection, tokenizer
 from skadapt.trim.config import TrimConfig
@@ -213,7 +214,7 @@ def trim_model(
         parity_summary = {**checked.summary(), "seed": seed}
         finalize_model_dir(out_dir)  # after the parity check, which compares with the source as saved
         trim_report = report.build_report(
-            model=model_ref,
+            model=artifacts.recorded_path(model_ref, out_dir.parent),  # relative to the run, if inside it
             config=config.model_dump(mode="json"),
             tokenizer_kind=info.kind,
             counts=counts.summary(),
