@@ -8,7 +8,8 @@ The report ranks them and says which is chosen and why; nothing is picked silent
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,10 @@ from skadapt.languages import Language
 from skadapt.llm.config import LLMConfig
 from skadapt.llm.generate import GenerationStats
 from skadapt.llm.session import LLMSession
+from skadapt.llm.types import LLMUnavailableError
+
+FIELD_OF_CANDIDATE = "llm.{field} of the candidate"
+"""Where a candidate's LLM setting is, when the candidates file is not known (``{field}``: its name)."""
 
 
 class Candidate(Section):
@@ -34,6 +39,22 @@ class Candidates(BaseModel):
     """The candidates file: ``candidates: [{name, llm: {...}}, ...]``."""
 
     candidates: list[Candidate] = Field(min_length=2)
+
+
+def _field_in_file(index: int, source: str) -> str:
+    """Where the ``index``-th candidate's LLM settings are in the candidates file ``source``."""
+    return f"candidates[{index}].llm.{{field}} in {source}"
+
+
+@contextmanager
+def _blaming(name: str, where: str = FIELD_OF_CANDIDATE, role: str = "") -> Iterator[None]:
+    """An unusable LLM named as the candidate's, with the field of it to fix (``where``, not an option:
+    ``llm select`` has no ``--llm-*`` options)."""
+    try:
+        yield
+    except LLMUnavailableError as error:
+        fix = where.format(field=error.field) if error.field else None
+        raise LLMUnavailableError(f"candidate {name!r}{role}: {error.message(fix)}") from None
 
 
 @dataclass
@@ -68,9 +89,15 @@ def measure(
     *,
     seed: int,
     sts_sources: int = 0,
+    where: str = FIELD_OF_CANDIDATE,
 ) -> Measured:
     """Rewrite ``texts`` with each transformation and write synthetic STS for the first ``sts_sources``
-    texts, one attempt per item; error rates per check and task, runtime, tokens."""
+    texts, one attempt per item; error rates per check and task, runtime, tokens.
+
+    Raises:
+        LLMUnavailableError: The candidate's LLM cannot be used; the message names the candidate and
+            its setting to fix (``where``, with ``{field}``).
+    """
     from skadapt.robustness.rewrite import PROMPT_VERSION, rewrite
     from skadapt.synth.prompts import load_template, template_version
     from skadapt.synth.sources import SourceSentence
@@ -79,7 +106,7 @@ def measure(
     llm = candidate.llm.model_copy(update={"attempts": 1})  # HTEB: the first output of every item counts
     found = Measured(candidate.name)
     start = time.perf_counter()
-    with LLMSession(llm) as session:
+    with _blaming(candidate.name, where), LLMSession(llm) as session:
         for transform in transforms:
             result = rewrite(
                 list(texts),
@@ -119,10 +146,17 @@ def crossover(
     seed: int,
     resamples: int = 1000,
     alpha: float = 0.05,
+    where: dict[str, str] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Each candidate's rewrites rated 0-5 by every *other* candidate; per candidate the mean over judges
     of their mean rating, with a percentile bootstrap interval over the rewrites (the judges' ratings of a
-    resampled rewrite move together)."""
+    resampled rewrite move together). A candidate none of whose ratings succeeded has no score
+    (``mean`` None, every rating ``unrated``).
+
+    Raises:
+        LLMUnavailableError: A judge's LLM cannot be used; the message names that candidate and its
+            setting to fix (``where[name]``, with ``{field}``).
+    """
     from skadapt.llm.config import JudgeConfig
     from skadapt.llm.judge import Judge
 
@@ -134,7 +168,9 @@ def crossover(
         for judge_name, judge_llm in judges.items():
             if judge_name == candidate.name or not pairs:
                 continue
-            with Judge(JudgeConfig(), judge_llm) as judge:
+            located = (where or {}).get(judge_name, FIELD_OF_CANDIDATE)
+            role = f" (judging {candidate.name!r})"
+            with _blaming(judge_name, located, role), Judge(JudgeConfig(), judge_llm) as judge:
                 ratings = judge.rate(
                     pairs, language, seed=seed, label=f"{judge_name} judges {candidate.name}"
                 )
@@ -143,6 +179,15 @@ def crossover(
             scores[candidate.name] = {"mean": None, "ci": [None, None], "judges": [], "rewrites": len(pairs)}
             continue
         matrix = np.vstack(list(by_judge.values()))  # judges x rewrites
+        if np.isnan(matrix).all():  # every rating failed: no score, not NaN
+            scores[candidate.name] = {
+                "mean": None,
+                "ci": [None, None],
+                "judges": sorted(by_judge),
+                "rewrites": len(pairs),
+                "unrated": int(matrix.size),
+            }
+            continue
         point = float(np.nanmean(np.nanmean(matrix, axis=1)))
         draws = []
         for _ in range(resamples):
@@ -169,22 +214,33 @@ def select(
     sts_sources: int = 0,
     top_k: int = 5,
     resamples: int = 1000,
+    source: str = "the candidates file",
 ) -> dict[str, Any]:
     """Measure every candidate, judge the ``top_k`` lowest-error ones crossover, rank and choose.
 
-    The ranking: the judged candidates by judge score (best first), then the others by total error rate.
-    The choice is the first of the ranking, with the reason.
+    The ranking: the judged candidates by judge score (best first; those without one after them), then
+    the others by total error rate. The choice is the first of the ranking, with the reason -- the
+    lowest total error rate when no judge result exists.
+
+    Raises:
+        LLMUnavailableError: A candidate's LLM cannot be used; the message names the candidate and its
+            field in the candidates file (``source``).
     """
+    where = {c.name: _field_in_file(i, source) for i, c in enumerate(candidates)}
     measured = [
-        measure(c, texts, transforms, language, seed=seed, sts_sources=sts_sources) for c in candidates
+        measure(c, texts, transforms, language, seed=seed, sts_sources=sts_sources, where=where[c.name])
+        for c in candidates
     ]
     by_error = sorted(measured, key=lambda m: (np.nan_to_num(m.total_error_rate, nan=1.0), m.name))
     judged = by_error[: max(2, top_k)] if len(by_error) >= 2 else by_error
     llms = {c.name: c.llm for c in candidates if c.name in {m.name for m in judged}}
-    judge = crossover(judged, llms, language, seed=seed, resamples=resamples)
-    ranked = sorted(judged, key=lambda m: -(judge[m.name]["mean"] or -1.0)) + [
-        m for m in by_error if m not in judged
-    ]
+    judge = crossover(judged, llms, language, seed=seed, resamples=resamples, where=where)
+
+    def score(m: Measured) -> float:
+        mean = judge[m.name]["mean"]
+        return -1.0 if mean is None else mean
+
+    ranked = sorted(judged, key=lambda m: -score(m)) + [m for m in by_error if m not in judged]
     rows = [
         {
             "rank": rank,
@@ -200,12 +256,6 @@ def select(
         for rank, m in enumerate(ranked, start=1)
     ]
     best = rows[0]
-    reason = (
-        f"{best['name']}: the best judge score ({best['judge']['mean']:.2f}) among the {len(judged)} "
-        f"lowest-error candidates (its total error rate {best['total_error_rate']:.1%})"
-        if best["judge"] and best["judge"]["mean"] is not None
-        else f"{best['name']}: the lowest total error rate ({best['total_error_rate']:.1%})"
-    )
     return {
         "language": language.code,
         "seed": seed,
@@ -215,8 +265,23 @@ def select(
         "top_k": top_k,
         "ranking": rows,
         "chosen": best["name"],
-        "reason": reason,
+        "reason": _reason(best, [judge[m.name] for m in judged]),
     }
+
+
+def _reason(best: dict[str, Any], judged: list[dict[str, Any]]) -> str:
+    """Why ``best`` is chosen: its judge score, else (no judge result exists) its total error rate."""
+    errors = f"{best['total_error_rate']:.1%}"
+    if best["judge"] and best["judge"]["mean"] is not None:
+        return (
+            f"{best['name']}: the best judge score ({best['judge']['mean']:.2f}) among the {len(judged)} "
+            f"lowest-error candidates (its total error rate {errors})"
+        )
+    if any(j["judges"] for j in judged):
+        why = f"every judge rating of the {len(judged)} lowest-error candidates failed"
+    else:
+        why = f"the {len(judged)} lowest-error candidates wrote no rewrite to judge"
+    return f"{best['name']}: no judge result exists ({why}); chosen by the lowest total error rate ({errors})"
 
 
 def markdown(report: dict[str, Any]) -> str:
@@ -272,6 +337,4 @@ def load_candidates(path: Path) -> list[Candidate]:
     try:
         return Candidates.model_validate(data).candidates
     except ValidationError as error:
-        raise RecipeError(
-            format_validation_error(error, str(path)).replace("invalid recipe", "invalid candidates")
-        ) from None
+        raise RecipeError(format_validation_error(error, str(path), Candidates, "candidates")) from None

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from skadapt.console import fail, handle_errors, out
+from skadapt.console import fail, handle_errors, out, usage_error
 from skadapt.languages import LANGUAGES, get_language
 from skadapt.recipe import Recipe, load_recipe, recipe_to_yaml
 from skadapt.stages import STAGE_NAMES as STAGES
@@ -18,6 +18,9 @@ app = typer.Typer(
     help="Adapt a multilingual text-embedding model to one language: trim, fine-tune, renormalize, evaluate.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    # click's plain help (for every subcommand too): it wraps help text and never cuts an option's name,
+    # where rich's option table cuts them at 80 columns ("--parity-tolera…")
+    rich_markup_mode=None,
 )
 recipe_app = typer.Typer(help="Validate, show and create recipes.", no_args_is_help=True)
 app.add_typer(recipe_app, name="recipe")
@@ -73,14 +76,14 @@ def train(
 
     for name, value in (("--from", from_stage), ("--only", only)):
         if value is not None and value not in STAGES:
-            fail(f"{name} {value}: unknown stage; stages are {', '.join(STAGES)}")
+            usage_error(f"{name} {value}: unknown stage; stages are {', '.join(STAGES)}")
     if from_stage and only:
-        fail("--from and --only exclude each other")
+        usage_error("--from and --only exclude each other")
     loaded = load_recipe(recipe, set_)
     if not loaded.enabled_stages():
         fail(f"{recipe}: the recipe has no stage sections ({', '.join(STAGES)}); nothing to do")
     if check and no_check:
-        fail("--check and --no-check exclude each other")
+        usage_error("--check and --no-check exclude each other")
     if not no_check:
         _preflight(loaded, recipe, quiet=not check)
         if check:

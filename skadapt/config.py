@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal, TypeVar, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from skadapt.errors import SkadaptError
+from skadapt.errors import SkadaptError, UsageError
 
 PositiveInt = Annotated[int, Field(gt=0)]
 PositiveFloat = Annotated[float, Field(gt=0)]
@@ -41,6 +41,10 @@ class RecipeError(SkadaptError, ValueError):
     """A recipe that cannot be loaded; ``str()`` is the complete user-facing message."""
 
 
+class OptionError(RecipeError, UsageError):
+    """A command-line value a section or recipe rejects (an option, a ``--set KEY=VALUE``): a usage error."""
+
+
 S = TypeVar("S", bound=BaseModel)
 
 
@@ -49,7 +53,7 @@ def section_from_options(section: type[S], prefix: str = "", /, **options: Any) 
     ``prefix`` ``"llm-"``: ``--llm-model``).
 
     Raises:
-        RecipeError: An option value the section rejects.
+        OptionError: An option value the section rejects.
     """
     try:
         return section(**options)
@@ -60,4 +64,4 @@ def section_from_options(section: type[S], prefix: str = "", /, **options: Any) 
             name = f"{prefix}{name}" if name else name
             message = re.sub(r"^Value error, ", "", item["msg"])
             problems.append(f"--{name}: {message} (got {item.get('input')!r})" if name else message)
-        raise RecipeError("invalid option: " + "; ".join(problems)) from None
+        raise OptionError("invalid option: " + "; ".join(problems)) from None

@@ -19,6 +19,7 @@ from skadapt.errors import (
     NOT_FOUND,
     SkadaptError,
     StageFailedError,
+    UsageError,
     classify_error,
     describe_error,
 )
@@ -29,7 +30,10 @@ out = Console()
 """Results: tables and reports (stdout)."""
 
 EXIT_USER_ERROR = 1
-EXIT_NOT_AVAILABLE = 2
+"""An error in the data or the run: a missing or malformed input, a failed stage, an unreachable server."""
+EXIT_USAGE = 2
+"""A usage error: the command line itself (an option value, an argument, options that exclude each other);
+typer/click's own usage errors exit 2 too, and Ctrl-C exits 130 (typer's code for ``KeyboardInterrupt``)."""
 
 PROGRESS_ENV = "SKADAPT_PROGRESS"
 """``1`` shows progress bars even when stderr is not a terminal, ``0`` hides them; unset: terminals only."""
@@ -43,6 +47,11 @@ def fail(message: str, code: int = EXIT_USER_ERROR) -> NoReturn:
         f"[bold red]error:[/] {escape(message)}", highlight=False, markup=True, soft_wrap=True, emoji=False
     )
     raise typer.Exit(code)
+
+
+def usage_error(message: str) -> NoReturn:
+    """Print a usage error (a bad option value or argument, options that exclude each other) and exit 2."""
+    fail(message, EXIT_USAGE)
 
 
 # ----------------------------------------------------------------------------------------------- progress
@@ -278,13 +287,33 @@ def command_failure(command: str, kwargs: dict[str, Any], error: BaseException) 
     return f"skadapt {command} failed{_inputs(kwargs)}: {explained} (set {DEBUG_ENV}=1 to see the traceback)"
 
 
+_PASSED_TO_TYPER: tuple[type[BaseException], ...] = (
+    typer.Exit,
+    typer.Abort,
+    click.exceptions.Exit,
+    click.exceptions.Abort,
+    click.ClickException,
+    getattr(typer, "TyperException", click.ClickException),  # typer.BadParameter: its own click's in 0.2x
+)
+"""Exits and usage errors typer handles itself (typer's Exit is not click's in typer >= 0.16)."""
+
+
+def _is_language_option(error: SkadaptError, kwargs: dict[str, Any]) -> bool:
+    """Whether ``error`` is an unknown language and the code is the command's ``--language`` value."""
+    from skadapt.languages import UnknownLanguageError
+
+    code = kwargs.get("language")
+    return isinstance(error, UnknownLanguageError) and code is not None and error.code == code
+
+
 def handle_errors(function: Callable[..., Any]) -> Callable[..., Any]:
     """Decorator: errors become one clear message and an exit code, never a traceback.
 
-    skadapt's own errors print their message (exit 1; 2 for stages not available yet). Other errors --
-    a full disk, a missing permission, an unreachable network or Hub, a library's ``ValueError`` -- print
-    one line naming the command, its inputs, the original error and what to do (exit 1); set
-    ``SKADAPT_DEBUG=1`` to get their traceback instead.
+    skadapt's own errors print their message: exit 2 for usage errors (:class:`UsageError`, an unknown
+    ``--language`` code; typer's ``BadParameter`` passes through to typer, which exits 2 as well), else
+    exit 1. Other errors -- a full disk, a missing permission, an unreachable network or Hub, a library's
+    ``ValueError`` -- print one line naming the command, its inputs, the original error and what to do
+    (exit 1); set ``SKADAPT_DEBUG=1`` to get their traceback instead.
     """
     command = _command_name(function)
     log = logging.getLogger("skadapt.cli")
@@ -293,7 +322,11 @@ def handle_errors(function: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return function(*args, **kwargs)
+        except UsageError as error:
+            usage_error(str(error))
         except SkadaptError as error:
+            if _is_language_option(error, kwargs):
+                usage_error(f"--language: {error}")
             stage = getattr(error, "stage", None)
             if stage and not isinstance(error, StageFailedError):  # a stage's own error, raised in a run
                 fail(
@@ -301,8 +334,8 @@ def handle_errors(function: Callable[..., Any]) -> Callable[..., Any]:
                     "to resume)"
                 )
             fail(str(error))
-        except (typer.Exit, click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
-            raise  # typer's Exit is not click's in typer >= 0.16: fail() exits once, with its own message
+        except _PASSED_TO_TYPER:
+            raise  # fail() exits once, with its own message; typer prints BadParameter & co. and exits 2
         except Exception as error:
             if os.environ.get(DEBUG_ENV):
                 raise

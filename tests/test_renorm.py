@@ -119,7 +119,7 @@ def test_cli_renorm_and_its_errors(tiny_models: dict[str, Path], tmp_path: Path)
     runner = CliRunner()
     model_out = [str(tiny_models["wordpiece"]), "--out", str(tmp_path / "m")]
     unknown = runner.invoke(app, ["renorm", *model_out, "--corpus", str(CORPUS)])
-    assert unknown.exit_code == 1 and "--language is required" in unknown.output
+    assert unknown.exit_code == 2 and "--language is required" in unknown.output  # a usage error
     assert not (tmp_path / "m").exists()
     base = ["renorm", *model_out, "--language", "slk"]
     ok = runner.invoke(app, [*base, "--corpus", str(CORPUS), "--method", "r1", "--samples", "30"])
@@ -130,7 +130,7 @@ def test_cli_renorm_and_its_errors(tiny_models: dict[str, Path], tmp_path: Path)
     exists = runner.invoke(app, [*base, "--corpus", str(CORPUS)])
     assert exists.exit_code == 1 and "already exists" in exists.output
     window = runner.invoke(app, [*base, "--corpus", str(CORPUS), "--min-chars", "600", "--overwrite"])
-    assert window.exit_code == 1 and "must not exceed" in window.output
+    assert window.exit_code == 2 and "must not exceed" in window.output
     (tmp_path / "short.txt").write_text("Krátka veta.\n")
     short = runner.invoke(app, [*base, "--corpus", str(tmp_path / "short.txt"), "--overwrite"])
     assert short.exit_code == 1 and "no sentence of 64-512 characters" in short.output

@@ -8,7 +8,8 @@ from typing import Annotated
 import typer
 
 from skadapt.commands.options import Options, config_command, parse_key_values
-from skadapt.console import console, fail, handle_errors, out
+from skadapt.console import console, fail, handle_errors, out, usage_error
+from skadapt.errors import UsageError
 from skadapt.evaluate.config import EvaluateConfig
 from skadapt.evaluate.verdicts import HARMS
 
@@ -19,7 +20,11 @@ def _pairs(values: list[str] | None, option: str) -> dict[str, str]:
 
 
 def labelled_models(values: list[str]) -> dict[str, str]:
-    """Label -> resolved model of the positional models (``LABEL=PATH`` names one, else a label is made)."""
+    """Label -> resolved model of the positional models (``LABEL=PATH`` names one, else a label is made).
+
+    Raises:
+        UsageError: ``LABEL=`` without a path, or ``=PATH`` without a label.
+    """
     from skadapt.model_sources import resolve_model
     from skadapt.tasks.runner import model_label
 
@@ -27,6 +32,12 @@ def labelled_models(values: list[str]) -> dict[str, str]:
     models = {}
     for value in values:
         label, sep, path = value.partition("=")
+        if sep and not Path(value).exists() and not (label.strip() and path.strip()):
+            missing = "path" if label.strip() else "label"
+            raise UsageError(
+                f"model argument {value!r}: no {missing}; write LABEL=PATH (PATH: a model directory, a Hub "
+                "id ORG/NAME or an .onnx file), or PATH alone"
+            )
         if sep and label and not Path(value).exists():
             taken.add(label)
         else:
@@ -100,7 +111,7 @@ def command(
 
     tasks, margin, alpha = list(config.tasks), config.tost_margin, config.alpha
     if human is not None and out_dir is None:
-        fail("--human needs --out (the comparison is written into the report)")
+        usage_error("--human needs --out (the comparison is written into the report)")
     if language is None:
         _require_local_languages(tasks)
     labelled = labelled_models(models)

@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from skadapt.commands.options import Options, config_command
-from skadapt.console import console, fail, handle_errors, out
+from skadapt.console import console, handle_errors, out, usage_error
 from skadapt.stage import RunFacts, StageContext
 from skadapt.train.config import FinetuneConfig
 
@@ -133,7 +133,9 @@ def _run_facts(
             eval_tasks=tuple(eval_tasks) if eval_tasks else facts.eval_tasks,
         )
     if language is None:
-        fail("--language is required without a recipe (--config RECIPE): the evaluation tasks' language")
+        usage_error(
+            "--language is required without a recipe (--config RECIPE): the evaluation tasks' language"
+        )
     return RunFacts(
         run_dir=out_dir.parent,
         language=get_language(language),

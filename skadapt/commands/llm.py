@@ -14,7 +14,11 @@ from skadapt.console import console, handle_errors, out
 from skadapt.errors import SkadaptError
 from skadapt.llm.config import JudgeConfig, LLMConfig
 
-app = typer.Typer(help="The LLM: measure a candidate judge against gold ratings.", no_args_is_help=True)
+app = typer.Typer(
+    help="The LLM: choose the generator by measurement (select); measure a candidate judge against gold "
+    "ratings (judge-eval).",
+    no_args_is_help=True,
+)
 
 
 class JudgeEvalError(SkadaptError):

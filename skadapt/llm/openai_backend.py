@@ -71,7 +71,7 @@ class OpenAIBackend:
     ) -> None:
         if not base_urls:
             raise LLMUnavailableError(
-                "llm.base_url is required for the openai backend (e.g. http://127.0.0.1:8000/v1)"
+                "the openai backend needs the server's URL (e.g. http://127.0.0.1:8000/v1)", "base_url", "set"
             )
         self.model = model
         self.base_urls = base_urls
@@ -184,8 +184,9 @@ class OpenAIBackend:
     def _raise_if_unusable(self, outcome: _Outcome) -> None:
         if outcome.connection_error:
             raise LLMUnavailableError(
-                f"cannot reach the LLM server at {', '.join(self.base_urls)} ({outcome.error}); "
-                "start it or fix llm.base_url / --llm-base-url"
+                f"cannot reach the LLM server at {', '.join(self.base_urls)} ({outcome.error})",
+                "base_url",
+                "start it or fix",
             )
         if outcome.error and not outcome.rejected:
             raise LLMUnavailableError(
@@ -216,8 +217,9 @@ class OpenAIBackend:
         unreachable = [r for r in results if r.meta.get("connection_error")]
         if unreachable and len(unreachable) == len(results):
             raise LLMUnavailableError(
-                f"cannot reach the LLM server at {', '.join(self.base_urls)} ({unreachable[0].error}); "
-                "start it or fix llm.base_url / --llm-base-url"
+                f"cannot reach the LLM server at {', '.join(self.base_urls)} ({unreachable[0].error})",
+                "base_url",
+                "start it or fix",
             )
         if any(r.meta.get("rejected") for r in results):
             log.warning(

@@ -12,7 +12,24 @@ Message = dict[str, str]
 
 
 class LLMUnavailableError(SkadaptError):
-    """The LLM cannot be used at all (server unreachable, backend not installed, model not found)."""
+    """The LLM cannot be used at all (server unreachable, backend not installed, model not found).
+
+    Attributes:
+        problem: What is wrong.
+        field: The ``llm`` field whose value to fix (``base_url``), when one is to blame.
+        action: What to do about it, before the field's name (``start it or fix``).
+    """
+
+    def __init__(self, problem: str, field: str | None = None, action: str = "fix") -> None:
+        self.problem, self.field, self.action = problem, field, action
+        super().__init__(self.message())
+
+    def message(self, where: str | None = None) -> str:
+        """The message, naming the field as ``where`` (default: ``llm.FIELD / --llm-FIELD``)."""
+        if self.field is None:
+            return self.problem
+        where = where or f"llm.{self.field} / --llm-{self.field.replace('_', '-')}"
+        return f"{self.problem}; {self.action} {where}"
 
 
 @dataclass(frozen=True)

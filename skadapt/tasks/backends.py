@@ -11,8 +11,10 @@ package pins transformers < 4.58); ``SentenceTransformer(dir, backend="onnx", mo
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +75,41 @@ def load_sentence_model(ref: str, device: str | None = "cpu") -> Any:
     model = SentenceTransformer(str(file.parent.parent), device="cpu")
     use_onnx(model, file)
     return model
+
+
+class _TokenizerWithVocab:
+    """A ``tokenizers.Tokenizer`` (a static model's) with the ``vocab`` mapping of transformers' tokenizers,
+    which mteb's model metadata reads to count embedding parameters; everything else is the tokenizer's."""
+
+    def __init__(self, tokenizer: Any) -> None:
+        self._tokenizer = tokenizer
+
+    @property
+    def vocab(self) -> dict[str, int]:
+        """Token -> id (the tokenizer's ``get_vocab()``)."""
+        return self._tokenizer.get_vocab()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._tokenizer, name)
+
+
+@contextlib.contextmanager
+def tokenizer_with_vocab(model: Any) -> Iterator[None]:
+    """While active, a static model's (model2vec tier's) tokenizer answers ``.vocab`` like a transformers
+    tokenizer, so that mteb can describe the model (without it mteb logs "'tokenizers.Tokenizer' object has
+    no attribute 'vocab'"). Encoding never runs in between: the module gets its own tokenizer back."""
+    from tokenizers import Tokenizer
+
+    first = model[0] if len(model) else None
+    tokenizer = getattr(first, "tokenizer", None)
+    if not isinstance(tokenizer, Tokenizer):
+        yield
+        return
+    first.tokenizer = _TokenizerWithVocab(tokenizer)
+    try:
+        yield
+    finally:
+        first.tokenizer = tokenizer
 
 
 def session(file: Path, threads: int | None = None) -> Any:

@@ -101,7 +101,7 @@ def load_encoder(
     """
     from mteb.models.sentence_transformer_wrapper import SentenceTransformerEncoderWrapper
 
-    from skadapt.tasks.backends import load_sentence_model
+    from skadapt.tasks.backends import load_sentence_model, tokenizer_with_vocab
 
     policy = validate_prompt_policy(dict(prompt_policy or {}))
     try:
@@ -114,7 +114,7 @@ def load_encoder(
     level = wrapper_log.level
     wrapper_log.setLevel(logging.ERROR)  # "prompts will overwrite the model's": intended here
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), tokenizer_with_vocab(model):
             warnings.simplefilter("ignore")
             wrapper = SentenceTransformerEncoderWrapper(model, model_prompts=prompts or None)
     finally:
