@@ -152,6 +152,10 @@ USAGE_ERRORS = {
         ],
         "unknown transformation(s) bogus",
     ),
+    "human export unknown --language": (
+        ["human", "export", "--language", "xxx", "--out", "{tmp}/o", "--tasks", SUITE],
+        "unknown language 'xxx'",
+    ),
     "synth-sts unknown --language": (
         ["synth-sts", "--language", "xxx", "--out", "{tmp}/o", "--llm-model", "m", "--source", "c.txt"],
         "unknown language 'xxx'",

@@ -41,8 +41,8 @@ def command(
 
     parent = resolve_model(model)
     require_packages(config)
+    corpus = get_language(language).corpus if language else None  # a usage error before any reading
     check_model(parent, config)  # the model first: a missing or incomplete one is no corpus problem
-    corpus = get_language(language).corpus if language else None
     texts = speed_texts(config, list(tasks or ()), corpus, seed)
     console.print(f"export {model}: tiers {', '.join(config.tiers)}; speed on {len(texts)} texts")
     with atomic_dir(out_dir, overwrite=overwrite) as tmp:

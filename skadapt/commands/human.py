@@ -41,8 +41,10 @@ def export(
     from skadapt.human.sheets import ANSWER
     from skadapt.human.sheets import export as export_sheets
     from skadapt.human.subset import SIZES, draw_subset, write_subset_suite
+    from skadapt.languages import get_language
     from skadapt.tasks.selection import select_tasks
 
+    get_language(language)  # an unknown code is a usage error before anything is read
     tasks = list(config.tasks)
     if old_tasks:
         deprecated("TASKS as arguments", "--tasks TASK (repeatable)")
