@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
-from skadapt.annotate.agreement import agreement_report
+from skadapt.annotate.agreement import agreement_markdown, agreement_report
 
 # Three annotators, six items, ratings 0-5.
 RATINGS = {
@@ -63,3 +65,44 @@ def test_agreement_needs_two_annotators_and_common_items() -> None:
     with pytest.raises(ValueError, match="rated by every annotator"):
         agreement_report(partial)
     assert np.isfinite(agreement_report(as_mapping(RATINGS))["fleiss_kappa"])
+
+
+def strict_json(report: object) -> object:
+    """``report`` through JSON as a strict parser reads it (NaN is not JSON)."""
+    return json.loads(json.dumps(report), parse_constant=lambda token: pytest.fail(f"{token} in the JSON"))
+
+
+def test_an_annotator_with_one_rating_value_makes_correlations_not_defined() -> None:
+    from scipy.stats import pearsonr, spearmanr
+    from sklearn.metrics import cohen_kappa_score
+
+    constant = {**RATINGS, "C": [3] * 6}
+    report = agreement_report(as_mapping(constant), dict.fromkeys(ITEMS, 3.0))
+    pairs = {tuple(p["annotators"]): p for p in strict_json(report)["pairs"]}
+    with pytest.warns(RuntimeWarning):  # the oracle: scipy's correlations of a constant vector are NaN
+        assert np.isnan(pearsonr(RATINGS["A"], [3] * 6).statistic)
+    for pair in (("A", "C"), ("B", "C")):
+        for name in ("pearson", "spearman"):
+            assert pairs[pair][name] is None
+            assert pairs[pair][f"{name}_note"] == "not defined: one rating value only (C: 3)"
+        # Cohen's kappa stays defined (p_e = share of 3 in the other ratings): equal to sklearn's, bit for bit
+        assert pairs[pair]["cohen_kappa"] == cohen_kappa_score(constant[pair[0]], constant["C"])
+    assert pairs[("A", "B")]["pearson"] == pearsonr(RATINGS["A"], RATINGS["B"]).statistic
+    assert pairs[("A", "B")]["spearman"] == spearmanr(RATINGS["A"], RATINGS["B"]).statistic
+    assert "pearson_note" not in pairs[("A", "B")]
+    intended = {row["annotator"]: row for row in report["vs_reference"]}  # the intended level is 3 throughout
+    assert intended["A"]["pearson_note"] == "not defined: one rating value only (intended: 3)"
+    assert intended["A"]["cohen_kappa"] == cohen_kappa_score(RATINGS["A"], [3] * 6)  # defined: p_e = 1/6
+    with pytest.warns(UserWarning):  # sklearn: both raters use one label, chance agreement 1 -> NaN
+        assert np.isnan(cohen_kappa_score([3] * 6, [3] * 6))
+    assert intended["C"]["cohen_kappa"] is None
+    assert intended["C"]["cohen_kappa_note"] == "not defined: one rating value only (C: 3, intended: 3)"
+    assert report["mean_rating_vs_reference"]["spearman"] is None
+    text = agreement_markdown(report)
+    assert "| A / C | 0.167 | not defined | not defined | 0.000 |" in text
+    assert "- A / C: Pearson, Spearman not defined: one rating value only (C: 3)" in text
+    assert (
+        "- C / intended: Pearson, Spearman, Cohen's κ not defined: one rating value only (C: 3, intended: 3)"
+        in text
+    )
+    assert "nan" not in text.lower()

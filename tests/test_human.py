@@ -238,3 +238,62 @@ def test_only_the_exported_sheets_are_read_and_xlsx_counts_like_csv(exported: Pa
     result = runner.invoke(app, ["human", "score", str(exported)])
     assert result.exit_code == 0, result.output
     assert json.loads((exported / "human_scores.json").read_text()) == expected
+
+
+def test_scores_and_agreement_of_one_answer_value_are_not_defined(exported: Path, tmp_path: Path) -> None:
+    """annotator_2 writes 3 to every STS pair, everyone calls every text sport and no one marks a reranking
+    candidate: Spearman, Fleiss' kappa and the per-query correlations are 0/0 (NaN in scipy/statsmodels),
+    so they are "not defined" with the reason, on the console and as null in human_scores.json."""
+    from types import SimpleNamespace
+
+    import numpy as np
+    from scipy.stats import spearmanr
+
+    from skadapt.evaluate.human import comparison, figure, markdown
+
+    def answer(subset, annotator, item, gold):
+        if subset.type == "STS":
+            return 3 if annotator == "annotator_2" else gold
+        if subset.type == "Classification":
+            return "šport"
+        return 0 if subset.type == "Reranking" else gold
+
+    fill(exported, answer)
+    result = runner.invoke(app, ["human", "score", str(exported)])
+    assert result.exit_code == 0, result.output
+    text = (exported / "human_scores.json").read_text()
+    scores = json.loads(text, parse_constant=lambda token: pytest.fail(f"{token} in human_scores.json"))
+    with pytest.warns(RuntimeWarning):  # the oracle: scipy's Spearman of a constant vector is NaN
+        assert np.isnan(spearmanr([3] * 10, sorted(s for _, _, s in SENTENCES)).statistic)
+    sts = scores["TinySTS.human"]
+    assert sts["annotators"] == {"annotator_1": pytest.approx(100.0), "annotator_2": None}
+    assert sts["annotators_note"] == {"annotator_2": "not defined: one rating value only (answers: 3)"}
+    assert sts["mean"] is None and sts["sd"] is None
+    assert sts["mean_note"] == "not defined: the score of annotator_2 is not defined"
+    assert sts["agreement"] == {
+        "pairwise_spearman": None,
+        "pairwise_spearman_note": "not defined: one rating value only (annotator_2: 3)",
+    }
+    topics = scores["TinyTopics.human"]
+    assert topics["agreement"]["fleiss_kappa"] is None
+    assert (
+        topics["agreement"]["fleiss_kappa_note"]
+        == "not defined: one answer value only (all annotators: šport)"
+    )
+    assert topics["mean"] is not None  # accuracy is defined
+    rerank = scores["TinyRerank.human"]["agreement"]
+    assert rerank["mean_spearman"] is None and rerank["mean_kendall_tau"] is None
+    assert rerank["mean_spearman_note"].startswith("not defined: no query on which both annotators")
+    output = " ".join(result.output.split())
+    assert "- TinySTS.human: annotator_2 not defined: one rating value only (answers: 3)" in output
+    assert "- TinyRerank.human: mean_spearman, mean_kendall_tau not defined: no query on which" in output
+    assert "nan" not in output.lower()
+    assert not list((exported / "results").rglob("TinySTS.human.json"))  # no mteb result without a mean
+    assert list((exported / "results").rglob("TinyTopics.human.json"))
+    # the evaluation report shows the STS human mean as not defined (no rank, no star)
+    models = [SimpleNamespace(model="m", task=task, score=50.0) for task in scores]
+    rows = {row["task"]: row for row in comparison(scores, models)}
+    assert rows["TinySTS.human"]["rank"] is None and rows["TinySTS.human"]["models_above_human"] == []
+    report = markdown(list(rows.values()))
+    assert "| TinySTS.human | STS | not defined: the score of annotator_2 is not defined (2) |" in report
+    assert figure(list(rows.values()), tmp_path / "human.png").is_file()

@@ -173,3 +173,60 @@ def test_validated_needs_a_verdict_file(tmp_path: Path) -> None:
 
     with pytest.raises(SheetError, match="is not a verdict"):
         validated_transforms(tmp_path / "nothing.json", ["paraphrase"])
+
+
+def test_ac2_is_not_defined_where_irrcac_finds_no_pairs_or_chance_agreement_one() -> None:
+    import pandas as pd
+
+    from skadapt.annotate.agreement import ac2_undefined, defined
+
+    nan = np.nan
+    no_pairs = np.array([[1, nan], [nan, 2], [3, nan]])  # every item rated once: no agreement to measure
+    with pytest.warns(RuntimeWarning):  # irrCAC divides by the zero items rated twice
+        oracle = irrcac.CAC(pd.DataFrame(no_pairs), weights="ordinal", categories=[1, 2, 3, 4, 5]).gwet()[
+            "est"
+        ]
+    assert np.isnan(oracle["coefficient_value"])
+    ours = defined(lambda: gwet_ac2(no_pairs, [1, 2, 3, 4, 5]), ac2_undefined(no_pairs))
+    assert ours == (None, "not defined: no item is rated by two or more raters")
+    one_category = np.array([[4, 4], [4, nan], [4, 4]])  # chance agreement 1: (1 - 1) / (1 - 1)
+    with pytest.warns(RuntimeWarning):  # q (q - 1) = 0
+        oracle = irrcac.CAC(pd.DataFrame(one_category), weights="identity", categories=[4]).gwet()["est"]
+    assert oracle["pe"] == pytest.approx(1)  # irrCAC's guard makes it 1 - 1e-15 and reports 1 for 0/0
+    ours = defined(lambda: gwet_ac2(one_category, [4]), ac2_undefined(one_category))
+    assert ours == (None, "not defined: chance agreement is 1 (0/0)")
+    constant = np.full((6, 3), 5.0)  # one rating value is defined for AC2: p_a = 1, p_e = 0
+    oracle = irrcac.CAC(pd.DataFrame(constant), weights="ordinal", categories=[1, 2, 3, 4, 5]).gwet()["est"]
+    assert gwet_ac2(constant, [1, 2, 3, 4, 5]) == oracle["coefficient_value"] == 1.0
+
+
+def test_one_rating_value_validates_with_not_defined_instead_of_nan(
+    tmp_path: Path, tiny_models: dict[str, Path]
+) -> None:
+    """Every rewrite rated 5 by every rater: AC2 is 1 (as irrCAC's), alpha and the drift's Spearman are 0/0,
+    so they are "not defined" with the reason, in validation.md and as null in validation.json."""
+    from tests.test_sheet_handover import export, fill, rewrites_source
+
+    sheets = tmp_path / "val"
+    code, output = export(rewrites_source(tmp_path), sheets)
+    assert code == 0, output
+    key = {json.loads(line)["item_id"]: json.loads(line) for line in (sheets / "key.jsonl").open()}
+    lost = {item for item, row in key.items() if row.get("dummy") == "negative"}
+    fill(sheets / "sheets", lambda rater, item: "1" if item in lost else "5", ("quality", "fluency"))
+    args = ["annotate", "agreement", str(sheets), "--model", str(tiny_models["unigram"])]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    text = (sheets / "validation.json").read_text(encoding="utf-8")
+    verdict = json.loads(text, parse_constant=lambda token: pytest.fail(f"{token} in validation.json"))
+    assert verdict["kept_raters"] == ["annotator_1", "annotator_2", "annotator_3"]
+    paraphrase = verdict["transformations"]["paraphrase"]
+    assert paraphrase["quality_ac2"] == 1.0 and "quality_ac2_note" not in paraphrase
+    assert paraphrase["quality_alpha"] is None
+    assert paraphrase["quality_alpha_note"].startswith("not defined: every rating of the items rated by two")
+    drift = verdict["drift_vs_quality"]
+    assert drift["spearman"] is None and drift["ci95"] is None
+    assert drift["spearman_note"] == "not defined: one value only (mean quality: 5)"
+    output = " ".join(result.output.split())
+    assert "Spearman not defined: one value only (mean quality: 5) (negative:" in output
+    assert "nan" not in output.lower()
+    assert "nan" not in (sheets / "validation.md").read_text(encoding="utf-8").lower()

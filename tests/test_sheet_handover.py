@@ -259,15 +259,19 @@ def test_alpha_is_not_defined_where_krippendorff_gives_nan() -> None:
 def test_agreement_says_not_defined_instead_of_nan(tmp_path: Path) -> None:
     out = tmp_path / "annotation"
     assert export(sts_source(tmp_path), out)[0] == 0
-    fill(out / "sheets", lambda annotator, item: "4", ("score",))  # one value: alpha and kappa are 0/0
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # scipy/sklearn on constant ratings (their NaN is not in scope)
-        code, output = agreement(out)
+    fill(out / "sheets", lambda annotator, item: "4", ("score",))  # one value: all but accuracy are 0/0
+    code, output = agreement(out)
     assert code == 0, output
     output = " ".join(output.split())  # the console wraps long lines
     assert "Krippendorff's α (interval) not defined: every rating of the items rated by two or more" in output
-    assert "Fleiss' κ not defined" in output
-    report = json.loads((out / "agreement.json").read_text(encoding="utf-8"))
+    assert "Fleiss' κ not defined: one rating value only (all annotators: 4)" in output
+    note = "not defined: one rating value only (annotator_1: 4, annotator_2: 4)"
+    assert "| annotator_1 / annotator_2 | 1.000 | not defined | not defined | not defined |" in output
+    assert f"- annotator_1 / annotator_2: Pearson, Spearman, Cohen's κ {note}" in output
+    assert "nan" not in output.lower()
+    text = (out / "agreement.json").read_text(encoding="utf-8")
+    report = json.loads(text, parse_constant=lambda token: pytest.fail(f"{token} in agreement.json"))
+    assert report["pairs"][0]["pearson"] is None and report["pairs"][0]["cohen_kappa_note"] == note
     assert report["krippendorff_alpha_interval"] is None and report["fleiss_kappa"] is None
     assert report["krippendorff_alpha_interval_note"].startswith("not defined: every rating")
     assert "not defined" in (out / "agreement.md").read_text(encoding="utf-8")

@@ -12,6 +12,7 @@ import itertools
 import json
 import math
 import statistics
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -391,3 +392,38 @@ def test_kappas_reject_ratings_that_are_not_whole_numbers() -> None:
     assert pair_statistics(y, np.array([0.0, 2.0, 3.0, 3.0]))["cohen_kappa"] == pytest.approx(
         cohen_by_hand([0, 2, 3, 4], [0, 2, 3, 3])
     )
+
+
+def test_agreement_statistics_are_the_libraries_or_none_where_the_libraries_give_nan() -> None:
+    """Few items on a scale of 1-3 values, so constant ratings are frequent: each statistic equals the
+    library's bit for bit where that is a number, and is None with a "not defined" note where it is NaN."""
+    from sklearn.metrics import cohen_kappa_score
+    from statsmodels.stats import inter_rater
+
+    rng = np.random.default_rng(31)
+    undefined = defined = 0
+    for _ in range(300):
+        raters, items, values = int(rng.integers(2, 4)), int(rng.integers(3, 7)), int(rng.integers(1, 4))
+        matrix = rng.integers(0, values, (raters, items)).astype(float)
+        ratings = {f"r{k}": dict(zip("abcdef", row, strict=False)) for k, row in enumerate(matrix)}
+        report = agreement_report(ratings)
+        json.dumps(report, allow_nan=False)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            table, _ = inter_rater.aggregate_raters(matrix.T.astype(int))
+            oracles = [(report, "fleiss_kappa", inter_rater.fleiss_kappa(table, method="fleiss"))]
+            for pair, (x, y) in zip(report["pairs"], itertools.combinations(matrix, 2), strict=True):
+                oracles += [
+                    (pair, "pearson", sps.pearsonr(x, y).statistic),
+                    (pair, "spearman", sps.spearmanr(x, y).statistic),
+                    (pair, "cohen_kappa", cohen_kappa_score(x.astype(int), y.astype(int))),
+                ]
+        for source, name, oracle in oracles:
+            if np.isnan(oracle):
+                undefined += 1
+                assert source[name] is None, (name, matrix)
+                assert source[f"{name}_note"].startswith("not defined: one rating value only ("), name
+            else:
+                defined += 1
+                assert source[name] == float(oracle) and f"{name}_note" not in source, (name, matrix)
+    assert undefined > 100 and defined > 100  # both cases were met

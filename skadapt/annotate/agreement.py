@@ -1,16 +1,85 @@
 """Agreement between annotators, with the libraries' own implementations: scipy (Pearson, Spearman),
-sklearn (Cohen's kappa), statsmodels (Fleiss' kappa) and krippendorff (alpha)."""
+sklearn (Cohen's kappa), statsmodels (Fleiss' kappa) and krippendorff (alpha).
+
+A statistic that is 0/0 on the ratings at hand (a constant rating vector, one category only) is "not
+defined": ``None`` beside a ``<name>_note`` with the reason (:func:`put`), never NaN (JSON has none).
+"""
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+import math
+import warnings
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 Ratings = Mapping[str, Mapping[str, float]]
 """annotator -> item id -> rating."""
+
+NOT_DEFINED = "not defined"
+
+
+def defined(statistic: Callable[[], float | None], reason: str | None) -> tuple[float | None, str | None]:
+    """Run a statistic: ``(value, None)``, or ``(None, "not defined: <reason>")`` where it gives NaN or None.
+
+    The libraries' warnings about such input (scipy's constant input, sklearn's single label, numpy's 0/0)
+    are not shown; the note says it.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        warnings.simplefilter("ignore", UserWarning)
+        value = statistic()
+    if value is None or math.isnan(value):
+        return None, f"{NOT_DEFINED}: {reason or '0/0 on these ratings'}"
+    return float(value), None
+
+
+def put(target: dict[str, Any], name: str, statistic: Callable[[], float | None], reason: str | None) -> None:
+    """``target[name]`` = the statistic; or None, and ``target[name + "_note"]`` says why (``defined``)."""
+    target[name], note = defined(statistic, reason)
+    if note is not None:
+        target[f"{name}_note"] = note
+
+
+def shown(value: float | None, note: str | None = None, digits: int = 3) -> str:
+    """A statistic as a sentence shows it: the number, or its "not defined" note."""
+    return f"{value:.{digits}f}" if value is not None else note or NOT_DEFINED
+
+
+class Notes:
+    """Table cells of statistics: the number, or "not defined" with the note kept for a line below the
+    table (one line per row and reason, naming the statistics it applies to)."""
+
+    def __init__(self) -> None:
+        self._notes: dict[tuple[str, str], list[str]] = {}
+
+    def cell(self, value: float | None, note: str | None, row: str, column: str, digits: int = 3) -> str:
+        """``value`` formatted, or "not defined" (``note`` is kept under ``row`` and ``column``)."""
+        if value is not None:
+            return f"{value:.{digits}f}"
+        self._notes.setdefault((row, note or NOT_DEFINED), []).append(column)
+        return NOT_DEFINED
+
+    def lines(self) -> list[str]:
+        """``- row: columns not defined: reason`` for each row and reason, in the order met."""
+        return [f"- {row}: {', '.join(columns)} {note}" for (row, note), columns in self._notes.items()]
+
+
+def one_value(named: Mapping[str, Sequence[Any] | np.ndarray], what: str = "rating value") -> str:
+    """Why a correlation or kappa of these vectors is 0/0: the ones with a single value, e.g. ``"one rating
+    value only (B: 4)"``."""
+    constant = [
+        f"{name}: {_text(np.unique(np.asarray(values))[0])}"
+        for name, values in named.items()
+        if np.unique(np.asarray(values)).size == 1
+    ]
+    return f"one {what} only ({', '.join(constant)})" if constant else "0/0 on these ratings"
+
+
+def _text(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, int | float | np.number) else str(value)
 
 
 def common_items(ratings: Ratings) -> list[str]:
@@ -38,8 +107,9 @@ def _integer_categories(values: np.ndarray, statistic: str) -> np.ndarray:
     return values.astype(int)
 
 
-def pair_statistics(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
-    """Exact agreement, Pearson, Spearman and Cohen's kappa of two rating vectors.
+def pair_statistics(x: np.ndarray, y: np.ndarray, names: tuple[str, str] = ("x", "y")) -> dict[str, Any]:
+    """Exact agreement, Pearson, Spearman and Cohen's kappa of two rating vectors; each one that is not
+    defined (a constant vector) None with a ``<name>_note`` naming who gave one value only.
 
     Raises:
         ValueError: A rating is not a whole number (see ``_integer_categories``).
@@ -47,23 +117,18 @@ def pair_statistics(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
     from scipy.stats import pearsonr, spearmanr
     from sklearn.metrics import cohen_kappa_score
 
-    return {
-        "accuracy": float(np.mean(x == y)),
-        "pearson": float(pearsonr(x, y).statistic),
-        "spearman": float(spearmanr(x, y).statistic),
-        "cohen_kappa": float(
-            cohen_kappa_score(
-                _integer_categories(x, "Cohen's kappa"), _integer_categories(y, "Cohen's kappa")
-            )
-        ),
-    }
-
-
-FLEISS_UNDEFINED = "not defined: every rating is the same, so chance agreement is 1 (0/0)"
+    categories = _integer_categories(x, "Cohen's kappa"), _integer_categories(y, "Cohen's kappa")
+    reason = one_value(dict(zip(names, (x, y), strict=True)))
+    result: dict[str, Any] = {"accuracy": float(np.mean(x == y))}
+    put(result, "pearson", lambda: pearsonr(x, y).statistic, reason)
+    put(result, "spearman", lambda: spearmanr(x, y).statistic, reason)
+    put(result, "cohen_kappa", lambda: cohen_kappa_score(*categories), reason)
+    return result
 
 
 def fleiss_kappa(matrix: np.ndarray) -> float:
-    """Fleiss' kappa of an annotators x items matrix of integer categories.
+    """Fleiss' kappa of an annotators x items matrix of integer categories (NaN where every rating is the
+    same: chance agreement is 1, 0/0).
 
     Raises:
         ValueError: A rating is not a whole number (see ``_integer_categories``).
@@ -85,10 +150,10 @@ def alpha_undefined(matrix: np.ndarray) -> str | None:
     pairable = matrix[:, (~np.isnan(matrix)).sum(axis=0) >= 2]
     values = np.unique(pairable[~np.isnan(pairable)])
     if values.size == 0:
-        return "not defined: no item is rated by two or more annotators"
+        return "no item is rated by two or more annotators"
     if values.size == 1:
         return (
-            f"not defined: every rating of the items rated by two or more annotators is {values[0]:g}, so "
+            f"every rating of the items rated by two or more annotators is {values[0]:g}, so "
             "there is no disagreement to compare with (0/0)"
         )
     return None
@@ -118,53 +183,50 @@ def agreement_report(ratings: Ratings, reference: Mapping[str, float] | None = N
     annotators = list(ratings)
     matrix = _matrix(ratings, items)
     pairs = [
-        {"annotators": [a, b], **pair_statistics(matrix[i], matrix[j])}
+        {"annotators": [a, b], **pair_statistics(matrix[i], matrix[j], (a, b))}
         for (i, a), (j, b) in itertools.combinations(enumerate(annotators), 2)
     ]
-    report: dict[str, Any] = {
-        "annotators": annotators,
-        "items": len(items),
-        "pairs": pairs,
-        "fleiss_kappa": fleiss_kappa(matrix) if np.unique(matrix).size > 1 else None,
-        "krippendorff_alpha_interval": krippendorff_alpha(matrix),
-    }
-    if report["fleiss_kappa"] is None:
-        report["fleiss_kappa_note"] = FLEISS_UNDEFINED
-    if report["krippendorff_alpha_interval"] is None:
-        report["krippendorff_alpha_interval_note"] = alpha_undefined(matrix)
+    report: dict[str, Any] = {"annotators": annotators, "items": len(items), "pairs": pairs}
+    put(report, "fleiss_kappa", lambda: fleiss_kappa(matrix), one_value({"all annotators": matrix}))
+    put(report, "krippendorff_alpha_interval", lambda: krippendorff_alpha(matrix), alpha_undefined(matrix))
     if reference is not None:
         gold = np.array([reference[i] for i in items], dtype=float)
         report["vs_reference"] = [
-            {"annotator": a, **pair_statistics(matrix[k], gold)} for k, a in enumerate(annotators)
+            {"annotator": a, **pair_statistics(matrix[k], gold, (a, "intended"))}
+            for k, a in enumerate(annotators)
         ]
         mean = matrix.mean(axis=0)
-        report["mean_rating_vs_reference"] = pair_statistics(np.rint(mean), gold)
+        report["mean_rating_vs_reference"] = pair_statistics(np.rint(mean), gold, ("mean rating", "intended"))
     return report
 
 
 def agreement_markdown(report: Mapping[str, Any]) -> str:
-    """The agreement report as Markdown tables."""
+    """The agreement report as Markdown tables; below them, why a statistic is not defined."""
+    notes = Notes()
+
+    def row(label: str, source: Mapping[str, Any]) -> str:
+        stats = " | ".join(
+            notes.cell(source[name], source.get(f"{name}_note"), label, title)
+            for name, title in (
+                ("pearson", "Pearson"),
+                ("spearman", "Spearman"),
+                ("cohen_kappa", "Cohen's κ"),
+            )
+        )
+        return f"| {label} | {source['accuracy']:.3f} | {stats} |"
+
+    def overall(name: str) -> str:
+        return shown(report[name], report.get(f"{name}_note"))
+
     lines = [
         f"{len(report['annotators'])} annotators, {report['items']} items rated by all.",
         "",
         "| annotators | accuracy | Pearson | Spearman | Cohen's κ |",
         "| --- | ---: | ---: | ---: | ---: |",
+        *(row(" / ".join(pair["annotators"]), pair) for pair in report["pairs"]),
+        *(row(f"{r['annotator']} / intended", r) for r in report.get("vs_reference", [])),
     ]
-    for pair in report["pairs"]:
-        lines.append(
-            f"| {' / '.join(pair['annotators'])} | {pair['accuracy']:.3f} | {pair['pearson']:.3f} | "
-            f"{pair['spearman']:.3f} | {pair['cohen_kappa']:.3f} |"
-        )
-    for row in report.get("vs_reference", []):
-        lines.append(
-            f"| {row['annotator']} / intended | {row['accuracy']:.3f} | {row['pearson']:.3f} | "
-            f"{row['spearman']:.3f} | {row['cohen_kappa']:.3f} |"
-        )
-
-    def overall(name: str) -> str:
-        value = report[name]
-        return f"{value:.3f}" if value is not None else report.get(f"{name}_note", "not defined")
-
+    lines += ["", *notes.lines()] if notes.lines() else []
     lines += [
         "",
         f"Fleiss' κ {overall('fleiss_kappa')}; Krippendorff's α (interval) "
@@ -186,7 +248,8 @@ def gwet_ac2(matrix: np.ndarray, categories: Sequence[float], weights: np.ndarra
 
     Stable where ratings cluster on a few categories, unlike kappa/alpha (HTEB reports it). The estimate
     of Gwet (2014, ch. 3, eqs. 3.5-3.8): agreement over the items two or more raters rated, chance agreement
-    from the categories' mean shares over the items one or more rated.
+    from the categories' mean shares over the items one or more rated. NaN where it is not defined
+    (:func:`ac2_undefined` says why).
     """
     categories = list(categories)
     w = ordinal_weights(categories) if weights is None else np.asarray(weights, dtype=float)
@@ -196,10 +259,18 @@ def gwet_ac2(matrix: np.ndarray, categories: Sequence[float], weights: np.ndarra
     if np.any(~np.isnan(matrix) & ~np.isin(matrix, categories)):
         raise ValueError(f"ratings outside the categories {categories}")
     pairs = rated >= 2
-    if not pairs.any():
-        raise ValueError("AC2 needs items rated by two or more raters")
+    if not pairs.any() or q < 2:
+        return math.nan
     weighted = counts @ w.T  # r*_ik = sum_l w_kl r_il
     pa = np.mean((counts[pairs] * (weighted[pairs] - 1)).sum(axis=1) / (rated[pairs] * (rated[pairs] - 1)))
     shares = (counts[rated >= 1] / rated[rated >= 1, None]).mean(axis=0)
     pe = w.sum() / (q * (q - 1)) * float((shares * (1 - shares)).sum())
-    return float((pa - pe) / (1 - pe)) if pe != 1 else 1.0
+    return float((pa - pe) / (1 - pe)) if pe != 1 else math.nan
+
+
+def ac2_undefined(matrix: np.ndarray) -> str:
+    """Why Gwet's AC2 of items x raters is NaN: no item rated twice (no agreement to measure), else chance
+    agreement 1 (a scale of one category, or weights that count every pair as agreeing: 0/0)."""
+    if not ((~np.isnan(np.asarray(matrix, dtype=float))).sum(axis=1) >= 2).any():
+        return "no item is rated by two or more raters"
+    return "chance agreement is 1 (0/0)"

@@ -20,7 +20,16 @@ from typing import Any
 
 import numpy as np
 
-from skadapt.annotate.agreement import alpha_undefined, gwet_ac2, krippendorff_alpha
+from skadapt.annotate.agreement import (
+    Notes,
+    ac2_undefined,
+    alpha_undefined,
+    gwet_ac2,
+    krippendorff_alpha,
+    one_value,
+    put,
+    shown,
+)
 from skadapt.annotate.sheetio import (
     SheetError,
     SheetItem,
@@ -43,6 +52,7 @@ ANSWERS = {criterion: number(1, 5, whole=True) for criterion in CRITERIA}
 VERDICT = "validation.json"
 DUMMY_PASS = 0.8
 """A rater is rejected who rates fewer than this share of the dummy pairs on their obvious side."""
+SCALE = [1, 2, 3, 4, 5]
 
 GUIDELINES = {
     "slk": """\
@@ -169,15 +179,35 @@ def drift_vs_rating(
     b = encoder.encode([r for _, r in pairs], normalize_embeddings=True)
     drift = 1 - (a * b).sum(axis=1)
     human = np.asarray(ratings, dtype=float)
-    rho = float(spearmanr(drift, human).statistic)
+    result: dict[str, Any] = {"model": model, "items": len(pairs)}
+    reason = one_value({"drift": drift, "mean quality": human}, "value")
+    put(result, "spearman", lambda: spearmanr(drift, human).statistic, reason)
     rng = np.random.default_rng(seed)
     draws = []
     for _ in range(resamples):
         index = rng.integers(0, len(pairs), len(pairs))
         if len(np.unique(human[index])) > 1 and len(np.unique(drift[index])) > 1:
             draws.append(spearmanr(drift[index], human[index]).statistic)
-    low, high = np.percentile(draws, [2.5, 97.5]) if draws else (np.nan, np.nan)
-    return {"model": model, "items": len(pairs), "spearman": rho, "ci95": [float(low), float(high)]}
+    result["ci95"] = [float(bound) for bound in np.percentile(draws, [2.5, 97.5])] if draws else None
+    if not draws:
+        result["ci95_note"] = "not defined: no resample has two or more values on both sides"
+    return result
+
+
+def _agreement(entry: dict[str, Any], criterion: str, matrix: np.ndarray) -> None:
+    """``<criterion>_ac2`` and ``<criterion>_alpha`` (ordinal) of items x raters into ``entry``; where one is
+    not defined (one rater kept, one rating value), None and a ``_note`` saying why."""
+    if matrix.shape[1] < 2:
+        for name in ("ac2", "alpha"):
+            put(entry, f"{criterion}_{name}", lambda: None, "one rater kept (agreement needs two)")
+        return
+    put(entry, f"{criterion}_ac2", lambda: gwet_ac2(matrix, SCALE), ac2_undefined(matrix))
+    put(
+        entry,
+        f"{criterion}_alpha",
+        lambda: krippendorff_alpha(matrix.T, "ordinal"),
+        alpha_undefined(matrix.T),
+    )
 
 
 def validate(
@@ -217,10 +247,7 @@ def validate(
                 [[ratings[r].get(i, {}).get(criterion, np.nan) for r in kept] for i in items], dtype=float
             )
             entry[criterion] = float(np.nanmean(matrix))
-            entry[f"{criterion}_ac2"] = gwet_ac2(matrix, [1, 2, 3, 4, 5]) if len(kept) > 1 else None
-            entry[f"{criterion}_alpha"] = krippendorff_alpha(matrix.T, "ordinal") if len(kept) > 1 else None
-            if len(kept) > 1 and entry[f"{criterion}_alpha"] is None:
-                entry[f"{criterion}_alpha_note"] = alpha_undefined(matrix.T)
+            _agreement(entry, criterion, matrix)
         entry["accepted"] = all(entry[c] >= threshold for c in CRITERIA)
         transforms[transform] = entry
     drift = None
@@ -249,8 +276,10 @@ def validate(
 def markdown(report: dict[str, Any]) -> str:
     """The verdict table: per transformation the means, AC2 and the decision."""
 
-    def num(value: Any) -> str:
-        return "–" if value is None else f"{value:.3f}"
+    notes = Notes()
+
+    def cell(name: str, e: dict[str, Any], column: str) -> str:
+        return notes.cell(e[column], e.get(f"{column}_note"), name, column)
 
     dropped = [r for r, facts in report["raters"].items() if not facts["kept"]]
     lines = [
@@ -265,17 +294,21 @@ def markdown(report: dict[str, Any]) -> str:
     for name, e in report["transformations"].items():
         verdict = "accepted" if e["accepted"] else "rejected"
         lines.append(
-            f"| {name} | {e['items']} | {e['quality']:.2f} | {e['fluency']:.2f} | {num(e['quality_ac2'])} | "
-            f"{num(e['fluency_ac2'])} | {verdict} |"
+            f"| {name} | {e['items']} | {e['quality']:.2f} | {e['fluency']:.2f} | "
+            f"{cell(name, e, 'quality_ac2')} | {cell(name, e, 'fluency_ac2')} | {verdict} |"
         )
+    lines += ["", *notes.lines()] if notes.lines() else []
     drift = report.get("drift_vs_quality")
     if drift:
-        low, high = drift["ci95"]
+        rho = shown(drift["spearman"], drift.get("spearman_note"))
+        if drift["ci95"] is not None:
+            rho += " [{:.3f}, {:.3f}]".format(*drift["ci95"])
+        elif drift["spearman"] is not None:
+            rho += f" (95% CI {drift['ci95_note']})"
         lines += [
             "",
             f"Embedding drift (1 - cos, {drift['model']}) vs mean human quality over {drift['items']} "
-            f"rewrites: Spearman {drift['spearman']:.3f} [{low:.3f}, {high:.3f}] (negative: the model "
-            "drifts less where people see the meaning kept).",
+            f"rewrites: Spearman {rho} (negative: the model drifts less where people see the meaning kept).",
         ]
     return "\n".join(lines)
 

@@ -93,6 +93,7 @@ def score(
     """Score every annotator with the models' metric; write human_scores.json and mteb results (Human)."""
     from rich.table import Table
 
+    from skadapt.annotate.agreement import Notes
     from skadapt.human.score import save, score_subsets, write_mteb_results
     from skadapt.human.sheets import read_answers, read_key
     from skadapt.tasks.selection import select_tasks
@@ -106,13 +107,20 @@ def score(
     table = Table(title=f"human scores ({directory})")
     for column in ("task", "type", "metric", "annotators", "mean", "sd", "agreement"):
         table.add_column(column)
+    notes = Notes()
     for task, entry in scores.items():
-        agree = ", ".join(f"{k} {v:.3f}" for k, v in entry["agreement"].items())
-        each = ", ".join(f"{v:.1f}" for v in entry["annotators"].values())
-        table.add_row(
-            task, entry["type"], entry["metric"], each, f"{entry['mean']:.2f}", f"{entry['sd']:.2f}", agree
-        )
+        found, by_name = entry["agreement"], entry.get("annotators_note", {})
+        each = [notes.cell(v, by_name.get(n), task, n, 1) for n, v in entry["annotators"].items()]
+        mean, sd = (notes.cell(entry[k], entry.get(f"{k}_note"), task, k, 2) for k in ("mean", "sd"))
+        agree = [
+            f"{k} {notes.cell(v, found.get(f'{k}_note'), task, k)}"
+            for k, v in found.items()
+            if not k.endswith("_note")
+        ]
+        table.add_row(task, entry["type"], entry["metric"], ", ".join(each), mean, sd, ", ".join(agree))
     out.print(table)
+    for line in notes.lines():
+        out.print(line)
     out.print(
         f"mteb results of baseline/Human in {directory / 'results'}; compare with "
         f"`skadapt evaluate MODELS --tasks ... --human {directory}`"

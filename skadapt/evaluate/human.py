@@ -9,24 +9,27 @@ from typing import Any
 
 
 def comparison(human: Mapping[str, Any], model_scores: Sequence[Any]) -> list[dict[str, Any]]:
-    """Rows per task: human mean/SD, worst and best model, Human's rank among models + Human (1 = best)."""
+    """Rows per task: human mean/SD, worst and best model, Human's rank among models + Human (1 = best);
+    where the human mean is not defined, None (rank too) and its ``human_note``."""
     rows = []
     for task, entry in human.items():
         scores = {s.model: s.score for s in model_scores if s.task == task}
         if not scores:
             continue
-        better = sorted(m for m, v in scores.items() if v > entry["mean"])
+        human = entry["mean"]
+        better = sorted(m for m, v in scores.items() if v > human) if human is not None else []
         rows.append(
             {
                 "task": task,
                 "type": entry["type"],
-                "human": entry["mean"],
+                "human": human,
                 "human_sd": entry["sd"],
+                **({"human_note": entry.get("mean_note")} if human is None else {}),
                 "annotators": len(entry["annotators"]),
                 "models": scores,
                 "worst": min(scores.values()),
                 "best": max(scores.values()),
-                "rank": 1 + len(better),
+                "rank": 1 + len(better) if human is not None else None,
                 "of": len(scores) + 1,
                 "models_above_human": better,
             }
@@ -43,16 +46,17 @@ def markdown(rows: list[dict[str, Any]]) -> str:
         "|---|---|---|---|---|---|",
     ]
     for r in rows:
+        human = f"{r['human']:.2f} ± {r['human_sd']:.2f}" if r["human"] is not None else r["human_note"]
+        rank = f"{r['rank']} of {r['of']}" if r["rank"] is not None else "–"
         lines.append(
-            f"| {r['task']} | {r['type']} | {r['human']:.2f} ± {r['human_sd']:.2f} ({r['annotators']}) | "
-            f"{r['worst']:.2f} – {r['best']:.2f} | {r['rank']} of {r['of']} | "
-            f"{', '.join(r['models_above_human']) or '–'} |"
+            f"| {r['task']} | {r['type']} | {human} ({r['annotators']}) | "
+            f"{r['worst']:.2f} – {r['best']:.2f} | {rank} | {', '.join(r['models_above_human']) or '–'} |"
         )
     lines += ["", *score_table(rows)]
     beaten = [r["task"] for r in rows if r["models_above_human"]]
     lines += [
         "",
-        f"Models beat people on {len(beaten)} of {len(rows)} tasks"
+        f"Models beat people on {len(beaten)} of {sum(r['human'] is not None for r in rows)} tasks"
         + (f": {', '.join(beaten)}." if beaten else "."),
     ]
     return "\n".join(lines) + "\n"
@@ -83,6 +87,7 @@ def figure(rows: list[dict[str, Any]], path: Path) -> Path:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 0.5 * len(rows) + 1.5))
+    starred = False
     for y, row in enumerate(rows):
         ax.plot([row["worst"], row["best"]], [y, y], color="lightgrey", linewidth=6, solid_capstyle="round")
         ax.scatter(
@@ -92,9 +97,10 @@ def figure(rows: list[dict[str, Any]], path: Path) -> Path:
             zorder=3,
             label="models" if y == 0 else None,
         )
-        ax.scatter(
-            [row["human"]], [y], marker="*", s=180, color="C3", zorder=4, label="Human" if y == 0 else None
-        )
+        if row["human"] is not None:  # not defined: no star
+            label = None if starred else "Human"
+            ax.scatter([row["human"]], [y], marker="*", s=180, color="C3", zorder=4, label=label)
+            starred = True
     ax.set_yticks(range(len(rows)), [r["task"] for r in rows])
     ax.invert_yaxis()
     ax.set_xlabel("main score (points)")

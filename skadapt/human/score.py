@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from skadapt import artifacts
+from skadapt.annotate.agreement import defined, fleiss_kappa, one_value, put
 from skadapt.human.subset import Subset
 
 TIE_BREAKS = 200
@@ -56,21 +57,25 @@ def ranking_score(answers: list[int], gold: list[int], metric: str, seed: int = 
     return float(np.mean(values))
 
 
-def task_score(subset: Subset, answers: Mapping[str, Any], gold: Mapping[str, Any]) -> float:
-    """One annotator's score (points, 0-100) with the models' metric."""
+def task_score(
+    subset: Subset, answers: Mapping[str, Any], gold: Mapping[str, Any]
+) -> tuple[float | None, str | None]:
+    """One annotator's score (points, 0-100) with the models' metric, or None and why it is not defined
+    (STS answers or gold of one value only; no query with a relevant item)."""
     from scipy.stats import spearmanr
     from sklearn.metrics import accuracy_score, average_precision_score, v_measure_score
 
     ids = [item.item_id for item in subset.items]
     given, truth = [answers[i] for i in ids], [gold[i] for i in ids]
     if subset.type == "STS":
-        return 100 * float(spearmanr(given, truth).statistic)
+        reason = one_value({"answers": given, "gold": truth})
+        return defined(lambda: 100 * spearmanr(given, truth).statistic, reason)
     if subset.type == "Classification":
-        return 100 * float(accuracy_score(truth, given))
+        return 100 * float(accuracy_score(truth, given)), None
     if subset.type == "Clustering":
-        return 100 * float(v_measure_score(truth, given))
+        return 100 * float(v_measure_score(truth, given)), None
     if subset.type == "PairClassification":
-        return 100 * float(average_precision_score(truth, given))
+        return 100 * float(average_precision_score(truth, given)), None
     groups: dict[str, list[str]] = defaultdict(list)
     for item in subset.items:
         groups[item.group].append(item.item_id)
@@ -79,37 +84,47 @@ def task_score(subset: Subset, answers: Mapping[str, Any], gold: Mapping[str, An
         for index, members in enumerate(groups.values())
         if any(gold[i] for i in members)
     ]
-    return 100 * float(np.mean(per_query))
+    return defined(
+        lambda: 100 * float(np.mean(per_query)) if per_query else None, "no query has a relevant item"
+    )
 
 
-def agreement(subset: Subset, by_annotator: Mapping[str, Mapping[str, Any]]) -> dict[str, float]:
-    """HUME's agreement statistic for the task type (NaN with fewer than two annotators)."""
+def agreement(subset: Subset, by_annotator: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """HUME's agreement statistic for the task type (none with fewer than two annotators); one that is not
+    defined is None beside a ``<name>_note`` saying why."""
     from scipy.stats import kendalltau, spearmanr
     from sklearn.metrics import adjusted_rand_score
-
-    from skadapt.annotate.agreement import fleiss_kappa
 
     names = list(by_annotator)
     ids = [item.item_id for item in subset.items]
     if len(names) < 2:
         return {}
     pairs = list(itertools.combinations(names, 2))
+    answers = {name: [by_annotator[name][i] for i in ids] for name in names}
+    result: dict[str, Any] = {}
     if subset.type in ("Classification", "PairClassification"):
         categories = sorted({str(by_annotator[n][i]) for n in names for i in ids})
         matrix = np.array([[categories.index(str(by_annotator[n][i])) for i in ids] for n in names])
-        return {"fleiss_kappa": fleiss_kappa(matrix)}
+        every = [str(a) for name in names for a in answers[name]]
+        put(
+            result,
+            "fleiss_kappa",
+            lambda: fleiss_kappa(matrix),
+            one_value({"all annotators": every}, "answer value"),
+        )
+        return result
     if subset.type == "Clustering":
-        values = [
-            adjusted_rand_score([by_annotator[a][i] for i in ids], [by_annotator[b][i] for i in ids])
-            for a, b in pairs
-        ]
+        values = [adjusted_rand_score(answers[a], answers[b]) for a, b in pairs]
         return {"pairwise_ari": float(np.mean(values))}
     if subset.type == "STS":
-        values = [
-            spearmanr([by_annotator[a][i] for i in ids], [by_annotator[b][i] for i in ids]).statistic
-            for a, b in pairs
-        ]
-        return {"pairwise_spearman": float(np.mean(values))}
+        vectors = [(answers[a], answers[b]) for a, b in pairs]
+        put(
+            result,
+            "pairwise_spearman",
+            lambda: np.mean([spearmanr(*p).statistic for p in vectors]),
+            one_value(answers),
+        )
+        return result
     groups: dict[str, list[str]] = defaultdict(list)
     for item in subset.items:
         groups[item.group].append(item.item_id)
@@ -120,10 +135,10 @@ def agreement(subset: Subset, by_annotator: Mapping[str, Mapping[str, Any]]) -> 
             if len(set(x)) > 1 and len(set(y)) > 1:
                 rho.append(spearmanr(x, y).statistic)
                 tau.append(kendalltau(x, y).statistic)
-    return {
-        "mean_spearman": float(np.mean(rho)) if rho else math.nan,
-        "mean_kendall_tau": float(np.mean(tau)) if tau else math.nan,
-    }
+    reason = "no query on which both annotators of a pair gave two or more answer values"
+    put(result, "mean_spearman", lambda: np.mean(rho) if rho else None, reason)
+    put(result, "mean_kendall_tau", lambda: np.mean(tau) if tau else None, reason)
+    return result
 
 
 def _others_mean(
@@ -145,27 +160,36 @@ def score_subsets(
         by_annotator = answers[subset.task]
         loo = subset.task in leave_one_out or subset.source_task in leave_one_out
         gold = {item.item_id: item.gold for item in subset.items}
-        scores = {
-            name: task_score(subset, given, _others_mean(subset, by_annotator, name) if loo else gold)
-            for name, given in by_annotator.items()
-        }
+        scores, notes = {}, {}
+        for name, given in by_annotator.items():
+            truth = _others_mean(subset, by_annotator, name) if loo else gold
+            scores[name], note = task_score(subset, given, truth)
+            if note is not None:
+                notes[name] = note
         values = list(scores.values())
-        result[subset.task] = {
+        entry: dict[str, Any] = {
             "source_task": subset.source_task,
             "type": subset.type,
             "metric": subset.metric,
             "items": len(subset.items),
             "annotators": scores,
-            "mean": float(np.mean(values)),
-            "sd": float(np.std(values, ddof=1)) if len(values) > 1 else 0.0,
-            "agreement": agreement(subset, by_annotator),
-            "leave_one_out": loo,
         }
+        if notes:
+            entry["annotators_note"] = notes
+            note = f"not defined: the score of {', '.join(notes)} is not defined"
+            entry.update(mean=None, mean_note=note, sd=None, sd_note=note)
+        else:
+            entry["mean"] = float(np.mean(values))
+            entry["sd"] = float(np.std(values, ddof=1)) if len(values) > 1 else 0.0
+        entry["agreement"] = agreement(subset, by_annotator)
+        entry["leave_one_out"] = loo
+        result[subset.task] = entry
     return result
 
 
 def write_mteb_results(scores: Mapping[str, Any], tasks: list[Any], cache_dir: Path) -> list[Path]:
-    """The human mean per task as mteb ``TaskResult`` files of ``baseline/Human`` in a ``ResultCache``."""
+    """The human mean per task as mteb ``TaskResult`` files of ``baseline/Human`` in a ``ResultCache`` (none
+    for a task whose mean is not defined)."""
     import mteb
     from mteb.results import TaskResult
 
@@ -174,6 +198,8 @@ def write_mteb_results(scores: Mapping[str, Any], tasks: list[Any], cache_dir: P
     written = []
     for task in tasks:
         entry = scores[task.metadata.name]
+        if entry["mean"] is None:  # not defined (mean_note says why): no mteb result to load
+            continue
         value = entry["mean"] / 100
         split = task.eval_splits[0]
         result = TaskResult(
