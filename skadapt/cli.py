@@ -117,6 +117,9 @@ def train(
         means = ", ".join(f"{c['name']} {c['mean']:.4f}" for c in selection["candidates"])
         kept = "kept its input (no renormalization)" if selection["choice"] == "none" else "kept"
         out.print(f"renorm chosen on dev: {selection['choice']} {kept} (mean dev score: {means})")
+    finetuned = next((o for o in outcomes if o.stage == "finetune"), None)
+    for name, line in ((finetuned.result.get("dropped_rows") or {}) if finetuned else {}).items():
+        out.print(f"finetune data {name}: {line}", markup=False)
     evaluated = next((o for o in outcomes if o.stage == "evaluate"), None)
     if evaluated is not None:
         harmed_tasks = evaluated.result.get("harmed_tasks") or {}

@@ -3,7 +3,8 @@
 ``skadapt train RECIPE --check`` (and ``skadapt recipe check``) run :func:`preflight`; ``skadapt train``
 runs it first unless ``--no-check``. Each input is checked the way its stage will read it, through the
 same readers: the base model, each data source (exists, config, split, revision, the first row's mapped
-columns, ClassLabel names against ``label_map``), each evaluation task (in the installed mteb, with the
+columns, ClassLabel names against ``label_map``; for an nli source, how its first rows group into
+triplets and pairs and the share dropped), each evaluation task (in the installed mteb, with the
 recipe's language), the LLM endpoint and model, and free disk. The Hub is probed once first: when it
 cannot be reached, every Hub input is reported as unchecked with that one reason.
 """
@@ -127,9 +128,11 @@ def _corpus(spec: str, column: str) -> str | None:
 
 
 def _dataset(entry: FinetuneDataset) -> str | None:
-    from skadapt.train.datasets import check_first_row
+    from skadapt.train.datasets import check_first_row, sample_grouping
 
-    return check_first_row(entry) + _commit(entry.source)
+    found = check_first_row(entry)  # the first row's problem before any other row's
+    grouping = f"; {sample_grouping(entry)}" if entry.kind == "nli" else ""
+    return found + grouping + _commit(entry.source)
 
 
 def _dev(dev: DevSets) -> str | None:

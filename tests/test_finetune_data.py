@@ -351,3 +351,84 @@ def test_answer_rules_stay_strict_elsewhere(
     source = write_jsonl(tmp_path / "bad.jsonl", rows)
     with pytest.raises(TrainingDataError, match=message):
         build_task_dataset(entry(kind=kind, source=str(source), columns=columns))
+
+
+NLI_SPLIT_PREMISE = [  # a premise whose contradicted row differs by one character from its entailed rows
+    {"premise": "Prší.", "hypothesis": "Je mokro.", "label": "entailment"},
+    {"premise": "Prší.", "hypothesis": "Je sucho.", "label": "contradiction"},
+    {"premise": "Sneží na horách.", "hypothesis": "Na horách je sneh.", "label": "entailment"},
+    {"premise": "Sneží na horách.", "hypothesis": "Hory sú biele.", "label": "entailment"},
+    {"premise": "Sneží na horách.", "hypothesis": "Možno je zima.", "label": "neutral"},
+    {"premise": "Sneží na horách ", "hypothesis": "Na horách je leto.", "label": "contradiction"},
+]
+
+
+def test_nli_entailed_without_contradiction_is_kept_as_pairs(tmp_path: Path) -> None:
+    """Grouped on the exact premise text, the entailed rows of a premise without a contradicted one are
+    (anchor, positive) pairs in their own dataset; the lone contradiction is dropped and counted."""
+    from skadapt.train.datasets import build_task_datasets, drop_summary
+
+    source = write_jsonl(tmp_path / "nli.jsonl", NLI_SPLIT_PREMISE)
+    triplets, pairs = build_task_datasets(entry(kind="nli", source=str(source)), model_prompts=E5_PROMPTS)
+    assert (triplets.name, triplets.columns) == ("d", ["anchor", "positive", "negative"])
+    assert triplets.to_hf()[:] == {"anchor": ["Prší."], "positive": ["Je mokro."], "negative": ["Je sucho."]}
+    assert (pairs.name, pairs.entry, pairs.columns, pairs.loss) == (
+        "d_pairs",
+        "d",
+        ["anchor", "positive"],
+        "mnrl",
+    )
+    assert pairs.to_hf()[:] == {
+        "anchor": ["Sneží na horách.", "Sneží na horách."],
+        "positive": ["Na horách je sneh.", "Hory sú biele."],
+    }
+    assert pairs.prompts == {"anchor": "query: ", "positive": "query: "}
+    stats = triplets.stats
+    assert stats["dropped"] == {"neutral": 1, "contradiction_without_entailment": 1}
+    assert (stats["premises"], stats["triplets"], stats["pairs"], stats["rows_read"]) == (3, 1, 2, 6)
+    line, warn = drop_summary(stats)  # 1 of the 5 non-neutral rows
+    assert warn and line.startswith("dropped 20.0% of 5 rows (1 contradiction_without_entailment)")
+    assert "by design, not counted: 1 neutral" in line
+    with pytest.raises(TrainingDataError, match="builds 2 datasets"):
+        build_task_dataset(entry(kind="nli", source=str(source)))
+    capped = build_task_datasets(entry(kind="nli", source=str(source), max_samples=2))
+    assert [len(d) for d in capped] == [1, 1]  # max_samples counts triplets first, then pairs
+
+
+def test_nli_pairs_name_is_reserved() -> None:
+    from pydantic import ValidationError
+
+    from skadapt.train.config import FinetuneConfig
+
+    datasets = [
+        {"name": "nli", "kind": "nli", "source": "a.jsonl"},
+        {"name": "nli_pairs", "kind": "pairs", "source": "b.jsonl"},
+    ]
+    with pytest.raises(ValidationError, match="'nli_pairs' is reserved for the pairs of nli dataset 'nli'"):
+        FinetuneConfig.model_validate({"datasets": datasets})
+
+
+@pytest.mark.slow  # ~3 s: 392,702 rows built in memory
+def test_nli_grouping_is_linear_at_the_real_size() -> None:
+    """392,702 rows like skLEP's NLI train split: grouped in one pass, in seconds."""
+    import time
+
+    from skadapt.train.datasets import build_task_datasets
+
+    labels = ("entailment", "neutral", "contradiction")
+    rows = [
+        (
+            f"row {i}",
+            {
+                "premise": f"Premisa číslo {i // 3} o niečom.",
+                "hypothesis": f"Hypotéza {i}.",
+                "label": labels[i % 3],
+            },
+        )
+        for i in range(392_702)
+    ]
+    start = time.perf_counter()
+    triplets, pairs = build_task_datasets(entry(kind="nli", source="hub:x"), RowSource("hub:x", iter(rows)))
+    seconds = time.perf_counter() - start
+    assert (triplets.stats["premises"], len(triplets), len(pairs)) == (130_901, 130_900, 1)  # last: 2 rows
+    assert seconds < 10, f"grouping 392,702 NLI rows took {seconds:.1f} s"

@@ -214,3 +214,55 @@ def test_standalone_checkpoint_directory_is_keyed_by_the_inputs(
     other = key(epochs=1)
     assert first != other and first.parent == other.parent == tmp_path
     assert first.name.startswith(".out.finetune-")
+
+
+def test_nli_pairs_are_trained_and_the_dropped_share_is_reported(
+    tiny_models: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A premise whose contradicted row differs by one character: its entailed rows train as pairs, the
+    lone contradiction is dropped; over 5% dropped is a console warning, the report keeps the counts."""
+    from skadapt.train import trainer
+
+    rows = [
+        json.loads(line) for line in (DATA / "sk_train_nli.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
+    for row in rows[:60]:  # 20 premises: their contradicted rows now end in a space
+        if row["label"] == "contradiction":
+            row["premise"] += " "
+    source = tmp_path / "nli.jsonl"
+    source.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    data = recipe_data(tiny_models["unigram"], tmp_path / "run", max_steps=2)
+    data["finetune"]["datasets"] = [{"name": "nli", "kind": "nli", "source": str(source)}]
+    given: dict[str, Any] = {}
+    recording_base = trainer.trainer_class()
+
+    class Recording(recording_base):  # type: ignore[misc,valid-type]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            given.update(kwargs["train_dataset"])
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(trainer, "trainer_class", lambda: Recording)
+    recipe = write_recipe(tmp_path, data)
+    check = CliRunner().invoke(app, ["train", str(recipe), "--check"], env={"COLUMNS": "400"})
+    assert check.exit_code == 0, check.output
+    assert "first 432 rows: 164 premises -> 124 triplets, 20 pairs; dropped 6.9% of 288 rows" in check.output
+    result = CliRunner().invoke(app, ["train", str(recipe)], env={"COLUMNS": "400"})
+    assert result.exit_code == 0, result.output
+
+    assert sorted(given) == ["nli", "nli_pairs"]  # the trainer's dataset dict holds the pairs
+    assert given["nli_pairs"].column_names == ["anchor", "positive"] and len(given["nli_pairs"]) == 20
+    assert given["nli_pairs"][0]["anchor"] == rows[0]["premise"]
+    warning = "warning: finetune: dataset nli (" + str(source) + "): dropped 6.9% of 288 rows (20 "
+    assert warning in " ".join(result.stderr.split()), result.stderr
+    assert "more than 5% of its rows are not trained on" in result.stderr
+    assert "finetune data nli: dropped 6.9% of 288 rows" in result.stdout
+    report = json.loads((tmp_path / "run" / "finetune" / REPORT).read_text(encoding="utf-8"))
+    [nli] = report["datasets"]
+    assert (nli["name"], nli["examples"]) == ("nli", 144)
+    assert [(p["name"], p["examples"], p["columns"]) for p in nli["parts"]] == [
+        ("nli", 124, ["anchor", "positive", "negative"]),
+        ("nli_pairs", 20, ["anchor", "positive"]),
+    ]
+    assert nli["stats"]["dropped"] == {"neutral": 144, "contradiction_without_entailment": 20}
+    assert (nli["stats"]["premises"], nli["stats"]["triplets"], nli["stats"]["pairs"]) == (164, 124, 20)
+    assert report["losses"] == {"nli": "mnrl", "nli_pairs": "mnrl"}

@@ -108,6 +108,8 @@ def command(
     dev = summary.get("dev")
     dev_text = f", dev {dev['metric']} {dev['before']:.4f} -> {dev['final']:.4f}" if dev else ""
     console.print(f"[green]fine-tuned[/] {model}: {steps['done']} steps{dev_text}")
+    for name, line in summary["dropped_rows"].items():
+        out.print(f"finetune data {name}: {line}", markup=False)
     out.print(f"{out_dir} ({REPORT} inside)")
 
 

@@ -20,6 +20,8 @@ DEFAULT_LOSS: dict[str, str] = {
 }
 ANCHOR_DATASET = "anchor"
 """Name of the distillation dataset that ``finetune.anchor`` adds to the multi-task round."""
+PAIRS_SUFFIX = "_pairs"
+"""An nli dataset's entailed hypotheses without a contradicted one train as pairs in ``<name>_pairs``."""
 
 
 class FinetuneDataset(Section):
@@ -120,4 +122,13 @@ class FinetuneConfig(Section):
             raise ValueError("interpolation chooses its mixing coefficient on the dev set: add finetune.dev")
         if self.anchor is not None and any(d.name == ANCHOR_DATASET for d in self.datasets):
             raise ValueError(f"dataset name {ANCHOR_DATASET!r} is reserved for finetune.anchor")
+        names = {d.name for d in self.datasets}
+        clashes = [
+            d.name + PAIRS_SUFFIX for d in self.datasets if d.kind == "nli" and d.name + PAIRS_SUFFIX in names
+        ]
+        if clashes:
+            raise ValueError(
+                f"dataset name {clashes[0]!r} is reserved for the pairs of nli dataset "
+                f"{clashes[0].removesuffix(PAIRS_SUFFIX)!r}: rename it"
+            )
         return self

@@ -21,9 +21,19 @@ sides, as the evaluation's prompt policy does for STS and pair classification). 
 (training column -> prompt, ``""`` for none) replaces them column by column.
 
 NLI rows become (premise, entailed hypothesis, contradicted hypothesis) triplets: each entailed hypothesis
-of a premise is paired with one of that premise's contradicted hypotheses (in turn); premises without both
-are dropped (counted in the stats). RTE keeps the entailment pairs as positives. Labels are read through the
-dataset's ``label_map`` (source label -> name), then the source's ClassLabel names, then as written.
+of a premise is paired with one of that premise's contradicted hypotheses (in turn). Rows are grouped on the
+exact premise text (one pass, linear in the rows): an entailed hypothesis whose premise has no contradicted
+one is kept as an (anchor, positive) pair, in a second dataset ``<name>_pairs`` (one dataset, one column
+layout); neutral rows, contradicted hypotheses without an entailed one and those beyond a premise's
+entailed ones are dropped and counted (the stats' ``dropped``, ``premises``, ``triplets``, ``pairs``).
+RTE keeps the entailment pairs as positives.
+
+Dropped rows: :func:`dropped_share` is the share of a source's rows dropped for a reason that is not the
+kind's design (neutral NLI rows, not-entailed RTE rows and unanswerable QA rows are left out by design);
+:func:`drop_summary` says it in one line, and the finetune stage warns above ``WARN_SHARE``.
+
+Labels are read through the dataset's ``label_map`` (source label -> name), then the source's ClassLabel
+names, then as written.
 """
 
 from __future__ import annotations
@@ -38,6 +48,7 @@ from typing import TYPE_CHECKING, Any
 from skadapt.prompts import Role, role_prompt
 from skadapt.sources import column_text, column_value, is_blank
 from skadapt.tasks.rows import RowSource, TrainingDataError, open_rows
+from skadapt.train.config import PAIRS_SUFFIX
 
 Rows = list[tuple[str, dict[str, Any]]]
 
@@ -63,6 +74,12 @@ PAIR_ROLES = ("anchor", "positive", "negative")
 """Text roles of pairs/triplets, in training column order (``answer`` is read, not trained on)."""
 NLI_LABELS = ("entailment", "neutral", "contradiction")
 RTE_LABELS = ("entailment", "not_entailment", "neutral", "contradiction")
+BY_DESIGN = frozenset({"neutral", "not_entailment", "unanswerable"})
+"""Drop reasons that are the dataset kind's design, not lost data: not counted in :func:`dropped_share`."""
+WARN_SHARE = 0.05
+"""A source losing more than this share of its rows (by-design drops aside) is a console warning."""
+SAMPLE_ROWS = 10_000
+"""Rows of an nli source the preflight groups (:func:`sample_grouping`)."""
 
 
 @dataclass
@@ -76,7 +93,9 @@ class TaskDataset:
         columns: Training column names in order (text columns, then ``score`` for sts).
         data: Column -> values.
         prompts: Training column -> prompt (text columns only).
-        stats: Rows read, rows kept, rows dropped and why.
+        stats: Rows read, rows kept, rows dropped and why (the rows of the recipe entry: on the entry's
+            first dataset; its ``<name>_pairs`` dataset has its own examples and drops only).
+        entry: The recipe dataset it was built from (its name, but for ``<name>_pairs``).
     """
 
     name: str
@@ -87,6 +106,10 @@ class TaskDataset:
     prompts: dict[str, str]
     stats: dict[str, Any] = field(default_factory=dict)
     prompt_roles: dict[str, Role] = field(default_factory=dict)
+    entry: str = ""
+
+    def __post_init__(self) -> None:
+        self.entry = self.entry or self.name
 
     def resolve_prompts(self, model_prompts: dict[str, str]) -> None:
         """Give the columns without a recipe prompt the model's prompt for their role ('' if none)."""
@@ -282,10 +305,46 @@ def check_first_row(config: FinetuneDataset) -> str:
     return f"{found}; labels {', '.join(names)}"
 
 
+def sample_grouping(config: FinetuneDataset, rows: int = SAMPLE_ROWS) -> str:
+    """How the first ``rows`` rows of an nli source group, e.g. ``"first 10,000 rows: 3,334 premises ->
+    3,300 triplets, 30 pairs; dropped 0.1% of 6,666 rows (...); by design, not counted: 3,334 neutral"``.
+
+    Raises:
+        TrainingDataError: As :func:`build_task_datasets` on those rows.
+    """
+    source = open_rows(config.source, config.name)
+    sample = RowSource(source.spec, itertools.islice(source.rows, rows), source.label_names)
+    stats = build_task_datasets(config.model_copy(update={"max_samples": None}), sample)[0].stats
+    line, warn = drop_summary(stats)
+    if warn:
+        line += f" - more than {WARN_SHARE:.0%}: check the source"
+    return (
+        f"first {stats['rows_read']:,} rows: {stats['premises']:,} premises -> {stats['triplets']:,} "
+        f"triplets, {stats['pairs']:,} pairs; {line}"
+    )
+
+
 def build_task_dataset(
     config: FinetuneDataset, source: RowSource | None = None, model_prompts: dict[str, str] | None = None
 ) -> TaskDataset:
-    """Read and convert one recipe dataset.
+    """The one training dataset of a recipe entry (see :func:`build_task_datasets`).
+
+    Raises:
+        TrainingDataError: As :func:`build_task_datasets`, or the entry builds two datasets (an nli entry
+            with pairs): use :func:`build_task_datasets`.
+    """
+    datasets = build_task_datasets(config, source, model_prompts)
+    if len(datasets) != 1:
+        names = ", ".join(d.name for d in datasets)
+        raise TrainingDataError(f"dataset {config.name!r} builds {len(datasets)} datasets ({names})")
+    return datasets[0]
+
+
+def build_task_datasets(
+    config: FinetuneDataset, source: RowSource | None = None, model_prompts: dict[str, str] | None = None
+) -> list[TaskDataset]:
+    """Read and convert one recipe dataset: one training dataset, or for nli the triplets and the pairs
+    (``<name>_pairs``, entailed hypotheses without a contradicted one), each only when not empty.
 
     Args:
         config: The recipe entry.
@@ -301,35 +360,90 @@ def build_task_dataset(
     rows, columns = _rows(source, config)
     builders = {"pairs": _build_pairs, "triplets": _build_pairs, "nli": _build_nli, "rte": _build_rte}
     builder = builders.get(config.kind, _build_sts)
-    data, stats = builder(rows, columns, config, source)
-    if config.max_samples is not None:
-        data = {column: values[: config.max_samples] for column, values in data.items()}
-    out_columns = list(data)
-    size = len(data[out_columns[0]]) if out_columns else 0
-    if size == 0:
-        raise TrainingDataError(
-            f"dataset {config.name!r}: no training examples left from {config.source} "
-            f"({stats.get('dropped', {}) or 'all rows dropped'})"
-        )
-    roles = default_prompt_roles(config.kind, out_columns)
-    prompts: dict[str, str] = {}
-    for column, prompt in (config.prompts or {}).items():
+    parts, stats = builder(rows, columns, config, source)
+    parts = _capped(parts, config.max_samples)
+    roles = default_prompt_roles(config.kind, list(parts[0]))
+    for column in config.prompts or {}:
         if column not in roles:
             raise TrainingDataError(
                 f"dataset {config.name!r}: prompts has {column!r}, not a text column of kind "
                 f"{config.kind!r} (columns: {', '.join(roles)})"
             )
-        prompts[column] = prompt
-        del roles[column]
-    stats.update(rows_read=len(rows), examples=size, source_columns=columns)
-    dataset = TaskDataset(config.name, config.kind, str(config.loss), out_columns, data, prompts, stats)
+    if not any(_size(data) for data in parts):
+        raise TrainingDataError(
+            f"dataset {config.name!r}: no training examples left from {config.source} "
+            f"({stats.get('dropped', {}) or 'all rows dropped'})"
+        )
+    stats.update(rows_read=len(rows), source_columns=columns)
+    datasets = []
+    for index, data in enumerate(parts):
+        if not _size(data):
+            continue
+        name = config.name if index == 0 else config.name + PAIRS_SUFFIX
+        own = stats if not datasets else {}
+        dataset = _task_dataset(config, name, data, {**own, "examples": _size(data)})
+        if model_prompts is not None:
+            dataset.resolve_prompts(model_prompts)
+        datasets.append(dataset)
+    return datasets
+
+
+def _size(data: dict[str, list[Any]]) -> int:
+    return len(next(iter(data.values()), []))
+
+
+def _capped(parts: list[dict[str, list[Any]]], limit: int | None) -> list[dict[str, list[Any]]]:
+    """At most ``limit`` examples over all parts, the first part first."""
+    if limit is None:
+        return parts
+    capped = []
+    for data in parts:
+        capped.append({column: values[:limit] for column, values in data.items()})
+        limit -= _size(capped[-1])
+    return capped
+
+
+def _task_dataset(
+    config: FinetuneDataset, name: str, data: dict[str, list[Any]], stats: dict[str, Any]
+) -> TaskDataset:
+    """One training dataset with the recipe's prompts (the other text columns get the model's, later)."""
+    roles = default_prompt_roles(config.kind, list(data))
+    prompts = {column: prompt for column, prompt in (config.prompts or {}).items() if column in roles}
+    roles = {column: role for column, role in roles.items() if column not in prompts}
+    dataset = TaskDataset(
+        name, config.kind, str(config.loss), list(data), data, prompts, stats, entry=config.name
+    )
     dataset.prompt_roles = roles
-    if model_prompts is not None:
-        dataset.resolve_prompts(model_prompts)
     return dataset
 
 
-Built = tuple[dict[str, list[Any]], dict[str, Any]]
+def dropped_share(stats: dict[str, Any]) -> tuple[int, int]:
+    """(rows dropped, rows it could use) of a built dataset's source; by-design drops count in neither."""
+    dropped = stats.get("dropped", {})
+    by_design = sum(n for reason, n in dropped.items() if reason in BY_DESIGN)
+    lost = sum(n for reason, n in dropped.items() if reason not in BY_DESIGN)
+    return lost, stats.get("rows_read", 0) - by_design
+
+
+def drop_summary(stats: dict[str, Any]) -> tuple[str, bool]:
+    """One line on a source's dropped rows, and whether their share is above ``WARN_SHARE``.
+
+    E.g. ``"dropped 7.1% of 33,000 rows (2,345 contradiction_without_entailment); by design, not counted:
+    130,900 neutral"``.
+    """
+    lost, usable = dropped_share(stats)
+    dropped = stats.get("dropped", {})
+    share = lost / usable if usable else 0.0
+    reasons = ", ".join(f"{n:,} {r}" for r, n in dropped.items() if r not in BY_DESIGN) or "none"
+    line = f"dropped {share:.1%} of {usable:,} rows ({reasons})"
+    designed = ", ".join(f"{n:,} {r}" for r, n in dropped.items() if r in BY_DESIGN)
+    if designed:
+        line += f"; by design, not counted: {designed}"
+    return line, share > WARN_SHARE
+
+
+Built = tuple[list[dict[str, list[Any]]], dict[str, Any]]
+"""The column data of each training dataset an entry builds (nli: triplets, then pairs), and the stats."""
 
 
 def _build_pairs(rows: Rows, columns: dict[str, str], config: FinetuneDataset, source: RowSource) -> Built:
@@ -349,7 +463,7 @@ def _build_pairs(rows: Rows, columns: dict[str, str], config: FinetuneDataset, s
             texts[role] = _text(row, columns[role], role, config.name, where)
         for role in roles:
             data[role].append(texts[role])
-    return data, {"dropped": {"unanswerable": unanswerable} if unanswerable else {}}
+    return [data], {"dropped": {"unanswerable": unanswerable} if unanswerable else {}}
 
 
 def _build_sts(rows: Rows, columns: dict[str, str], config: FinetuneDataset, source: RowSource) -> Built:
@@ -358,7 +472,7 @@ def _build_sts(rows: Rows, columns: dict[str, str], config: FinetuneDataset, sou
         data["sentence1"].append(_text(row, columns["sentence1"], "sentence1", config.name, where))
         data["sentence2"].append(_text(row, columns["sentence2"], "sentence2", config.name, where))
         data["score"].append(_score(row, columns["score"], config, where))
-    return data, {}
+    return [data], {}
 
 
 def _labelled(
@@ -381,24 +495,31 @@ def _build_rte(rows: Rows, columns: dict[str, str], config: FinetuneDataset, sou
             data["positive"].append(hypothesis)
         else:
             dropped += 1
-    return data, {"dropped": {"not_entailment": dropped} if dropped else {}}
+    return [data], {"dropped": {"not_entailment": dropped} if dropped else {}}
 
 
 def _build_nli(rows: Rows, columns: dict[str, str], config: FinetuneDataset, source: RowSource) -> Built:
+    """Triplets of the premises with entailed and contradicted hypotheses, pairs of those with entailed
+    ones only; one pass over the rows (grouped in a dict on the premise text), one over the premises."""
     groups: dict[str, dict[str, list[str]]] = defaultdict(lambda: {label: [] for label in NLI_LABELS})
     for premise, hypothesis, label in _labelled(rows, columns, config, source, NLI_LABELS):
         groups[premise][label].append(hypothesis)
-    data: dict[str, list[Any]] = {"anchor": [], "positive": [], "negative": []}
-    without_pair = neutral = 0
+    triplets: dict[str, list[Any]] = {"anchor": [], "positive": [], "negative": []}
+    pairs: dict[str, list[Any]] = {"anchor": [], "positive": []}
+    dropped = dict.fromkeys(("neutral", "contradiction_without_entailment", "contradiction_unused"), 0)
     for premise, hypotheses in groups.items():
-        neutral += len(hypotheses["neutral"])
+        dropped["neutral"] += len(hypotheses["neutral"])
         entailed, contradicted = hypotheses["entailment"], hypotheses["contradiction"]
-        if not entailed or not contradicted:
-            without_pair += len(entailed) + len(contradicted)
-            continue
-        for index, positive in enumerate(entailed):
-            data["anchor"].append(premise)
-            data["positive"].append(positive)
-            data["negative"].append(contradicted[index % len(contradicted)])
-    dropped = {"neutral": neutral, "premise_without_entailed_and_contradicted": without_pair}
-    return data, {"dropped": {k: v for k, v in dropped.items() if v}, "premises": len(groups)}
+        if not entailed:
+            dropped["contradiction_without_entailment"] += len(contradicted)
+        elif not contradicted:
+            pairs["anchor"] += [premise] * len(entailed)
+            pairs["positive"] += entailed
+        else:
+            dropped["contradiction_unused"] += max(0, len(contradicted) - len(entailed))
+            for index, positive in enumerate(entailed):
+                triplets["anchor"].append(premise)
+                triplets["positive"].append(positive)
+                triplets["negative"].append(contradicted[index % len(contradicted)])
+    counts = {"premises": len(groups), "triplets": len(triplets["anchor"]), "pairs": len(pairs["anchor"])}
+    return [triplets, pairs], {"dropped": {k: v for k, v in dropped.items() if v}, **counts}

@@ -21,7 +21,7 @@ from skadapt.tasks.rows import TrainingDataError
 from skadapt.tasks.selection import evaluation_texts, suite_files
 from skadapt.train.anchor import build_anchor_dataset
 from skadapt.train.config import ANCHOR_DATASET, FinetuneConfig
-from skadapt.train.datasets import TaskDataset, build_task_dataset
+from skadapt.train.datasets import WARN_SHARE, TaskDataset, build_task_datasets, drop_summary
 from skadapt.train.interpolation import choose_interpolation, snapshot
 from skadapt.train.losses import check_loss
 from skadapt.train.trainer import copy_logs, load_model, save_model, train
@@ -44,16 +44,37 @@ def build_datasets(config: FinetuneConfig) -> list[TaskDataset]:
     """
     datasets = []
     for entry in config.datasets:
-        dataset = build_task_dataset(entry)
-        check_loss(dataset)
+        built = build_task_datasets(entry)
+        for dataset in built:
+            check_loss(dataset)
+        sizes = ", ".join(f"{d.name} {len(d):,}" for d in built)
+        summary, warn = drop_summary(built[0].stats)
         log.info(
-            "finetune: dataset %s (%s, %s): %d examples",
-            dataset.name,
-            dataset.kind,
-            dataset.loss,
-            len(dataset),
+            "finetune: dataset %s (%s, %s): %s examples; %s",
+            entry.name,
+            entry.kind,
+            entry.loss,
+            sizes,
+            summary,
         )
-        datasets.append(dataset)
+        if warn:
+            log.warning(
+                "finetune: dataset %s (%s): %s; more than %.0f%% of its rows are not trained on: check the "
+                "source",
+                entry.name,
+                entry.source,
+                summary,
+                WARN_SHARE * 100,
+            )
+        if len(built) > 1 and config.sampling == "round_robin":
+            log.warning(
+                "finetune: dataset %s: sampling round_robin stops when the smallest dataset runs out, "
+                "and %s has %d examples; use sampling: proportional",
+                entry.name,
+                built[-1].name,
+                len(built[-1]),
+            )
+        datasets += built
     return datasets
 
 
@@ -110,19 +131,7 @@ def finetune(
     report: dict[str, Any] = {
         "model": artifacts.recorded_path(model, ctx.out_dir.parent),  # relative to the run, if inside it
         "seed": run.seed,
-        "datasets": [
-            {
-                "name": d.name,
-                "kind": d.kind,
-                "source": _dataset_source(config, d.name),
-                "examples": len(d),
-                "columns": d.columns,
-                "loss": d.loss,
-                "prompts": d.prompts,
-                "stats": d.stats,
-            }
-            for d in datasets
-        ],
+        "datasets": _reported_datasets(config, datasets),
         "losses": {d.name: d.loss for d in datasets},
         "sampling": config.sampling,
         "world_size": result.world_size,  # DDP processes the trainer trained with (torchrun/accelerate)
@@ -153,6 +162,7 @@ def finetune(
         artifacts.write_json(ctx.out_dir / REPORT, report)
     return {
         "datasets": {d.name: len(d) for d in datasets},
+        "dropped_rows": _dropped_rows(datasets),
         "losses": report["losses"],
         "steps": report["steps"],
         "resumed_from": result.resumed_from,
@@ -213,6 +223,48 @@ def _dataset_source(config: FinetuneConfig, name: str) -> str:
     if name == ANCHOR_DATASET and config.anchor is not None:
         return config.anchor.corpus
     return next(e.source for e in config.datasets if e.name == name)
+
+
+def _reported_datasets(config: FinetuneConfig, datasets: list[TaskDataset]) -> list[dict[str, Any]]:
+    """One report entry per recipe dataset (and the anchor); an nli entry that built its ``<name>_pairs``
+    dataset too lists both in ``parts`` (examples: their sum; columns, prompts and stats: the first's)."""
+    entries: dict[str, dict[str, Any]] = {}
+    for d in datasets:
+        part = {
+            "name": d.name,
+            "examples": len(d),
+            "columns": d.columns,
+            "prompts": d.prompts,
+            "stats": d.stats,
+        }
+        if d.entry in entries:
+            entries[d.entry]["examples"] += len(d)
+            entries[d.entry]["parts"].append(part)
+            continue
+        entries[d.entry] = {
+            "name": d.entry,
+            "kind": d.kind,
+            "source": _dataset_source(config, d.entry),
+            "examples": len(d),
+            "columns": d.columns,
+            "loss": d.loss,
+            "prompts": d.prompts,
+            "stats": d.stats,
+            "parts": [part],
+        }
+    for entry in entries.values():
+        if [part["name"] for part in entry["parts"]] == [entry["name"]]:
+            del entry["parts"]
+    return list(entries.values())
+
+
+def _dropped_rows(datasets: list[TaskDataset]) -> dict[str, str]:
+    """Recipe dataset -> the line on its dropped rows (contamination drops included)."""
+    lines: dict[str, str] = {}
+    for d in datasets:
+        if d.entry not in lines and "rows_read" in d.stats:
+            lines[d.entry] = drop_summary(d.stats)[0]
+    return lines
 
 
 def _anchor_dataset(run: RunFacts, config: FinetuneConfig, model: SentenceTransformer) -> TaskDataset:
