@@ -14,14 +14,17 @@ from pathlib import Path
 import pytest
 
 from tests import hub_fixtures
-from tests.hub_fixtures import HubClient
+from tests.hub_fixtures import HF_TOKEN, HubClient
+from tests.hub_server import LocalHub
 
-local_hub, hub, hub_client, hub_e5 = (
-    hub_fixtures.local_hub,
-    hub_fixtures.hub,
-    hub_fixtures.hub_client,
-    hub_fixtures.hub_e5,
-)
+local_hub, hub, hub_e5 = hub_fixtures.local_hub, hub_fixtures.hub, hub_fixtures.hub_e5
+
+
+@pytest.fixture
+def hub_client(hub: LocalHub, tmp_path: Path) -> HubClient:
+    """A user with a token that accepted the gated SlovakNLI dataset's terms (``HF_TOKEN``)."""
+    return HubClient(hub, tmp_path, token=HF_TOKEN)
+
 
 SIZES = [
     "trim.max_documents=20",
