@@ -331,7 +331,7 @@ def gated_checks(recipe: Recipe) -> list[Check]:
             Check(
                 f"gated dataset {repo}",
                 f"readable (read by {', '.join(uses)})",
-                f"gated on the Hub, {why}{alternative}",
+                f"gated on the Hub (read by {', '.join(uses)}), {why}{alternative}",
             )
         )
     return checks or [Check("Hub datasets", f"{len(repos)} repositories, none gated beyond the credentials")]
