@@ -7,6 +7,12 @@ columns, ClassLabel names against ``label_map``; for an nli source, how its firs
 triplets and pairs and the share dropped), each evaluation task (in the installed mteb, with the
 recipe's language), the LLM endpoint and model, and free disk. The Hub is probed once first: when it
 cannot be reached, every Hub input is reported as unchecked with that one reason.
+
+Gated datasets (e.g. SlovakNLI's ``natalia-nk/NLI-SK-annotated``) are found with one request per dataset
+repository the run reads — training sources, the evaluation tasks' datasets, the contamination checks' —
+(``auth_check``: the Hub answers ``GatedRepo`` when the current credentials cannot read it), and each one
+the credentials cannot open is one problem line: the page to accept its terms, how to give a token, and,
+for an evaluation task, ``evaluate.exclude_tasks`` as the alternative.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import shutil
 import urllib.error
 import urllib.request
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +35,9 @@ from skadapt.recipe import LLM_STAGES, Recipe
 from skadapt.tasks.config import DevSets
 from skadapt.train.config import FinetuneDataset
 
+HUB_PAGE = "https://huggingface.co/datasets"
+"""Where a dataset's page (and its terms, when gated) is."""
+GATED_THREADS = 8
 MIN_FREE_GB = 2.0
 """Free disk below this (GB) in the run directory's file system is a problem."""
 LLM_TIMEOUT_S = 5.0
@@ -153,6 +163,14 @@ def _task(spec: str, language: str) -> str | None:
     return f"{len(tasks)} mteb task(s) with {language}"
 
 
+def _excluded(specs: list[str], exclude: list[str], language: str) -> str | None:
+    from skadapt.tasks.selection import check_excluded, select_tasks
+
+    names = [t.metadata.name for t in select_tasks(specs, language=language)]
+    check_excluded(exclude, names, specs)
+    return f"averages over {len(names) - len(exclude)} of {len(names)} tasks"
+
+
 def _llm(recipe: Recipe) -> str | None:
     llm = recipe.llm
     assert llm is not None
@@ -200,6 +218,126 @@ def _disk(run_dir: Path) -> str | None:
     if free < MIN_FREE_GB:
         raise SkadaptError(f"{free:.1f} GB free at {existing}; free space or point output_dir elsewhere")
     return f"{free:.0f} GB free"
+
+
+def _hub_datasets(recipe: Recipe) -> dict[str, dict[str, list[str]]]:
+    """Every Hub dataset repository the run reads: repo id -> {"uses": what reads it, "tasks": the
+    evaluation tasks among them (names ``evaluate.exclude_tasks`` can leave out)}."""
+    from skadapt.sources import parse_source
+    from skadapt.tasks.selection import mteb_tasks
+    from skadapt.tasks.suite import is_suite_spec
+
+    repos: dict[str, dict[str, list[str]]] = {}
+
+    def add(repo: str, use: str, task: str | None = None) -> None:
+        entry = repos.setdefault(repo, {"uses": [], "tasks": []})
+        if use not in entry["uses"]:
+            entry["uses"].append(use)
+        if task is not None and task not in entry["tasks"]:
+            entry["tasks"].append(task)
+
+    dev = recipe.renorm_dev()
+    sources = [
+        ("synth_sts.source", recipe.synth_sts and recipe.synth_sts.source),
+        ("trim.corpus", recipe.trim and recipe.trim.corpus),
+        ("trim.extra_corpus", recipe.trim and recipe.trim.extra_corpus),
+        *(
+            ("finetune.datasets " + e.name, e.source)
+            for e in (recipe.finetune.datasets if recipe.finetune else [])
+        ),
+        (
+            "finetune.anchor.corpus",
+            recipe.finetune and recipe.finetune.anchor and recipe.finetune.anchor.corpus,
+        ),
+        *(("dev sets", s.source) for s in (dev.sets if dev is not None else [])),
+        ("renorm.corpus", recipe.renorm and recipe.renorm.corpus),
+        ("export.speed_corpus", recipe.export and recipe.export.speed_corpus),
+    ]
+    for field, spec in sources:
+        if isinstance(spec, str) and _is_hub(spec):
+            add(parse_source(spec).name, field)
+    evaluate = recipe.evaluate
+    mirrors = dict(evaluate.dataset_mirrors) if evaluate else {}
+    excluded = set(evaluate.exclude_tasks) if evaluate else set()
+    readers = [("evaluation task", list(evaluate.tasks) if evaluate else [], True)]
+    if recipe.finetune is not None:  # its contamination check reads the evaluation tasks' test data
+        readers.append(("finetune's contamination check", list(evaluate.tasks) if evaluate else [], True))
+    if recipe.synth_sts is not None:
+        readers.append(
+            ("synth_sts's contamination check", list(recipe.synth_sts.contamination_tasks or []), False)
+        )
+    if recipe.robustness is not None:
+        readers.append(("robustness task", list(recipe.robustness.tasks), False))
+    for use, specs, honours_exclusion in readers:
+        for spec in dict.fromkeys(specs):
+            if is_suite_spec(spec):
+                continue
+            try:
+                tasks = mteb_tasks(spec, recipe.language)
+            except SkadaptError:
+                continue  # the task's own check reports it
+            for task in tasks:
+                name, path = task.metadata.name, task.metadata.dataset.get("path")
+                if name in mirrors or not path or (honours_exclusion and name in excluded):
+                    continue
+                add(
+                    path,
+                    f"{use} {name}" if use.endswith("task") else use,
+                    name if honours_exclusion else None,
+                )
+    return repos
+
+
+def _refusal(repo: str) -> int | None:
+    """The HTTP status (401: no token, 403: a token without access) with which the Hub refuses a gated
+    dataset to the current credentials; None when it opens (or any other answer: other checks report it)."""
+    from huggingface_hub import HfApi
+    from huggingface_hub.errors import GatedRepoError
+
+    try:
+        HfApi().auth_check(repo, repo_type="dataset")
+    except GatedRepoError as error:
+        return error.response.status_code if error.response is not None else 401
+    except Exception:  # not found, network: the readers' own checks (or the stage) say so
+        return None
+    return None
+
+
+def gated_checks(recipe: Recipe) -> list[Check]:
+    """One problem per gated dataset the run reads that the current credentials cannot open, else one OK
+    line for all of them; none offline (the stages read the local caches then) or with the Hub unreachable
+    (the inputs that need it say so)."""
+    from skadapt.hub import offline, unreachable_reason
+
+    if offline():
+        return []
+    repos = _hub_datasets(recipe)
+    if not repos or unreachable_reason() is not None:
+        return []
+    with ThreadPoolExecutor(GATED_THREADS) as pool:
+        refusals = dict(zip(repos, pool.map(_refusal, repos), strict=True))
+    checks = []
+    for repo, status in refusals.items():
+        if status is None:
+            continue
+        uses, tasks = repos[repo]["uses"], repos[repo]["tasks"]
+        page = f"{HUB_PAGE}/{repo}"
+        if status == 403:
+            why = f"the token in use has no access: accept its terms at {page} with that token's account"
+        else:
+            why = (
+                f"no token is given: accept its terms at {page}, then give a token of that account "
+                "(HF_TOKEN=hf_... in the environment, or `hf auth login`)"
+            )
+        alternative = f"; or leave it out with evaluate.exclude_tasks: [{', '.join(tasks)}]" if tasks else ""
+        checks.append(
+            Check(
+                f"gated dataset {repo}",
+                f"readable (read by {', '.join(uses)})",
+                f"gated on the Hub (read by {', '.join(uses)}), {why}{alternative}",
+            )
+        )
+    return checks or [Check("Hub datasets", f"{len(repos)} repositories, none gated beyond the credentials")]
 
 
 def _made_by_run(recipe: Recipe, spec: str) -> bool:
@@ -283,6 +421,16 @@ def _inputs(recipe: Recipe) -> list[tuple[str, str, Callable[[], str | None], bo
         items.append(
             (f"task {spec}", "known, has the language", lambda spec=spec: _task(spec, recipe.language), False)
         )
+    if recipe.evaluate is not None and recipe.evaluate.exclude_tasks:
+        evaluate = recipe.evaluate
+        items.append(
+            (
+                f"evaluate.exclude_tasks {', '.join(evaluate.exclude_tasks)}",
+                "tasks of evaluate.tasks",
+                lambda: _excluded(list(evaluate.tasks), list(evaluate.exclude_tasks), recipe.language),
+                False,
+            )
+        )
     if recipe.llm is not None and any(getattr(recipe, s) is not None for s in LLM_STAGES):
         items.append(
             (
@@ -311,12 +459,16 @@ def preflight(recipe: Recipe) -> list[Check]:
                 f"{down}; check the network/proxy, or work offline with HF_HUB_OFFLINE=1 and local copies",
             )
         )
+    gated = gated_checks(recipe) if down is None else []
+    refused = [c.input.removeprefix("gated dataset ") for c in gated if not c.ok]
     for item, checked, probe, needs_hub in inputs:
         if needs_hub and down is not None:
             checks.append(Check(item, checked, "not checked: the Hub is unreachable"))
+        elif any(f"hub:{repo}:" in f"{item}:" or f"hub:{repo}@" in item for repo in refused):
+            checks.append(Check(item, f"{checked}: not read, its dataset is gated (see that line)"))
         else:
             checks.append(_run(item, checked, probe))
-    return checks
+    return checks + gated
 
 
 def problems(checks: list[Check]) -> list[Check]:
@@ -348,6 +500,7 @@ def contamination_preview(recipe: Recipe) -> dict[str, Any] | None:
         True,
         language=recipe.language,
         mirrors=dict(recipe.evaluate.dataset_mirrors),
+        exclude=recipe.evaluate.exclude_tasks,
     )
     _, dropped = overlapping_rows({d.name: d.rows() for d in datasets}, test_texts)
     settings = recipe.finetune.contamination

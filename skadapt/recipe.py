@@ -115,6 +115,7 @@ class Recipe(Section):
             language=get_language(self.language),
             seed=self.seed,
             eval_tasks=tuple(evaluate.tasks) if evaluate is not None else (),
+            excluded_tasks=tuple(evaluate.exclude_tasks) if evaluate is not None else (),
             dataset_mirrors=dict(evaluate.dataset_mirrors) if evaluate is not None else {},
             prompt_policy=dict(evaluate.prompt_policy) if evaluate is not None else {},
             llm=self.llm,

@@ -32,6 +32,8 @@ class RunFacts:
         seed: The recipe seed.
         eval_tasks: The recipe's evaluation task specs (``evaluate.tasks``; empty without an evaluate
             section): what evaluation scores, so what training, renormalization and trimming keep apart.
+        excluded_tasks: Task names the evaluation leaves out (``evaluate.exclude_tasks``): neither scored
+            nor kept apart from training.
         dataset_mirrors: mteb task -> local dataset directory (``evaluate.dataset_mirrors``).
         prompt_policy: Task type -> prompt (``evaluate.prompt_policy``).
         llm: The recipe's LLM, for stages that generate text.
@@ -43,6 +45,7 @@ class RunFacts:
     language: Language
     seed: int = 42
     eval_tasks: tuple[str, ...] = ()
+    excluded_tasks: tuple[str, ...] = ()
     dataset_mirrors: dict[str, str] = field(default_factory=dict)
     prompt_policy: dict[str, str] = field(default_factory=dict)
     llm: LLMConfig | None = None

@@ -516,28 +516,37 @@ def pause(event):
 """
 
 
-def client_env(hub: LocalHub, home: Path) -> dict[str, str]:
-    """The environment of a client process: the local Hub, online, fresh caches under ``home``, no token."""
+HF_TOKEN = "hf_localhubtesttoken"
+"""A token for :class:`HubClient`: it opens the gated fixture repositories (NLI-SK-annotated)."""
+
+
+def client_env(hub: LocalHub, home: Path, token: str | None = None) -> dict[str, str]:
+    """The environment of a client process: the local Hub, online, fresh caches under ``home``, and
+    ``HF_TOKEN`` only when a ``token`` is given (none is saved under ``home``)."""
     dropped = ("HF_", "HUGGINGFACE_", "TRANSFORMERS_", "SENTENCE_TRANSFORMERS_", "MTEB_")
     env = {k: v for k, v in os.environ.items() if not k.startswith(dropped)}
-    return env | {
-        "HF_ENDPOINT": hub.url,
-        "HF_HUB_OFFLINE": "0",
-        "HF_DATASETS_OFFLINE": "0",
-        "TRANSFORMERS_OFFLINE": "0",
-        "HF_HOME": str(home / "hf"),
-        "HF_DATASETS_CACHE": str(home / "hf" / "datasets"),
-        "HF_HUB_DISABLE_TELEMETRY": "1",
-        "HF_HUB_DISABLE_PROGRESS_BARS": "1",
-        "HF_DATASETS_DISABLE_PROGRESS_BARS": "1",
-        "SKADAPT_CACHE": str(home / "skadapt"),
-        "MTEB_CACHE": str(home / "mteb"),
-        "NO_PROXY": "127.0.0.1,localhost",
-        "no_proxy": "127.0.0.1,localhost",
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])),
-        "OMP_NUM_THREADS": "1",
-        "TOKENIZERS_PARALLELISM": "false",
-    }
+    return (
+        env
+        | {
+            "HF_ENDPOINT": hub.url,
+            "HF_HUB_OFFLINE": "0",
+            "HF_DATASETS_OFFLINE": "0",
+            "TRANSFORMERS_OFFLINE": "0",
+            "HF_HOME": str(home / "hf"),
+            "HF_DATASETS_CACHE": str(home / "hf" / "datasets"),
+            "HF_HUB_DISABLE_TELEMETRY": "1",
+            "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+            "HF_DATASETS_DISABLE_PROGRESS_BARS": "1",
+            "SKADAPT_CACHE": str(home / "skadapt"),
+            "MTEB_CACHE": str(home / "mteb"),
+            "NO_PROXY": "127.0.0.1,localhost",
+            "no_proxy": "127.0.0.1,localhost",
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])),
+            "OMP_NUM_THREADS": "1",
+            "TOKENIZERS_PARALLELISM": "false",
+        }
+        | ({"HF_TOKEN": token} if token else {})
+    )
 
 
 class HubClient:
@@ -547,10 +556,10 @@ class HubClient:
     ``events[event]()`` runs, then the code goes on).
     """
 
-    def __init__(self, hub: LocalHub, home: Path) -> None:
+    def __init__(self, hub: LocalHub, home: Path, token: str | None = None) -> None:
         self.hub = hub
         self.home = home
-        self.env = client_env(hub, home)
+        self.env = client_env(hub, home, token)
 
     def run(
         self, code: str, *, events: dict[str, Callable[[], None]] | None = None, timeout: float = 120
@@ -614,6 +623,7 @@ def hub(local_hub: LocalHub) -> Iterator[LocalHub]:
     yield local_hub
     local_hub.restore()
     local_hub.page_size, local_hub.lfs_redirect = 1000, True
+    local_hub.denied_tokens.clear()
     unexpected = list(local_hub.unexpected)
     local_hub.clear_log()
     assert not unexpected, f"requests the local Hub has no route for: {unexpected}"

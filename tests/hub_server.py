@@ -8,6 +8,7 @@ filled from a folder laid out as::
 
     ROOT/datasets/OWNER/NAME/<40-hex commit>/...files...
     ROOT/datasets/OWNER/NAME/refs.json         {"main": "<commit>"}  (optional with a single commit)
+    ROOT/datasets/OWNER/NAME/settings.json     {"gated": "auto"}  (optional: the repository's settings)
     ROOT/models/OWNER/NAME/<40-hex commit>/...files...
 
 or with :meth:`HubStore.add` (e.g. a model directory built by a test). Adding a repository is writing files.
@@ -26,6 +27,14 @@ or with :meth:`HubStore.add` (e.g. a model directory built by a test). Adding a 
   reads (206/416). LFS files (by suffix, as a default ``.gitattributes`` tracks them, or > 10 MB) are
   answered as the real Hub does: ``302`` to a CDN (a second server on another port, so another origin)
   with ``X-Linked-Etag`` (sha256) and ``X-Linked-Size``; the CDN serves ``/lfs/SHA256`` with ranges.
+
+A gated repository (``settings.json`` ``{"gated": "auto" | "manual"}``, or :attr:`HubRepo.gated`) is
+answered as the Hub answers it: its info (``"gated": "auto"``), tree and paths-info are public; its files
+(``resolve``) and ``GET /api/{type}s/OWNER/NAME/auth-check`` answer 401 with ``X-Error-Code: GatedRepo``
+without a token (``Authorization: Bearer ...``) and 403 with a token of :attr:`LocalHub.denied_tokens`
+(a user who has not accepted the terms); any other token opens it (``huggingface_hub`` raises
+``GatedRepoError`` for both refusals; ``datasets`` says "You must be authenticated" for the 401 and
+"Visit the dataset page ... to ask for access" for the 403).
 
 Errors are the Hub's: 404 with ``{"error": ...}`` and ``X-Error-Code: RepoNotFound`` / ``RevisionNotFound``
 / ``EntryNotFound`` (with ``X-Repo-Commit`` for a missing file), which ``huggingface_hub`` maps to its
@@ -146,6 +155,8 @@ class HubRepo:
     repo_id: str
     commits: dict[str, Path] = field(default_factory=dict)
     refs: dict[str, str] = field(default_factory=dict)
+    gated: str | bool = False
+    """``False``, or the Hub's gating mode (``"auto"``: terms accepted on the page; ``"manual"``)."""
 
     def commit(self, revision: str) -> str | None:
         """The commit a revision (ref name or full commit id) names, None if none."""
@@ -236,6 +247,9 @@ class HubStore:
                 repo = self.repos.get((repo_type, repo_id))
                 if repo is None or set(refs.values()) - set(repo.commits):
                     raise HubFixtureError(f"{folder}: refs.json names a commit that is not there, or none")
+                settings_file = folder / "settings.json"
+                if settings_file.is_file():
+                    repo.gated = json.loads(settings_file.read_text(encoding="utf-8")).get("gated", False)
                 loaded.append(repo)
         return loaded
 
@@ -272,6 +286,7 @@ class LocalHub:
         unexpected: ``"METHOD PATH"`` of the requests no route answered (gaps of the emulation).
         page_size: Tree entries per page (the Hub's 1000; 50 with ``expand``).
         lfs_redirect: Whether LFS files are redirected to the CDN (else served by the Hub itself).
+        denied_tokens: Tokens that have not accepted the terms of the gated repositories (answered 403).
     """
 
     def __init__(self, store: HubStore, *, page_size: int = 1000, lfs_redirect: bool = True) -> None:
@@ -280,6 +295,7 @@ class LocalHub:
         self.lfs_redirect = lfs_redirect
         self.requests: list[HubRequest] = []
         self.unexpected: list[str] = []
+        self.denied_tokens: set[str] = set()
         self._lfs: dict[str, Path] = {}
         self._lock = threading.Lock()
         self._outage: str | None = None
@@ -397,6 +413,29 @@ class LocalHub:
             raise _HubError(404, "RevisionNotFound", f"Invalid rev id: {revision}")
         return commit
 
+    def check_access(self, repo: HubRepo, authorization: str | None) -> None:
+        """Refuse a gated repository's content as the Hub does: 401 without a token, 403 for a token that
+        has not accepted its terms (:attr:`denied_tokens`)."""
+        if not repo.gated:
+            return
+        token = (authorization or "").removeprefix("Bearer ").strip()
+        kind = repo.repo_type
+        if not token:
+            raise _HubError(
+                401,
+                "GatedRepo",
+                f"Access to {kind} {repo.repo_id} is restricted. You must have access to it and be "
+                "authenticated to access it. Please log in.",
+            )
+        if token in self.denied_tokens:
+            page = f"https://huggingface.co/{'datasets/' if kind == 'dataset' else ''}{repo.repo_id}"
+            raise _HubError(
+                403,
+                "GatedRepo",
+                f"Access to {kind} {repo.repo_id} is restricted and you are not in the authorized list. "
+                f"Visit {page} to ask for access.",
+            )
+
     def repo_info(self, repo: HubRepo, revision: str, query: dict[str, list[str]]) -> dict[str, Any]:
         """The ``/api/{type}s/ID[/revision/REV]`` answer."""
         commit = self._commit(repo, revision)
@@ -412,7 +451,7 @@ class LocalHub:
             "lastModified": COMMIT_DATE,
             "createdAt": COMMIT_DATE,
             "private": False,
-            "gated": False,
+            "gated": repo.gated,
             "disabled": False,
             "downloads": 0,
             "likes": 0,
@@ -657,6 +696,10 @@ class _Handler(BaseHTTPRequestHandler):
                 expand = form.get("expand", ["False"])[0].lower() == "true"
                 self._json(200, hub.paths_info(repo, rest[1], form.get("paths", []), expand))
                 return
+            if method == "GET" and rest == ["auth-check"]:  # huggingface_hub's ``auth_check``
+                hub.check_access(repo, self.headers.get("Authorization"))
+                self._json(200, {})
+                return
             if method == "GET" and rest == ["refs"]:
                 branches = [
                     {"name": name, "ref": f"refs/heads/{name}", "targetCommit": commit}
@@ -697,6 +740,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _resolve(self, repo: HubRepo, revision: str, path: str) -> None:
         hub = self.server.hub
+        hub.check_access(repo, self.headers.get("Authorization"))
         file, commit = hub.resolve(repo, revision, path)
         headers = {"X-Repo-Commit": commit, "ETag": f'"{file.blob_id}"'}
         if file.lfs:

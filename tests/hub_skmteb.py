@@ -43,6 +43,8 @@ class FixtureRepo:
     body: str = ""
     tables: dict[str, tuple[Rows, list[Feature]]] = field(default_factory=dict)
     texts: dict[str, str] = field(default_factory=dict)
+    gated: str | bool = False
+    """The Hub's gating mode (``"auto"``), written to the repository's ``settings.json``."""
 
     def parquet(self, config: str, folder: str, splits: dict[str, Rows], columns: list[Feature]) -> None:
         """Add a config of auto-converted parquet files ``{folder}/{split}-00000-of-00001.parquet``."""
@@ -1722,7 +1724,9 @@ def _sts(
 
 
 def _nli_sk() -> FixtureRepo:
-    repo = FixtureRepo("natalia-nk/NLI-SK-annotated", "79914f425b59d8b9fabb6d38c37f6d81f9723f46")
+    repo = FixtureRepo(
+        "natalia-nk/NLI-SK-annotated", "79914f425b59d8b9fabb6d38c37f6d81f9723f46", gated="auto"
+    )  # gated on the Hub: its files need a token that accepted the terms
     names = ("Source", "Premise", "Hypothesis", "Label", "Gold")
     columns = features(**dict.fromkeys(names, STRING))
     splits = {split: [dict(zip(names, row, strict=True)) for row in rows] for split, rows in NLI_SK.items()}
@@ -2038,6 +2042,10 @@ def write_repo(root: Path, repo: FixtureRepo) -> list[Path]:
         file.parent.mkdir(parents=True, exist_ok=True)
         Dataset.from_list(rows, features=_hf_features(columns)).to_parquet(str(file))
         written.append(file)
+    if repo.gated:
+        settings = target.parent / "settings.json"
+        settings.write_text(json.dumps({"gated": repo.gated}) + "\n", encoding="utf-8", newline="\n")
+        written.append(settings)
     return written
 
 

@@ -283,3 +283,35 @@ def test_identical_models_get_identical_scores(tiny_models: dict[str, Path]):
         by_model.setdefault(score.model, {})[score.task] = score.score
     assert "SkTestClusters" in by_model["a"]
     assert by_model["a"] == by_model["b"] == by_model["c"]
+
+
+def test_excluded_tasks_are_named_in_every_average(
+    tiny_models: dict[str, Path], tiny_suite: Path, tmp_path: Path
+):
+    """evaluate.exclude_tasks (--exclude-tasks) drops a task of the selection on purpose; the console
+    summary, report.md's averages, comparisons and verdicts, and report.json say "6 of 7 tasks" and name
+    it, and All is the mean over the 6 tasks scored. An unknown name is an error naming the field."""
+    out = tmp_path / "report"
+    args = ["evaluate", f"A={tiny_models['unigram']}", f"B={tiny_models['wordpiece']}", "-t", str(tiny_suite)]
+    cache = ["--cache", str(tmp_path / "cache")]
+    result = CliRunner().invoke(
+        app, [*args, *cache, "--exclude-tasks", "TinyBitext", "--out", str(out)], env={"COLUMNS": "300"}
+    )
+    assert result.exit_code == 0, result.output
+    assert "over 6 of 7 tasks, TinyBitext left out" in result.stdout
+    assert "All (6 of 7 tasks)" in result.stdout
+    report = json.loads((out / "report.json").read_text())
+    assert report["averaged_over"] == "6 of 7 tasks" and report["excluded_tasks"] == ["TinyBitext"]
+    assert report["settings"]["exclude_tasks"] == ["TinyBitext"]
+    for row in report["models"]:
+        assert "TinyBitext" not in row["tasks"] and len(row["tasks"]) == 6
+        assert math.isclose(row["All"], sum(row["tasks"].values()) / 6)
+    markdown = (out / "report.md").read_text()
+    assert "Averages over 6 of 7 tasks: TinyBitext left out by evaluate.exclude_tasks" in markdown
+    assert "## Averages (main scores ×100) (6 of 7 tasks)" in markdown
+    assert "| All (6 of 7 tasks) | Type (6 of 7 tasks) |" in markdown
+    assert "paired over 6 of 7 tasks" in markdown and "Mean Δ over 6 of 7 tasks" in markdown
+    assert "| TinyBitext |" not in markdown
+    unknown = CliRunner().invoke(app, [*args, *cache, "--exclude-tasks", "TinyNope"])
+    assert unknown.exit_code == 1
+    assert "evaluate.exclude_tasks: 'TinyNope' is not a task of" in unknown.output

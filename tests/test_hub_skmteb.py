@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests import hub_fixtures
-from tests.hub_fixtures import HUB_DATA, HubClient
+from tests.hub_fixtures import HF_TOKEN, HUB_DATA, HubClient
 from tests.hub_server import HubStore, LocalHub
 from tests.hub_skmteb import (
     BENCHMARK,
@@ -56,6 +56,14 @@ def test_fixture_repos_match_their_generator(tmp_path: Path) -> None:
             p.relative_to(HUB_DATA) for p in repo_dir(HUB_DATA, repo).rglob("*") if p.is_file()
         )
         assert committed == fresh, repo.repo_id
+    settings = sorted(p.relative_to(HUB_DATA) for p in (HUB_DATA / "datasets").glob("*/*/settings.json"))
+    assert (
+        settings
+        == sorted(  # the gated repositories, and only they, have their settings committed
+            Path("datasets", repo.repo_id, "settings.json") for repo in skmteb_repos() if repo.gated
+        )
+        == [Path("datasets/natalia-nk/NLI-SK-annotated/settings.json")]
+    )
     for path in written:
         committed = HUB_DATA / path.relative_to(tmp_path)
         if (
@@ -90,7 +98,8 @@ def benchmark_run(local_hub: LocalHub, tmp_path_factory: pytest.TempPathFactory)
 
     model = build_tiny_model(tmp_path_factory.mktemp("skmteb-model") / "tiny", "unigram")
     local_hub.clear_log()
-    client = HubClient(local_hub, tmp_path_factory.mktemp("skmteb-client"))
+    home = tmp_path_factory.mktemp("skmteb-client")
+    client = HubClient(local_hub, home, token=HF_TOKEN)  # SlovakNLI's repository is gated
     header = f"MODEL, BENCHMARK = {str(model)!r}, {BENCHMARK!r}\n"
     result = client.run(header + CLIENT_CODE, timeout=600)
     result["requests"] = [r.path for r in local_hub.requests]

@@ -22,6 +22,7 @@ from tests.hub_fixtures import (
     FINEWEB2_ID,
     FINEWEB2_REVISION,
     FINEWEB2_TEXTS,
+    HF_TOKEN,
     HUB_DATA,
     SKLEP_ID,
     SKLEP_NLI_LABELS,
@@ -267,6 +268,54 @@ for name, call in calls.items():
         "download_file": "RemoteEntryNotFoundError",
         "tree_path": "RemoteEntryNotFoundError",
     }
+
+
+GATED_CODE = """
+import os
+from datasets import load_dataset
+from huggingface_hub import HfApi, hf_hub_download
+from huggingface_hub.errors import GatedRepoError
+
+NLI, NLI_REV = "natalia-nk/NLI-SK-annotated", "79914f425b59d8b9fabb6d38c37f6d81f9723f46"
+api = HfApi()
+emit("gated", api.dataset_info(NLI, revision=NLI_REV).gated)  # the info is public
+emit("files", len(api.list_repo_files(NLI, repo_type="dataset")))  # so is the listing
+for name, call in {
+    "auth_check": lambda: api.auth_check(NLI, repo_type="dataset"),
+    "download": lambda: hf_hub_download(NLI, "README.md", repo_type="dataset", revision=NLI_REV),
+}.items():
+    try:
+        call()
+        emit(name, "opened")
+    except GatedRepoError as error:
+        emit(name, [error.response.status_code, str(error).splitlines()[-1]])
+try:
+    rows = load_dataset(NLI, revision=NLI_REV, split="test")
+    emit("load_dataset", len(rows))
+except Exception as error:
+    emit("load_dataset", f"{type(error).__name__}: {error}")
+"""
+
+
+@pytest.mark.parametrize("token", [None, "denied", "granted"])
+def test_a_gated_repo_needs_a_token_that_accepted_its_terms(
+    hub: LocalHub, tmp_path: Path, token: str | None
+) -> None:
+    """As the Hub: info and listing are public; files and auth-check answer GatedRepo 401 without a token and
+    403 for a token that has not accepted the terms, which huggingface_hub raises as GatedRepoError and
+    datasets words as the Hub's; a token with access opens the repository."""
+    hub.denied_tokens.add("hf_denied")
+    given = {"denied": "hf_denied", "granted": HF_TOKEN}.get(token or "")
+    result = HubClient(hub, tmp_path, token=given).run(GATED_CODE)
+    assert result["gated"] == "auto" and result["files"] > 1
+    if token == "granted":
+        assert result["auth_check"] == result["download"] == "opened" and result["load_dataset"] > 0
+        return
+    status = 401 if token is None else 403
+    assert result["auth_check"][0] == result["download"][0] == status, result
+    assert "Access to dataset natalia-nk/NLI-SK-annotated is restricted" in result["download"][1]
+    expected = "You must be authenticated" if token is None else "Visit the dataset page"
+    assert "is a gated dataset on the Hub" in result["load_dataset"] and expected in result["load_dataset"]
 
 
 def test_snapshot_download_of_the_model_repo(hub_client: HubClient, hub_e5: Path) -> None:

@@ -14,14 +14,17 @@ from pathlib import Path
 import pytest
 
 from tests import hub_fixtures
-from tests.hub_fixtures import HubClient
+from tests.hub_fixtures import HF_TOKEN, HubClient
+from tests.hub_server import LocalHub
 
-local_hub, hub, hub_client, hub_e5 = (
-    hub_fixtures.local_hub,
-    hub_fixtures.hub,
-    hub_fixtures.hub_client,
-    hub_fixtures.hub_e5,
-)
+local_hub, hub, hub_e5 = hub_fixtures.local_hub, hub_fixtures.hub, hub_fixtures.hub_e5
+
+
+@pytest.fixture
+def hub_client(hub: LocalHub, tmp_path: Path) -> HubClient:
+    """A user with a token that accepted the gated SlovakNLI dataset's terms (``HF_TOKEN``)."""
+    return HubClient(hub, tmp_path, token=HF_TOKEN)
+
 
 SIZES = [
     "trim.max_documents=20",
@@ -139,3 +142,69 @@ def test_check_passes_and_shows_each_hub_sources_commit(
     assert "commit 10549a8c6354" in output  # skLEP: pinned
     assert "contamination the finetune stage will find (action: drop)" in output
     assert not (tmp_path / "run" / "trim").exists()
+
+
+GATED = "natalia-nk/NLI-SK-annotated"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("token", [None, "hf_not_accepted"], ids=["no_token", "terms_not_accepted"])
+def test_a_gated_dataset_stops_the_run_before_any_stage(
+    hub: LocalHub, hub_e5: Path, tmp_path: Path, token: str | None
+) -> None:
+    """SlovakNLI's dataset is gated: without a token (401), or with one that has not accepted its terms
+    (403), the preflight of `skadapt train` names it in one line with the page to accept the terms, how to
+    give a token and evaluate.exclude_tasks, exits 1 and starts no stage. One auth-check request per Hub
+    dataset repository of the run."""
+    hub.denied_tokens.add("hf_not_accepted")
+    client = HubClient(hub, tmp_path, token=token)
+    result = _train(client, tmp_path / "run")
+    output = str(result["output"])
+    assert result["exit_code"] == 1, output
+    problems = [line for line in output.splitlines() if line.startswith("problem: ")]
+    assert [p for p in problems if "gated" in p.split(":")[1]] == problems  # every problem is a gated one
+    assert len(problems) == 1 and problems[0].startswith(f"problem: gated dataset {GATED}: "), problems
+    line = problems[0]
+    assert f"https://huggingface.co/datasets/{GATED}" in line
+    assert "evaluate.exclude_tasks: [SlovakNLI]" in line
+    if token is None:
+        assert "no token is given" in line and "HF_TOKEN" in line and "hf auth login" in line
+    else:
+        assert "the token in use has no access" in line
+    assert "no stage started" in output
+    assert not (tmp_path / "run").exists() or not any((tmp_path / "run").iterdir())
+    checked = hub.served("/auth-check")
+    assert len(checked) == len({r.path for r in checked})  # one request per repository
+    assert f"/api/datasets/{GATED}/auth-check" in {r.path for r in checked}
+
+
+PREFLIGHT = """
+from skadapt.preflight import preflight
+from skadapt.recipe import load_recipe
+
+recipe = load_recipe("recipes/e5_sk_small.yaml", SETS)
+emit("checks", [(c.input, c.checked, c.problem) for c in preflight(recipe)])
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["token", "exclude_tasks"])
+def test_a_token_or_excluding_the_task_passes_the_gated_check(
+    hub: LocalHub, hub_e5: Path, tmp_path: Path, how: str
+) -> None:
+    """With a token the gated dataset opens; without one, evaluate.exclude_tasks: [SlovakNLI] leaves it out
+    of the evaluation and the contamination check, so the run reads it nowhere and the preflight says the
+    averages are over 30 of 31 tasks."""
+    sets = [*SIZES, f"output_dir={tmp_path / 'run'}"]
+    if how == "exclude_tasks":
+        sets.append('evaluate.exclude_tasks=["SlovakNLI"]')
+    client = HubClient(hub, tmp_path, token=HF_TOKEN if how == "token" else None)
+    checks = client.run(f"SETS = {json.dumps(sets)}\n" + PREFLIGHT)["checks"]
+    assert [c for c in checks if c[2] is not None] == [], checks
+    hub_line = next(c for c in checks if c[0] == "Hub datasets")
+    assert "none gated beyond the credentials" in hub_line[1]
+    readers = {r.path for r in hub.served("/auth-check")}
+    assert (f"/api/datasets/{GATED}/auth-check" in readers) == (how == "token")
+    if how == "exclude_tasks":
+        excluded = next(c for c in checks if c[0] == "evaluate.exclude_tasks SlovakNLI")
+        assert "averages over 30 of 31 tasks" in excluded[1]

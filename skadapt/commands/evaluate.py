@@ -106,6 +106,7 @@ def command(
     from rich.table import Table as RichTable
 
     from skadapt.artifacts import atomic_dir
+    from skadapt.evaluate.report import average_labels
     from skadapt.evaluate.stage import default_cache_dir, run_evaluation
     from skadapt.tasks.backends import tier_parents
 
@@ -121,6 +122,7 @@ def command(
         "recompute": no_cache,
         "prompt_policy": dict(config.prompt_policy),
         "dataset_mirrors": dict(config.dataset_mirrors),
+        "exclude_tasks": list(config.exclude_tasks),
         "batch_size": config.batch_size,
         "margin": margin,
         "alpha": alpha,
@@ -137,8 +139,9 @@ def command(
     else:
         table, items, verdicts = run_evaluation(labelled, tasks, None, **options)
 
-    summary = RichTable(title="main scores ×100 (All = mean over tasks, Type = mean over types)")
-    for column in ("model", *table.types, "All", "Type"):
+    over = f"over {table.coverage}, {', '.join(table.excluded)} left out; " if table.excluded else ""
+    summary = RichTable(title=f"main scores ×100 ({over}All = mean over tasks, Type = mean over types)")
+    for column in ("model", *table.types, *average_labels(table)):
         summary.add_column(column, justify="left" if column == "model" else "right")
     for row in table.rows:
         cells = [f"{row.types[t]:.2f}" for t in table.types]

@@ -39,10 +39,18 @@ class ModelRow:
 
 @dataclass
 class Table:
-    """Models side by side: task -> type, and one row per model."""
+    """Models side by side: task -> type, one row per model, and the selected tasks left out
+    (``evaluate.exclude_tasks``), which every average names (:attr:`coverage`)."""
 
     task_types: dict[str, str]
     rows: list[ModelRow]
+    excluded: list[str] = field(default_factory=list)
+
+    @property
+    def coverage(self) -> str:
+        """What the averages are over, e.g. ``30 of 31 tasks``."""
+        scored = len(self.task_types)
+        return f"{scored} of {scored + len(self.excluded)} tasks"
 
     @property
     def types(self) -> list[str]:
@@ -58,6 +66,8 @@ class Table:
         return {
             "task_types": self.task_types,
             "types": self.types,
+            "averaged_over": self.coverage,
+            "excluded_tasks": self.excluded,
             "models": [
                 {"model": r.model, "tasks": r.tasks, "types": r.types, "All": r.all, "Type": r.type_mean}
                 for r in self.rows
@@ -65,8 +75,9 @@ class Table:
         }
 
 
-def aggregate(scores: list[TaskScore]) -> Table:
-    """Build the table: "All" is the mean over tasks, "Type" the mean of the per-type means.
+def aggregate(scores: list[TaskScore], excluded: list[str] | None = None) -> Table:
+    """Build the table: "All" is the mean over tasks, "Type" the mean of the per-type means; ``excluded``
+    names the selected tasks left out (``evaluate.exclude_tasks``).
 
     Raises:
         ValueError: Models were evaluated on different task sets.
@@ -94,4 +105,4 @@ def aggregate(scores: list[TaskScore]) -> Table:
                 type_mean=fmean(type_means.values()),
             )
         )
-    return Table(task_types, rows)
+    return Table(task_types, rows, list(excluded or []))

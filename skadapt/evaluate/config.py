@@ -20,6 +20,11 @@ class EvaluateConfig(Section):
     models: list[ModelRef] = Field(
         default_factory=lambda: ["final"], description="The run's models to evaluate, in table order"
     )
+    exclude_tasks: list[str] = Field(
+        default_factory=list,
+        description="Task names left out of the selection (e.g. a gated dataset without a token); every "
+        "average then says 'N of M tasks'",
+    )
     prompt_policy: dict[str, str] = Field(
         default_factory=dict, description="Prompt per task type, e.g. STS='query: ' (added to the model's)"
     )

@@ -32,9 +32,27 @@ def comparisons(table: Table, *, margin: float, alpha: float) -> list[Comparison
     ]
 
 
+def average_labels(table: Table) -> tuple[str, str]:
+    """The All and Type column names: with tasks left out, what they average over (``All (30 of 31
+    tasks)``)."""
+    if not table.excluded:
+        return "All", "Type"
+    return f"All ({table.coverage})", f"Type ({table.coverage})"
+
+
+def excluded_note(table: Table) -> str:
+    """One line naming the tasks left out and what the averages are over ("" when none is)."""
+    if not table.excluded:
+        return ""
+    return (
+        f"Averages over {table.coverage}: {', '.join(table.excluded)} left out by evaluate.exclude_tasks "
+        "(not scored; not comparable with averages over every task)."
+    )
+
+
 def summary_markdown(table: Table) -> str:
     """Table 1: one row per model, a column per task type, then All (mean over tasks) and Type."""
-    header = ["Model", *table.types, "All", "Type"]
+    header = ["Model", *table.types, *average_labels(table)]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in table.rows:
         cells = [
@@ -96,17 +114,26 @@ def report_markdown(
     alpha: float = 0.05,
 ) -> str:
     """The whole report as markdown."""
-    parts = ["# Evaluation", "", "## Averages (main scores ×100)", "", summary_markdown(table), ""]
-    parts += ["## Tasks", "", tasks_markdown(table), ""]
+    note = excluded_note(table)
+    over = f" ({table.coverage})" if note else ""
+    parts = ["# Evaluation", "", *([note, ""] if note else [])]
+    parts += [f"## Averages (main scores ×100){over}", "", summary_markdown(table), ""]
+    parts += [f"## Tasks{over}", "", tasks_markdown(table), ""]
     if items:
         parts += [
-            "## Comparisons with the first model (paired over tasks)",
+            f"## Comparisons with the first model (paired over {table.coverage if note else 'tasks'})",
             "",
             comparisons_markdown(items),
             "",
         ]
     if verdicts:
-        parts += [verdicts_markdown(verdicts, alpha), ""]
+        text = verdicts_markdown(verdicts, alpha)
+        if note:  # under the section's heading: what the mean differences are over
+            heading, _, rest = text.partition("\n\n")
+            text = (
+                f"{heading}\n\nMean Δ over {table.coverage} ({', '.join(table.excluded)} left out).\n\n{rest}"
+            )
+        parts += [text, ""]
     if intervals is not None and intervals.scores:
         parts += [
             f"## Bootstrap intervals of the local tasks ({intervals.resamples} resamples, 95%)",
@@ -146,7 +173,7 @@ def plot(table: Table, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    groups = [*table.types, "All", "Type"]
+    groups = [*table.types, *average_labels(table)]
     width = 0.8 / max(1, len(table.rows))
     figure, axis = plt.subplots(figsize=(max(6, 1.3 * len(groups)), 4))
     for index, row in enumerate(table.rows):
@@ -171,8 +198,12 @@ def write_report(
     bootstrap: int = 1000,
     seed: int = 42,
     parents: dict[str, str] | None = None,
+    excluded: list[str] | None = None,
 ) -> tuple[Table, list[Comparison], list[Verdict]]:
     """Write ``report.md``, ``report.json`` and ``report.png`` into ``out_dir``.
+
+    ``excluded``: the selected tasks left out (``evaluate.exclude_tasks``); every average says what it is
+    over ("30 of 31 tasks").
 
     ``parents`` (deployment tier -> the model it came from): a tier's verdict compares it with its parent
     and states its loss (see :func:`skadapt.evaluate.verdicts.stage_verdicts`).
@@ -180,7 +211,7 @@ def write_report(
     Per-task intervals of the verdicts: the local suites' item bootstrap (``intervals``), else a bootstrap
     (``bootstrap`` resamples, ``seed``) of mteb's repeated experiments where a task has them.
     """
-    table = aggregate(scores)
+    table = aggregate(scores, excluded)
     items = comparisons(table, margin=margin, alpha=alpha)
     pairs = comparison_pairs([row.model for row in table.rows], parents)
     verdicts = stage_verdicts(

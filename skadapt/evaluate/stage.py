@@ -44,6 +44,7 @@ def run_evaluation(
     cache_dir: Path | None,
     prompt_policy: dict[str, str] | None = None,
     dataset_mirrors: dict[str, str] | None = None,
+    exclude_tasks: list[str] | None = None,
     batch_size: int = 32,
     margin: float = 2.0,
     alpha: float = 0.05,
@@ -61,10 +62,23 @@ def run_evaluation(
     ``skadapt human`` directory with scored sheets) the models are also scored on the human subset and the
     report gets the human comparison (``human.md``/``human.png``, a section of report.md, ``human`` in
     report.json). ``parents`` marks deployment tiers (tier label -> the label of the model it came from):
-    their verdict compares them with that model and states the loss.
+    their verdict compares them with that model and states the loss. ``exclude_tasks`` leaves named tasks
+    of the selection out; the averages then say what they are over ("30 of 31 tasks").
     """
-    tasks = select_tasks(task_specs, language=language, mirrors=dataset_mirrors, seed=seed)
-    suites = suites_in(task_specs) if bootstrap else []
+    excluded = list(exclude_tasks or [])
+    tasks = select_tasks(task_specs, language=language, mirrors=dataset_mirrors, seed=seed, exclude=excluded)
+    if excluded:
+        log.warning(
+            "evaluate: %s left out (evaluate.exclude_tasks): every average is over %d of %d tasks",
+            ", ".join(excluded),
+            len(tasks),
+            len(tasks) + len(excluded),
+        )
+    suites = [  # the item bootstrap of the local suites' tasks, less the excluded ones
+        suite.model_copy(update={"tasks": kept})
+        for suite in (suites_in(task_specs) if bootstrap else [])
+        if (kept := [t for t in suite.tasks if t.name not in excluded])
+    ]
     policy = validate_prompt_policy(dict(prompt_policy or {}))
     draws: dict[str, ModelDraws] = {}
 
@@ -99,6 +113,7 @@ def run_evaluation(
             for label, ref in models.items()
         },
         "tasks": task_specs,
+        "exclude_tasks": excluded,
         "prompt_policy": prompt_policy or {},
         "language": language,
     }
@@ -110,6 +125,7 @@ def run_evaluation(
         "bootstrap": bootstrap,
         "seed": seed,
         "parents": parents,
+        "excluded": excluded,
     }
     if out_dir is None:
         scratch = Path(os.environ.get("TMPDIR", "/tmp")) / f"skadapt-eval-{os.getpid()}"
@@ -229,6 +245,7 @@ def run_stage(ctx: StageContext[EvaluateConfig]) -> dict[str, Any]:
         cache_dir=ctx.run.run_dir / ".cache" / "mteb",
         prompt_policy=config.prompt_policy,
         dataset_mirrors=config.dataset_mirrors,
+        exclude_tasks=config.exclude_tasks,
         batch_size=config.batch_size,
         margin=config.tost_margin,
         alpha=config.alpha,
@@ -258,6 +275,8 @@ def run_stage(ctx: StageContext[EvaluateConfig]) -> dict[str, Any]:
         "models": {label: artifacts.recorded_path(ref, ctx.run.run_dir) for label, ref in models.items()},
         "tiers": parents,
         "tasks": len(table.task_types),
+        "excluded_tasks": table.excluded,
+        "averaged_over": table.coverage,
         "All": {r.model: round(r.all, 4) for r in table.rows},
         "Type": {r.model: round(r.type_mean, 4) for r in table.rows},
         "comparisons": [c.to_dict() for c in items],

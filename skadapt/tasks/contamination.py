@@ -194,7 +194,11 @@ def _reason(error: BaseException) -> str:
 
 
 def collect_test_texts(
-    tasks: Iterable[str], *, language: str | None = None, mirrors: dict[str, str] | None = None
+    tasks: Iterable[str],
+    *,
+    language: str | None = None,
+    mirrors: dict[str, str] | None = None,
+    exclude: Iterable[str] = (),
 ) -> tuple[dict[str, list[str]], dict[str, str]]:
     """Test texts per evaluation task, and the tasks whose data is unreachable (with the reason).
 
@@ -203,6 +207,7 @@ def collect_test_texts(
         language: The recipe's language (ISO 639-3): mteb tasks named on their own are checked on their
             subsets in it, as the evaluation scores them; None checks every subset.
         mirrors: mteb task name -> local dataset directory (``evaluate.dataset_mirrors``).
+        exclude: Task names the evaluation leaves out (``evaluate.exclude_tasks``): not read.
 
     Raises:
         ContaminationCheckError: A suite cannot be read, a name resolves to no task, or reading a task's
@@ -213,6 +218,7 @@ def collect_test_texts(
 
     texts: dict[str, list[str]] = {}
     unreachable: dict[str, str] = {}
+    excluded = set(exclude)
     for spec in tasks:
         if is_suite_spec(spec):
             try:
@@ -233,7 +239,7 @@ def collect_test_texts(
             raise ContaminationCheckError(f"contamination check: {error}") from None
         for task in resolved:
             name = task.metadata.name
-            if name in texts or name in unreachable:
+            if name in texts or name in unreachable or name in excluded:
                 continue
             hub_down = None if name in (mirrors or {}) else unreachable_reason()
             if hub_down is not None:  # one probe, not the clients' retries for every task
@@ -294,21 +300,26 @@ def gather_test_texts(
     language: str | None = None,
     mirrors: dict[str, str] | None = None,
     section: str = "finetune",
+    exclude: Iterable[str] = (),
 ) -> tuple[dict[str, list[str]], dict[str, str]]:
-    """The evaluation tasks' test texts, failing closed on unreachable data unless ``allow``.
+    """The evaluation tasks' test texts (less ``exclude``), failing closed on unreachable data unless
+    ``allow``.
 
     Raises:
         ContaminationCheckError: A task's data is unreachable and ``allow`` is False, or reading a task's
             data fails otherwise (whatever ``allow`` says).
     """
-    test_texts, unreachable = collect_test_texts(eval_tasks, language=language, mirrors=mirrors)
+    test_texts, unreachable = collect_test_texts(
+        eval_tasks, language=language, mirrors=mirrors, exclude=exclude
+    )
     if unreachable and not allow:
         details = "; ".join(f"{name} ({reason})" for name, reason in sorted(unreachable.items()))
         raise ContaminationCheckError(
             f"contamination check: the test data of evaluation task(s) {details} cannot be reached, so "
             "the training data cannot be checked against it. Make it reachable (network, HF_TOKEN for "
             "gated data, no HF_HUB_OFFLINE/HF_DATASETS_OFFLINE without a cached copy), point the task at a "
-            f"local copy with evaluate.dataset_mirrors, or set {section}.contamination.allow: true to go on "
+            "local copy with evaluate.dataset_mirrors, leave the task out of the evaluation with "
+            f"evaluate.exclude_tasks, or set {section}.contamination.allow: true to go on "
             "without checking it"
         )
     for name, reason in sorted(unreachable.items()):

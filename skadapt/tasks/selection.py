@@ -86,8 +86,9 @@ def select_tasks(
     language: str,
     mirrors: dict[str, str] | None = None,
     seed: int = 42,
+    exclude: list[str] | tuple[str, ...] = (),
 ) -> list[AbsTask]:
-    """Resolve task specs, in order, without duplicates.
+    """Resolve task specs, in order, without duplicates, less the task names in ``exclude``.
 
     Args:
         specs: mteb benchmark names (``MTEB(slk, v1)``), mteb task names, or suite ``.yaml`` files.
@@ -95,10 +96,11 @@ def select_tasks(
             mteb task names are restricted to (see :func:`mteb_tasks`; benchmarks are taken as defined).
         mirrors: mteb task name -> local dataset directory.
         seed: Seed of local tasks.
+        exclude: Task names to leave out (``evaluate.exclude_tasks``); each must be a selected task.
 
     Raises:
         TaskSelectionError: Unknown names, a named mteb task without a subset in ``language``, a mirror for
-            a task that is not selected, duplicate names.
+            a task that is not selected, duplicate names, an excluded name that is not selected.
         SuiteError: A malformed suite.
     """
     if not specs:
@@ -124,7 +126,22 @@ def select_tasks(
         if not matches:
             raise TaskSelectionError(f"dataset_mirrors: {name!r} is not among the selected tasks")
         apply_mirror(matches[0], mirror)
-    return tasks
+    check_excluded(exclude, [t.metadata.name for t in tasks], specs)
+    return [t for t in tasks if t.metadata.name not in exclude]
+
+
+def check_excluded(exclude: list[str] | tuple[str, ...], names: list[str], specs: list[str]) -> None:
+    """Every name of ``evaluate.exclude_tasks`` must be a task of the selection.
+
+    Raises:
+        TaskSelectionError: A name that is not among ``names`` (the tasks ``specs`` select).
+    """
+    unknown = [name for name in exclude if name not in names]
+    if unknown:
+        raise TaskSelectionError(
+            f"evaluate.exclude_tasks: {', '.join(map(repr, unknown))} is not a task of "
+            f"{', '.join(specs)} (its tasks: {', '.join(names)})"
+        )
 
 
 def suites_in(specs: list[str]) -> list[Suite]:

@@ -188,6 +188,7 @@ def _contamination(run: RunFacts, config: FinetuneConfig, datasets: list[TaskDat
         settings.allow,
         language=run.language.code,
         mirrors=dict(run.dataset_mirrors) or None,
+        exclude=run.excluded_tasks,
     )
     dropped = None
     if settings.action == "drop":
