@@ -91,11 +91,19 @@ def evaluate(models: dict[str, str], suite: Path, work: Path, resamples: int) ->
     return aggregate(scores), draws
 
 
-def all_draws(draws: Any) -> Any:
-    """The "All" statistic (mean over tasks) on every bootstrap resample."""
+def all_draws(draws: Any, count: int) -> Any:
+    """The "All" statistic (mean over tasks) on every bootstrap resample. A clustering task's half-sample
+    refits enter as the spread they give its statistic (``half_sample_interval`` of
+    skadapt/evaluate/bootstrap.py), picked by the same seeded indices for every model (paired)."""
     import numpy as np
 
-    return np.mean([values for values in draws.values.values()], axis=0)
+    columns = []
+    for task, values in draws.values.items():
+        if task in draws.scales:
+            spread = draws.points[task] - draws.scales[task] * (values - np.median(values))
+            values = spread[np.random.default_rng(SEED).integers(0, len(values), count)]
+        columns.append(values)
+    return np.mean(columns, axis=0)
 
 
 def main() -> None:
@@ -158,7 +166,7 @@ def main() -> None:
     built = time.perf_counter() - started
     table, draws = evaluate(models, suite, work, args.bootstrap)
     score = {row.model: row.all for row in table.rows}
-    boot = {label: all_draws(d) for label, d in draws.items()}
+    boot = {label: all_draws(d, args.bootstrap) for label, d in draws.items()}
 
     main_rows = [r for r in table.rows if "half" not in r.model and "again" not in r.model]
     types = table.types

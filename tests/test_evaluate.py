@@ -239,6 +239,10 @@ def test_cli_prints_models_side_by_side(tiny_models: dict[str, Path], tiny_suite
     report = json.loads((out / "report.json").read_text())
     assert [m["model"] for m in report["models"]] == ["A", "B"]
     assert len(report["comparisons"]) == 1
+    [verdict] = report["verdicts"]
+    for task, d in verdict["tasks"].items():  # every per-task interval holds the point shown beside it
+        assert d["low"] <= d["delta"] <= d["high"], (task, d)
+    assert {d["basis"] for d in verdict["tasks"].values()} == {"items", "half-samples"}
     assert (out / "report.png").stat().st_size > 0
     assert len(list((out / "results" / "A").glob("*.json"))) == 7
     assert "| Model |" in (out / "report.md").read_text()
@@ -315,3 +319,57 @@ def test_excluded_tasks_are_named_in_every_average(
     unknown = CliRunner().invoke(app, [*args, *cache, "--exclude-tasks", "TinyNope"])
     assert unknown.exit_code == 1
     assert "evaluate.exclude_tasks: 'TinyNope' is not a task of" in unknown.output
+
+
+def test_report_figure_draws_the_reports_intervals_and_its_legend_hides_no_bar():
+    """Error bars where the report has an interval (a type of one local task: its statistic and 95%
+    interval), none for a type of two tasks or for All/Type; the legend's box overlaps no bar (renderer)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.collections import LineCollection
+    from matplotlib.container import BarContainer, ErrorbarContainer
+    from matplotlib.transforms import Bbox
+
+    from skadapt.evaluate.bootstrap import SuiteIntervals
+    from skadapt.evaluate.report import figure
+
+    types = {"S": "STS", "C": "Clustering", "R1": "Retrieval", "R2": "Retrieval"}
+    models = {"base": 0.0, "finetune": 6.0, "static": -30.0}
+    scores = [
+        TaskScore(model, task, kind, "main", 60.0 + shift + i)
+        for model, shift in models.items()
+        for i, (task, kind) in enumerate(types.items())
+    ]
+    table = aggregate(scores)
+    local = {  # the item statistic differs from mteb's score (clustering by 5 points)
+        task: {
+            model: {"value": 60 + shift + offset, "low": 55 + shift + offset, "high": 68 + shift + offset}
+            for model, shift in models.items()
+        }
+        for task, offset in (("S", 0.0), ("C", 6.0))
+    }
+    fig = figure(table, SuiteIntervals(local, {}, 1000, {"C": 200}))
+    FigureCanvasAgg(fig)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    [axis] = fig.axes
+    bars = [patch for c in axis.containers if isinstance(c, BarContainer) for patch in c.patches]
+    assert len(bars) == len(models) * (len(table.types) + 2)  # every type, All and Type
+    errorbars = [c for c in axis.containers if isinstance(c, ErrorbarContainer)]
+    assert len(errorbars) == 2 * len(models)  # STS and Clustering; Retrieval has two tasks: none
+    drawn = set()
+    for container in errorbars:
+        line, _, [segments] = container.lines
+        assert isinstance(segments, LineCollection)
+        [[(_, low), (_, high)]] = segments.get_segments()
+        [point] = line.get_ydata()
+        drawn.add((round(low, 6), round(float(point), 6), round(high, 6)))
+    expected = {(v["low"], v["value"], v["high"]) for by_model in local.values() for v in by_model.values()}
+    assert drawn == expected
+    legend = axis.get_legend().get_window_extent(renderer)
+    assert not any(legend.overlaps(bar.get_window_extent(renderer)) for bar in bars)
+    for container in errorbars:  # the whiskers, in display coordinates
+        [segment] = container.lines[2][0].get_segments()
+        assert not legend.overlaps(Bbox(axis.transData.transform(segment)))
+    assert not legend.overlaps(axis.get_window_extent(renderer))
+    labels = [text.get_text() for text in axis.get_legend().get_texts()]
+    assert labels[: len(models)] == list(models) and "95% CI" in labels[-1]

@@ -322,13 +322,43 @@ def test_compare_equals_enumeration_and_hand_tost(seed: int) -> None:
     margin, alpha = [2.0, 1.0][seed % 2], [0.05, 0.1][seed % 2]
     result = compare("a", a.tolist(), "b", b.tolist(), margin=margin, alpha=alpha)
     diffs = b - a
-    assert result.wilcoxon_p == pytest.approx(brute_force_p(diffs, "wilcox"), rel=1e-9)
+    assert result.wilcoxon_p == pytest.approx(brute_force_p(diffs, "pratt"), rel=1e-9)
     mean, se = diffs.mean(), diffs.std(ddof=1) / math.sqrt(n)
     half = sps.t.ppf(1 - alpha, n - 1) * se
     assert (result.ci_low, result.ci_high) == pytest.approx((mean - half, mean + half), rel=1e-12)
     tost = max(sps.t.sf((mean + margin) / se, n - 1), sps.t.cdf((mean - margin) / se, n - 1))
     assert result.tost_p == pytest.approx(tost, rel=1e-9)
     assert result.equivalent == (tost < alpha)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_verdicts_and_robustness_use_one_wilcoxon_convention_on_zero_differences(seed: int) -> None:
+    """Tasks on which two models score the same (zero differences, as an exported tier often has): the
+    verdicts' test over tasks is scipy's signed-rank test with Pratt's zeros, exact over all 2^n sign
+    flips — the robustness test — not scipy's default of dropping the zeros."""
+    rng = np.random.default_rng(900 + seed)
+    n = int(rng.integers(6, 13))
+    a = np.round(rng.uniform(40, 80, n), 2)
+    diffs = rng.integers(-2, 5, n) / 4
+    diffs[: int(rng.integers(2, 4))] = 0.0
+    b = a + diffs
+    result = compare("a", a.tolist(), "b", b.tolist())
+    d = b - a  # as compare computes it (float rounding included)
+    pratt = sps.wilcoxon(d, zero_method="pratt", method=sps.PermutationMethod(n_resamples=2**n))
+    assert result.wilcoxon_p == pytest.approx(pratt.pvalue, abs=1e-12)
+    assert result.wilcoxon_statistic == pytest.approx(pratt.statistic)
+    assert result.wilcoxon_p == pytest.approx(wilcoxon_p(d), abs=1e-15)
+
+
+def test_the_zero_convention_changes_the_verdicts_p_value() -> None:
+    """The case that tells the conventions apart (scipy as oracle for both)."""
+    d = [0.0, 0.0, 2.0, -0.5, -1.0, 2.0, -1.0]  # zeros dropped: p = 0.75; Pratt: p = 1
+    a = [50.0] * len(d)
+    b = [50.0 + x for x in d]
+    pratt = sps.wilcoxon(d, zero_method="pratt", method=sps.PermutationMethod(n_resamples=2 ** len(d)))
+    dropped = sps.wilcoxon(d)  # scipy's default: zeros dropped
+    assert pratt.pvalue != pytest.approx(dropped.pvalue)
+    assert compare("a", a, "b", b).wilcoxon_p == pytest.approx(pratt.pvalue, abs=1e-12)
 
 
 # ---- agreement ---------------------------------------------------------------------------------------

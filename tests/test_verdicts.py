@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 import pytest
@@ -65,6 +66,24 @@ def test_one_task_below_the_margin_harms_although_the_mean_is_non_inferior() -> 
     deltas[("finetune", "renorm")]["T6"] = {"delta": -4.0, "low": -7.0, "high": -1.5}
     [verdict] = stage_verdicts(table, deltas, margin=2.0, alpha=0.05)
     assert (verdict.verdict, verdict.harmed_tasks) == (NON_INFERIOR, [])
+
+
+def test_a_task_interval_is_shown_with_its_own_point() -> None:
+    """The per-task Δ beside an interval is the point of that interval's statistic (a local task's item
+    statistic, e.g. clustering's V-measure of one k-means), not the difference of mteb's scores; a task
+    without an interval shows the difference of the scores."""
+    from skadapt.evaluate.verdicts import verdicts_markdown
+
+    table = _table({"finetune": [50.0, 60.0, 70.0], "static": [20.0, 55.0, 69.0]})
+    deltas = {
+        ("finetune", "static"): {"T0": {"delta": -25.5, "low": -28.0, "high": -23.0, "basis": "half-samples"}}
+    }
+    [verdict] = stage_verdicts(table, deltas, margin=2.0, alpha=0.05)
+    assert verdict.tasks["T0"] == {"delta": -25.5, "low": -28.0, "high": -23.0, "basis": "half-samples"}
+    assert verdict.tasks["T1"]["delta"] == -5.0 and verdict.tasks["T1"]["low"] is None
+    assert verdict.mean_diff == pytest.approx(-12.0)  # over tasks: mteb's scores
+    markdown = verdicts_markdown([verdict], alpha=0.05)
+    assert "| T0 | -25.50 [-28.00, -23.00]ʰ |" in markdown and "| T1 | -5.00 — |" in markdown
 
 
 def test_mteb_experiment_scores_give_paired_task_intervals() -> None:
@@ -217,3 +236,91 @@ def test_train_exits_1_when_a_stage_harms_and_fail_on_harm_is_set(
         outcome = CliRunner().invoke(app, ["train", str(path), "--no-check"])  # the run itself is stubbed
         assert outcome.exit_code == code, outcome.output
         assert "do-no-harm base->finetune: harms" in outcome.output
+
+
+# ---- the clustering interval: coverage on Gaussian clusters with a known difference ---------------------
+
+CLUSTERS, PER_CLUSTER, DIMS = 4, 10, 5
+REPLICATIONS, HALF_SAMPLES = 100, 40
+
+
+class _TableModel:
+    """A stand-in for a sentence-transformers model: text ``text i`` -> row i of ``embeddings``."""
+
+    prompts: ClassVar[dict[str, str]] = {}
+
+    def __init__(self, embeddings: np.ndarray) -> None:
+        self.embeddings = embeddings
+
+    def encode(self, texts: list[str], **_: object) -> np.ndarray:
+        return self.embeddings[[int(t.split()[1]) for t in texts]]
+
+
+def _population_draw(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """One clustering set of the population, embedded by models a and b: the same items (latent noise
+    shared, paired), b separating the clusters more widely."""
+    centres = np.random.default_rng(123).normal(size=(CLUSTERS, DIMS))
+    centres /= np.linalg.norm(centres, axis=1, keepdims=True)
+    labels = np.repeat(np.arange(CLUSTERS), PER_CLUSTER)
+    noise = rng.normal(size=(len(labels), DIMS))
+    a = 1.6 * centres[labels] + noise
+    b = 2.2 * centres[labels] + 0.8 * noise + 0.6 * rng.normal(size=noise.shape)
+    return a, b
+
+
+@pytest.fixture(scope="module")
+def clustering_replications(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    """REPLICATIONS sets drawn from the population, each evaluated like a local suite task (the suite's
+    files, the item statistic, its half-sample draws, the paired interval); the true difference is the
+    expected V-measure difference on sets of this size, from 400 further draws (sklearn directly)."""
+    from sklearn.cluster import KMeans
+    from sklearn.metrics import v_measure_score
+
+    from skadapt.evaluate.bootstrap import combine, model_draws
+
+    root = tmp_path_factory.mktemp("clusters")
+    labels = np.repeat(np.arange(CLUSTERS), PER_CLUSTER)
+    rows = [json.dumps({"text": f"text {i}", "label": f"topic {y}"}) for i, y in enumerate(labels)]
+    (root / "clusters.jsonl").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    (root / "suite.yaml").write_text(
+        "language: slk\ntasks:\n  - {name: Blobs, type: Clustering, data: clusters.jsonl}\n", encoding="utf-8"
+    )
+    suite = load_suite(root / "suite.yaml")
+
+    def v_measure(x: np.ndarray) -> float:
+        return 100 * v_measure_score(labels, KMeans(CLUSTERS, n_init=10, random_state=0).fit_predict(x))
+
+    rng = np.random.default_rng(2024)
+    truth = float(
+        np.mean([v_measure(b) - v_measure(a) for a, b in (_population_draw(rng) for _ in range(400))])
+    )
+    results = []
+    for replication in range(REPLICATIONS):
+        a, b = _population_draw(rng)
+        draws = {
+            label: model_draws(_TableModel(x), [suite], policy={}, count=HALF_SAMPLES, seed=replication)
+            for label, x in (("a", a), ("b", b))
+        }
+        intervals = combine(draws, count=HALF_SAMPLES, pairs=[("a", "b")])
+        results.append((intervals.deltas[("a", "b")]["Blobs"], intervals.scores["Blobs"]))
+    return {"truth": truth, "results": results}
+
+
+@pytest.mark.slow
+def test_clustering_interval_covers_the_true_difference(clustering_replications: dict) -> None:
+    """Nominal 95%: at least 90% of the replications' paired intervals hold the true difference (the
+    item bootstrap of one k-means fit held it about half the time)."""
+    truth = clustering_replications["truth"]
+    deltas = [delta for delta, _ in clustering_replications["results"]]
+    assert 5 < truth < 40  # a real difference, far from V-measure's bounds
+    covered = np.mean([d["low"] <= truth <= d["high"] for d in deltas])
+    assert covered >= 0.90, covered
+    assert np.mean([d["high"] - d["low"] for d in deltas]) < 60  # not trivially wide
+
+
+@pytest.mark.slow
+def test_clustering_interval_holds_its_own_point(clustering_replications: dict) -> None:
+    for delta, scores in clustering_replications["results"]:
+        assert delta["low"] <= delta["delta"] <= delta["high"], delta
+        for model in scores.values():
+            assert model["low"] <= model["value"] <= model["high"], model

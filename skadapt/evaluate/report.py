@@ -106,6 +106,26 @@ def intervals_markdown(intervals: SuiteIntervals) -> str:
     return "\n".join(lines)
 
 
+def intervals_note(intervals: SuiteIntervals) -> str:
+    """What the local tasks' statistics and intervals are, and how they relate to mteb's scores."""
+    note = (
+        "Item-level statistics recomputed from the embeddings (see skadapt/evaluate/bootstrap.py), each "
+        "shown with its own interval; they follow mteb's main scores and can differ from them."
+    )
+    if not intervals.half_samples:
+        return note
+    counts = sorted(set(intervals.half_samples.values()))
+    return note + (
+        " Clustering: mteb's score (the Tasks table) is the mean V-measure of 10 MiniBatchKMeans fits "
+        "(one k-means++ init each, seeded), each on as many texts as the set has, drawn from it with "
+        "replacement (a local suite sets mteb's sample size to the whole set). The statistic here is the "
+        "V-measure of one k-means (10 inits) on the set's texts, each once; its interval refits k-means "
+        f"on {'/'.join(str(c) for c in counts)} label-stratified half-samples drawn without replacement "
+        "(the same for every model) and places their spread, scaled by sqrt(m/(n-m)) (about 1 for halves), "
+        "around the statistic (an m-out-of-n interval)."
+    )
+
+
 def report_markdown(
     table: Table,
     items: list[Comparison],
@@ -138,10 +158,7 @@ def report_markdown(
         parts += [
             f"## Bootstrap intervals of the local tasks ({intervals.resamples} resamples, 95%)",
             "",
-            "Item-level statistics recomputed from the embeddings (see skadapt/evaluate/bootstrap.py); they "
-            "follow mteb's main scores and can differ slightly from them. Clustering: mteb scores the "
-            "V-measure of k-means over the whole clustering set here (local suites use no bootstrap "
-            "subsampling of the clustering set).",
+            intervals_note(intervals),
             "",
             intervals_markdown(intervals),
             "",
@@ -161,30 +178,82 @@ def task_deltas(
     if bootstrap:
         for pair, tasks in experiment_deltas(scores, count=bootstrap, seed=seed, pairs=pairs).items():
             merged[pair] = {task: {**d, "basis": "experiments"} for task, d in tasks.items()}
+    half = intervals.half_samples if intervals is not None else {}
     for pair, tasks in (intervals.deltas if intervals is not None else {}).items():
-        merged.setdefault(pair, {}).update({task: {**d, "basis": "items"} for task, d in tasks.items()})
+        merged.setdefault(pair, {}).update(
+            {task: {**d, "basis": "half-samples" if task in half else "items"} for task, d in tasks.items()}
+        )
     return merged
 
 
-def plot(table: Table, path: Path) -> None:
-    """Grouped bars: per task type (plus All/Type), one bar per model."""
-    import matplotlib
+INTERVAL_LABEL = "statistic from the\nembeddings, 95% CI"
+"""The legend entry of the error bars (the item statistic of a local task with its interval)."""
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+
+def _type_interval(
+    table: Table, intervals: SuiteIntervals | None, task_type: str, model: str
+) -> dict[str, float] | None:
+    """The interval the report has for a type's bar: its one task's statistic and interval (a local task),
+    else None (no interval of a mean over several tasks is computed)."""
+    tasks = [task for task, kind in table.task_types.items() if kind == task_type]
+    if intervals is None or len(tasks) != 1:
+        return None
+    return intervals.scores.get(tasks[0], {}).get(model)
+
+
+def figure(table: Table, intervals: SuiteIntervals | None = None) -> Any:
+    """Grouped bars: per task type (plus All/Type), one bar per model (mteb's scores, as Table 1).
+
+    Where the report has an interval for a bar (a type made of one local task), the interval is drawn with
+    its own point, the statistic recomputed from the embeddings (a dot; it can differ from the bar, as in
+    the report). The legend sits outside the axes, right of them, so it hides no bar.
+    """
+    from matplotlib.figure import Figure
 
     groups = [*table.types, *average_labels(table)]
     width = 0.8 / max(1, len(table.rows))
-    figure, axis = plt.subplots(figsize=(max(6, 1.3 * len(groups)), 4))
+    fig = Figure(figsize=(max(6, 1.3 * len(groups)) + 1.5, 4), layout="constrained")
+    axis = fig.add_subplot()
+    interval_label = INTERVAL_LABEL
     for index, row in enumerate(table.rows):
         values = [*(row.types[t] for t in table.types), row.all, row.type_mean]
-        axis.bar([g + index * width for g in range(len(groups))], values, width, label=row.model)
+        positions = [g + index * width for g in range(len(groups))]
+        axis.bar(positions, values, width, label=row.model)
+        for position, task_type in zip(positions, table.types, strict=False):
+            found = _type_interval(table, intervals, task_type, row.model)
+            if found is None:
+                continue
+            point = found["value"]
+            axis.errorbar(
+                position,
+                point,
+                yerr=[[point - found["low"]], [found["high"] - point]],
+                fmt="o",
+                color="black",
+                markersize=2.5,
+                elinewidth=1,
+                capsize=2,
+                label=interval_label,
+            )
+            interval_label = "_nolegend_"
     axis.set_xticks([g + width * (len(table.rows) - 1) / 2 for g in range(len(groups))], groups, rotation=30)
     axis.set_ylabel("main score")
-    axis.legend()
-    figure.tight_layout()
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
+    handles, labels = axis.get_legend_handles_labels()
+    order = sorted(range(len(labels)), key=lambda i: labels[i] == INTERVAL_LABEL)  # models, then the dot
+    axis.legend(
+        [handles[i] for i in order],
+        [labels[i] for i in order],
+        loc="upper left",
+        bbox_to_anchor=(1.02, 1.0),
+        borderaxespad=0,
+        fontsize="small",
+    )
+    return fig
+
+
+def plot(table: Table, path: Path, intervals: SuiteIntervals | None = None) -> None:
+    """Write :func:`figure` as a PNG."""
+    figure(table, intervals).savefig(path, dpi=120)
 
 
 def write_report(
@@ -234,5 +303,5 @@ def write_report(
         "settings": {"tost_margin": margin, "alpha": alpha, **(extra or {})},
     }
     artifacts.write_json(out_dir / "report.json", data)
-    plot(table, out_dir / "report.png")
+    plot(table, out_dir / "report.png", intervals)
     return table, items, verdicts

@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from skadapt.signedrank import signed_rank_test
+
 
 @dataclass
 class Comparison:
@@ -18,8 +20,8 @@ class Comparison:
         b: Compared model.
         n: Number of paired tasks.
         mean_diff: Mean of b - a.
-        wilcoxon_statistic: scipy's signed-rank statistic (two-sided).
-        wilcoxon_p: Its p-value (1.0 when every difference is zero).
+        wilcoxon_statistic: The signed-rank statistic min(T+, T-) (Pratt's zeros: see :func:`wilcoxon`).
+        wilcoxon_p: Its two-sided p-value (1.0 when every difference is zero).
         margin: TOST equivalence margin (± points).
         ci_low: Lower end of the (1 - 2 alpha) confidence interval of the mean difference.
         ci_high: Upper end of it.
@@ -47,14 +49,14 @@ class Comparison:
 
 
 def wilcoxon(a: list[float], b: list[float]) -> tuple[float, float]:
-    """Two-sided paired Wilcoxon signed-rank test of b - a (scipy); (0, 1.0) when all differences are 0."""
-    from scipy.stats import wilcoxon as scipy_wilcoxon
+    """Two-sided paired signed-rank test of b - a: the exact conditional test with Pratt's zeros of
+    :mod:`skadapt.signedrank`, the one robustness uses (a task where both models score the same is ranked
+    and counts for neither side; why Pratt's zeros: that module).
 
-    diffs = [y - x for x, y in zip(a, b, strict=True)]
-    if all(d == 0 for d in diffs):
-        return 0.0, 1.0
-    result = scipy_wilcoxon(a, b)
-    return float(result.statistic), float(result.pvalue)
+    Returns:
+        (W, p) with W = min(T+, T-); (0, 1.0) when all differences are 0.
+    """
+    return signed_rank_test([y - x for x, y in zip(a, b, strict=True)])
 
 
 def tost(a: list[float], b: list[float], margin: float, alpha: float) -> tuple[float, float, float]:

@@ -2,7 +2,9 @@
 
 Per pair of models ``a`` (input) -> ``b`` (output):
 
-- per task: the score difference b - a, with a paired bootstrap interval on local suite tasks;
+- per task: the difference b - a with its paired interval where one exists, both of one statistic (the
+  item statistic of local suite tasks, the mean of mteb's repeated experiments), else the difference of
+  the main scores;
 - over tasks: the paired Wilcoxon signed-rank test and the (1 - 2 alpha) t-interval of the mean
   difference (the TOST interval);
 - the verdict: **harms** when the interval's lower end is not above ``-margin`` (harm beyond the margin
@@ -11,8 +13,9 @@ Per pair of models ``a`` (input) -> ``b`` (output):
   otherwise **improves** when the mean difference is positive and either the Wilcoxon test is significant
   or the whole interval is above zero, else **non-inferior**.
 
-Per-task intervals come from the item-level bootstrap of local suite tasks, else from mteb's own repeated
-experiments (classification, clustering); tasks with neither are listed as having no interval.
+Per-task intervals come from the item-level bootstrap of local suite tasks (clustering: k-means refit on
+half-samples), else from mteb's own repeated experiments (classification, clustering); tasks with neither
+are listed as having no interval. The over-tasks test and interval use the main scores.
 """
 
 from __future__ import annotations
@@ -41,8 +44,9 @@ class Verdict:
         ci_high: Upper end of it.
         wilcoxon_p: Two-sided paired Wilcoxon p-value over tasks.
         margin: Non-inferiority margin (points).
-        tasks: Per task: ``{delta, low, high, basis}``: the interval where available (``basis``
-            ``items`` or ``experiments``), else None.
+        tasks: Per task: ``{delta, low, high, basis}``: ``delta`` is the point of the interval where one
+            exists (``basis`` ``items``, ``half-samples`` or ``experiments``: the statistic it is about,
+            which can differ from the main score), else the difference of the main scores and None.
         harmed_tasks: Tasks whose whole interval lies below ``-margin``.
         no_interval: Tasks without a per-task interval (a single-task harm cannot be seen there).
     """
@@ -95,7 +99,8 @@ def stage_verdicts(
 
     Args:
         table: Aggregated scores, models in stage order, tiers after them.
-        task_deltas: (a, b) -> task -> ``{delta, low, high[, basis]}`` of b - a, where computed.
+        task_deltas: (a, b) -> task -> ``{delta, low, high[, basis]}`` of b - a, where computed: the
+            point and interval of one statistic, both shown.
         margin: Non-inferiority margin in points.
         alpha: Significance level (the interval is 1 - 2 alpha).
         parents: Tier -> the model it came from.
@@ -111,7 +116,9 @@ def stage_verdicts(
         boot = (task_deltas or {}).get((before.model, after.model), {})
         per_task = {
             task: {
-                "delta": round(after.tasks[task] - before.tasks[task], 4),
+                "delta": boot[task]["delta"]  # unrounded: the interval's own point
+                if task in boot
+                else round(after.tasks[task] - before.tasks[task], 4),
                 "low": boot[task]["low"] if task in boot else None,
                 "high": boot[task]["high"] if task in boot else None,
                 "basis": boot[task].get("basis", "items") if task in boot else None,
@@ -171,8 +178,11 @@ def verdicts_markdown(verdicts: list[Verdict], alpha: float) -> str:
         "*tier*) is expected to lose quality: its row states the loss with its interval, and its tasks "
         f"below −{margin:g} are named, but it is not judged as harm.",
         "",
-        "Per-task Δ (points) with 95% paired bootstrap intervals (local suite tasks: items resampled; "
-        "mteb tasks: mteb's repeated experiments resampled, marked ᵉ; — no interval):",
+        "Per-task Δ (points) with its 95% paired interval, point and interval of one statistic: local "
+        "suite tasks: the statistic recomputed from the embeddings (next section), items resampled, "
+        "clustering refit on label-stratified half-samples (m-out-of-n, marked ʰ); mteb tasks: the mean "
+        "of mteb's repeated experiments, those resampled (marked ᵉ); — no interval (Δ of the main "
+        "scores). A Δ with an interval can therefore differ from the difference in the Tasks table.",
         "",
     ]
     header = ["Task", *(f"{v.a} → {v.b}" for v in verdicts)]
@@ -181,7 +191,7 @@ def verdicts_markdown(verdicts: list[Verdict], alpha: float) -> str:
         cells = [task]
         for v in verdicts:
             d = v.tasks[task]
-            mark = "ᵉ" if d.get("basis") == "experiments" else ""
+            mark = {"experiments": "ᵉ", "half-samples": "ʰ"}.get(d.get("basis") or "", "")
             interval = f" [{d['low']:+.2f}, {d['high']:+.2f}]{mark}" if d["low"] is not None else " —"
             cells.append(f"{d['delta']:+.2f}{interval}")
         lines.append("| " + " | ".join(cells) + " |")

@@ -1,22 +1,9 @@
 """Paired statistics of robustness deltas: Hodges-Lehmann shift with its Walsh-average confidence interval
 and a percentile bootstrap, Wilcoxon signed-rank p-value, Holm, Kendall's tau.
 
-One signed-rank test gives both the p-value and the interval, so that they agree. The test of deltas ``x``
-is the exact conditional signed-rank test with Pratt's zeros: ``|x|`` is ranked with midranks for ties,
-zeros included (they take the lowest ranks, then count for neither side); T+ is the sum of the ranks of the
-positive deltas; its null distribution given these ranks comes from the 2^k equally likely signs of the k
-non-zero deltas, counted exactly with Python integers (doubled midranks are integers); two-sided
-``p = min(1, 2 min(P(T+ <= t), P(T+ >= t)))``. With more than ``EXACT_MAX`` deltas it is the normal
-approximation with the same tie-corrected conditional mean and variance, without continuity correction.
-
-Pratt's zeros rather than Wilcoxon's (dropping them; scipy's default) because the test must be inverted:
-Wilcoxon's zero method is not monotone in the shift (Pratt 1959), so {theta : p(d - theta) > alpha} need
-not be an interval (with random tied integer deltas at 95%, in about 1 sample in 150) and no interval can
-agree with the test. Pratt's statistic is monotone in theta, T+ - E[T+] = (#{Walsh averages > theta} -
-#{Walsh averages < theta}) / 2, and its conditional p-value was unimodal in theta in each of several
-thousand random tied samples we tried (not proved in general). The same test: R's
-``coin::wilcoxsign_test(distribution = "exact")`` (zero.method "Pratt" is its default) and scipy's
-``wilcoxon(zero_method="pratt", method=PermutationMethod())``.
+One signed-rank test gives both the p-value and the interval, so that they agree: the exact conditional
+test with Pratt's zeros of :mod:`skadapt.signedrank` (the test, and why Pratt's zeros), the test the
+evaluation's verdicts use too.
 
 The interval is the test's inversion, the closure of {theta : p(d - theta) > alpha}. The signs and ranks of
 ``d - theta`` do not change between consecutive distinct Walsh averages, so the test is evaluated on those
@@ -30,7 +17,6 @@ average: a zero delta or two opposite deltas) belongs to the interval by closure
 from __future__ import annotations
 
 import functools
-import itertools
 import math
 import statistics
 from collections.abc import Sequence
@@ -38,8 +24,7 @@ from typing import Any
 
 import numpy as np
 
-EXACT_MAX = 300
-"""Up to this many deltas the signed-rank test is exact; beyond it, the normal approximation."""
+from skadapt.signedrank import EXACT_MAX, ranked_p_value, signed_rank_cdf, wilcoxon_p
 
 
 def walsh_averages(deltas: Sequence[float]) -> np.ndarray:
@@ -52,90 +37,6 @@ def walsh_averages(deltas: Sequence[float]) -> np.ndarray:
 def hodges_lehmann(deltas: Sequence[float]) -> float:
     """The one-sample Hodges-Lehmann shift: the median of the Walsh averages."""
     return float(np.median(walsh_averages(deltas)))
-
-
-@functools.lru_cache(maxsize=32)
-def _lower_cumulative_counts(ranks: tuple[int, ...]) -> tuple[bytes, int]:
-    """How many of the 2^k sign patterns of ``ranks`` have a positive-rank sum <= t, t = 0 .. sum // 2.
-
-    Exact: the generating polynomial prod(1 + x^r) is evaluated at x = 2^bits (every count is at most 2^k
-    < 2^bits), so its coefficients are the bit fields of one Python integer; terms above sum // 2 are cut.
-
-    Returns:
-        The cumulative counts packed as ``width``-byte little-endian integers, and ``width``.
-    """
-    half = sum(ranks) // 2
-    width = len(ranks) // 8 + 1
-    bits = 8 * width
-    mask = (1 << (bits * (half + 1))) - 1
-    poly = 1
-    for rank in ranks:
-        if rank <= half:
-            poly = (poly + (poly << (bits * rank))) & mask
-    raw = poly.to_bytes(width * (half + 1), "little")
-    counts = (int.from_bytes(raw[k * width : (k + 1) * width], "little") for k in range(half + 1))
-    packed = b"".join(c.to_bytes(width, "little") for c in itertools.accumulate(counts))
-    return packed, width
-
-
-def _lower_tail_count(ranks: tuple[int, ...], t: int) -> int:
-    """Sign patterns of ``ranks`` with positive-rank sum <= t, for t <= sum(ranks) // 2."""
-    if t < 0:
-        return 0
-    packed, width = _lower_cumulative_counts(ranks)
-    return int.from_bytes(packed[t * width : (t + 1) * width], "little")
-
-
-@functools.cache
-def signed_rank_cdf(n: int) -> tuple[float, ...]:
-    """P(T+ <= t) for t = 0 .. n(n+1)/2 under the null (exact integer counts, divided at the end)."""
-    ranks = tuple(range(1, n + 1))
-    total, patterns = n * (n + 1) // 2, 2**n
-    half = total // 2
-    return tuple(
-        _lower_tail_count(ranks, t) / patterns
-        if t <= half
-        else (patterns - _lower_tail_count(ranks, total - t - 1)) / patterns
-        for t in range(total + 1)
-    )
-
-
-def _doubled_midranks(values: np.ndarray) -> np.ndarray:
-    """Twice the midranks of ``values`` (ties share the average rank), as integers."""
-    _, group, sizes = np.unique(values, return_inverse=True, return_counts=True)
-    ends = np.cumsum(sizes)
-    return (2 * ends - sizes + 1)[group.ravel()]
-
-
-def _p_value(ranks: np.ndarray, signs: np.ndarray) -> float:
-    """Two-sided p-value of the module's signed-rank test, given the doubled midranks of ``|x|`` (zeros
-    included) and the signs of ``x``."""
-    nonzero = ranks[signs != 0]
-    if len(nonzero) == 0:
-        return 1.0
-    total = int(nonzero.sum())
-    positive = int(ranks[signs > 0].sum())
-    lower = min(positive, total - positive)
-    if len(ranks) > EXACT_MAX:
-        sd = math.sqrt(float(np.sum(nonzero.astype(float) ** 2))) / 2
-        return min(1.0, math.erfc((total / 2 - lower) / sd / math.sqrt(2)))
-    unit = math.gcd(*nonzero.tolist())
-    key = tuple(sorted(int(r) // unit for r in nonzero))
-    return min(1.0, 2 * _lower_tail_count(key, lower // unit) / 2 ** len(key))
-
-
-def _signed_rank_test(x: np.ndarray) -> float:
-    """Two-sided p-value of the module's signed-rank test of ``x`` (see the module docstring)."""
-    return _p_value(_doubled_midranks(np.abs(x)), np.sign(x))
-
-
-def wilcoxon_p(deltas: Sequence[float]) -> float:
-    """Two-sided signed-rank p-value of the deltas: exact conditional, Pratt's zeros, midranks (module
-    docstring); NaN with fewer than two non-zero deltas."""
-    d = np.asarray(deltas, dtype=float)
-    if np.count_nonzero(d) < 2:
-        return math.nan
-    return _signed_rank_test(d)
 
 
 def _shifted_p_value(d: np.ndarray, walsh: np.ndarray, above: np.ndarray) -> float:
@@ -154,7 +55,7 @@ def _shifted_p_value(d: np.ndarray, walsh: np.ndarray, above: np.ndarray) -> flo
     )
     tied = (d[None, :] == d[:, None]) | (above == 0)
     ranks = 2 * smaller.sum(axis=1) + tied.sum(axis=1) + 1
-    return _p_value(ranks, signs)
+    return ranked_p_value(ranks, signs)
 
 
 def _classic_index(n: int, alpha: float) -> int:
