@@ -262,7 +262,8 @@ def half_sample_interval(point: float, values: np.ndarray, scale: float, alpha: 
     distribution; both hold also for non-smooth statistics when the left-out fraction stays away from 0,
     as half-samples do. The sqrt(m / n) of the m-out-of-n bootstrap and of subsampling with m / n -> 0
     (Politis and Romano 1994) is the limit of this factor for small m / n; at m = n / 2 the factor is 1,
-    and sqrt(m / n) = 0.71 would narrow the interval to about 83% coverage at a nominal 95%.
+    and sqrt(m / n) = 0.71 would narrow the interval by 1/sqrt(2) (for a normal statistic, 83% coverage
+    at a nominal 95%; 89% measured on Gaussian clusters, where this interval covers 95%).
 
     Centre: the spread is taken around the refits' median, not around theta_n. The V-measure depends on
     the sample size (on fewer texts a clustering agrees with the labels more by chance), so refits on m
