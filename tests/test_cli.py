@@ -101,11 +101,11 @@ def _flat(text: str) -> str:
 
 
 def _fake_evaluation(seen: dict) -> object:
-    from types import SimpleNamespace
+    from skadapt.evaluate.aggregate import Table
 
     def run_evaluation(models: dict, tasks: list, out_dir: object, **options: object) -> tuple:
         seen.update(options, models=models, tasks=tasks)
-        return SimpleNamespace(types=[], rows=[]), [], []
+        return Table(task_types={}, rows=[]), [], []
 
     return run_evaluation
 
