@@ -82,10 +82,8 @@ def atomic_dir(target: Path, *, overwrite: bool = True) -> Iterator[Path]:
         OutputExistsError: ``target`` exists (and is not empty) and ``overwrite`` is False.
     """
     target = Path(target)
-    if not overwrite and target.exists() and any(target.iterdir()):
-        raise OutputExistsError(
-            f"{target} already exists and is not empty; choose another --out or pass --overwrite"
-        )
+    if not overwrite:
+        refuse_nonempty(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = _sibling(target, "tmp")
     tmp.mkdir()
@@ -95,6 +93,18 @@ def atomic_dir(target: Path, *, overwrite: bool = True) -> Iterator[Path]:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     replace_dir(tmp, target)
+
+
+def refuse_nonempty(target: Path) -> None:
+    """Refuse an output directory that already holds something (the commands' rule without --overwrite).
+
+    Raises:
+        OutputExistsError: ``target`` exists and is not empty.
+    """
+    if target.exists() and any(target.iterdir()):
+        raise OutputExistsError(
+            f"{target} already exists and is not empty; choose another --out or pass --overwrite"
+        )
 
 
 def write_json(path: Path, data: Any) -> None:

@@ -206,6 +206,23 @@ DATA_ERRORS = {
         ["annotate", "agreement", "{tmp}/missing-sheets"],
         "missing-sheets",
     ),
+    "finetune onto a non-empty --out": (
+        [
+            "finetune",
+            "org/m",
+            "--out",
+            "{tmp}/full",
+            "--language",
+            "slk",
+            "--set",
+            "datasets=[{name: d, kind: sts, source: d.jsonl}]",
+        ],
+        "{tmp}/full already exists and is not empty; choose another --out or pass --overwrite",
+    ),
+    "robustness onto a non-empty --out": (
+        ["robustness", "org/m", "--language", "slk", "--out", "{tmp}/full", "--llm-model", "m"],
+        "{tmp}/full already exists and is not empty; choose another --out or pass --overwrite",
+    ),
 }
 
 
@@ -213,9 +230,12 @@ DATA_ERRORS = {
 def test_data_and_run_errors_exit_1(args: list[str], message: str, tmp_path: Path) -> None:
     (tmp_path / "bad.yaml").write_text("name: x\nlanguage: slk\nbase_model: m\ntrim:\n  vocab_sizee: 5\n")
     (tmp_path / "empty.yaml").write_text("name: x\nlanguage: slk\nbase_model: m\n")
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "kept.txt").write_text("a person's file\n")
     result = runner.invoke(app, _args(args, tmp_path), env={"COLUMNS": "200"})
     assert result.exit_code == 1, result.output
     assert message.replace("{tmp}", str(tmp_path)) in _flat(result.output)
+    assert (tmp_path / "full" / "kept.txt").read_text() == "a person's file\n"
 
 
 def test_interrupted_command_exits_130(monkeypatch: pytest.MonkeyPatch) -> None:

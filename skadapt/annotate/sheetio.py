@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from skadapt.artifacts import OutputExistsError, write_json
+from skadapt.artifacts import OutputExistsError, refuse_nonempty, write_json
 from skadapt.errors import SkadaptError
 
 ITEM_ID = "item_id"
@@ -417,9 +417,7 @@ def refuse_to_replace(target: Path, answers: Collection[str]) -> None:
             f"{target} holds {len(filled)} filled sheet(s): {shown}; exporting would empty their answers. "
             "Choose another --out, or pass --overwrite to replace them"
         )
-    raise OutputExistsError(
-        f"{target} already exists and is not empty; choose another --out or pass --overwrite"
-    )
+    refuse_nonempty(target)
 
 
 def check(problems: Sequence[str], where: str) -> None:

