@@ -38,13 +38,13 @@ from skadapt.export.speed import measure
 from skadapt.export.static import distill_static
 from skadapt.modeldir import finalize_model_dir
 from skadapt.stage import RunFacts, Stage, StageContext
-from skadapt.tasks.backends import EXPORT_REPORT, ONNX_DIR, load_sentence_model
+from skadapt.tasks.backends import EXPORT_MODEL_DIR, EXPORT_REPORT, ONNX_DIR, load_sentence_model
 from skadapt.tasks.selection import suite_files, suites_in
 
 log = logging.getLogger("skadapt.export")
 
 REPORT = EXPORT_REPORT
-MODEL_DIR = "model"
+MODEL_DIR = EXPORT_MODEL_DIR
 STATIC_DIR = "static"
 TOKENIZER_FILES = (
     "tokenizer.json",

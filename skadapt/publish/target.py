@@ -15,7 +15,7 @@ from typing import Any
 
 from skadapt import artifacts
 from skadapt.publish.errors import PublishError
-from skadapt.tasks.backends import EXPORT_REPORT
+from skadapt.tasks.backends import EXPORT_MODEL_DIR, EXPORT_REPORT
 
 REPORT_FILES = {
     "trim": "trim_report.json",
@@ -27,8 +27,6 @@ REPORT_FILES = {
 }
 """Stage -> the JSON report of its directory that the card reads (in run order)."""
 
-EXPORT_MODEL_DIR = "model"
-"""The export directory's sentence-transformers directory that holds the ONNX files (``model/onnx/``)."""
 STATIC_SUFFIX = "-static"
 """The static tier's repository: the model's repository id with this suffix."""
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from skadapt import artifacts
 from skadapt.publish.target import STATIC_SUFFIX, Target
+from skadapt.tasks.backends import EXPORT_MODEL_DIR, ONNX_DIR
 
 SPEED_KEYS = ("texts_per_s", "speedup", "size_mb", "peak_rss_mb")
 
@@ -34,7 +35,7 @@ def onnx_files(target: Target) -> list[Path]:
     found = _export(target)
     if found is None:
         return []
-    return sorted((found[0] / "model" / "onnx").glob("*.onnx"))
+    return sorted((found[0] / EXPORT_MODEL_DIR / ONNX_DIR).glob("*.onnx"))
 
 
 def static_dir(target: Target) -> Path | None:

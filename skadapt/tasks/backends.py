@@ -23,6 +23,8 @@ from skadapt import artifacts
 ONNX_DIR = "onnx"
 EXPORT_REPORT = "export_report.json"
 """The export stage's report, beside its tiers: it names the model each tier came from."""
+EXPORT_MODEL_DIR = "model"
+"""The export directory's sentence-transformers directory that holds the ONNX files (``model/onnx/``)."""
 
 
 def onnx_file(ref: str) -> Path | None:
