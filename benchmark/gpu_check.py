@@ -1,0 +1,344 @@
+"""GPU figures for the cost plan: fine-tuning and encoding throughput of e5-small and e5-large, peak memory.
+
+Runs on a GPU machine with no network from a copy of the repository (``benchmark/gpu_check.sh`` prepares and
+starts it). The models are built from the published configurations of multilingual-e5-small (BERT, 12 x 384)
+and multilingual-e5-large (XLM-R, 24 x 1024) with random weights: throughput and memory do not depend on the
+weights' values, and the real weights cannot travel to a machine without network. ``-trimmed`` variants have
+the recipes' 60,000-token vocabulary (60,002 embedding rows), which is what the Slovak recipes fine-tune; the
+tokenizer is the models' own XLM-R sentencepiece tokenizer, cut to its first 60,002 pieces for them.
+
+Texts have the shapes of the recipes' data (lengths in characters, drawn from the demo corpus's words):
+``pairs_long`` is a skLEP QA row (query ~60, passage ~1,200 characters: the passage fills the 256-token
+limit), ``triplets_short`` an NLI triplet (premise ~110, hypotheses ~55). Fine-tuning runs the real
+sentence-transformers trainer (MNRL, batch 32, max length 256, AdamW lr 2e-5, NO_DUPLICATES batches) for
+``--steps`` steps; the time per step is the median of the steps after the first ``--warmup``. Encoding runs
+``SentenceTransformer.encode`` at the evaluation's batch size (32) on ~100- and ~1,200-character texts.
+
+    python benchmark/gpu_check.py --tokenizer .gpu/tokenizer.json --out $OUT/gpu_check.json
+    python benchmark/gpu_check.py --tokenizer .gpu/tokenizer.json --smoke    # tiny models on the CPU
+
+The JSON it writes is the shape ``skadapt/plan/rates/*.json`` holds (see ``skadapt/plan``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import random
+import statistics
+import tempfile
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+WORDS_FROM = ROOT / "data" / "demo_sk" / "suite" / "corpus.jsonl"
+TRIMMED_ROWS = 60_002
+BATCH = 32
+MAX_LENGTH = 256
+ENCODE_BATCH = 32
+
+ARCHITECTURES: dict[str, dict[str, Any]] = {
+    "e5-small": {
+        "model_type": "bert",
+        "vocab_size": 250_037,
+        "hidden_size": 384,
+        "num_hidden_layers": 12,
+        "num_attention_heads": 12,
+        "intermediate_size": 1536,
+        "max_position_embeddings": 512,
+        "type_vocab_size": 2,
+        "layer_norm_eps": 1e-12,
+    },
+    "e5-large": {
+        "model_type": "xlm-roberta",
+        "vocab_size": 250_002,
+        "hidden_size": 1024,
+        "num_hidden_layers": 24,
+        "num_attention_heads": 16,
+        "intermediate_size": 4096,
+        "max_position_embeddings": 514,
+        "type_vocab_size": 1,
+        "layer_norm_eps": 1e-5,
+        "pad_token_id": 1,
+    },
+}
+SMOKE = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 64}
+
+# (column name, characters, prefix) per text of a training row; the prefixes are the recipes' E5 prompts.
+SHAPES: dict[str, list[tuple[str, int, str]]] = {
+    "pairs_long": [("anchor", 60, "query: "), ("positive", 1200, "passage: ")],
+    "triplets_short": [("anchor", 110, "query: "), ("positive", 55, "query: "), ("negative", 55, "query: ")],
+}
+ENCODE_TEXTS = {"short": 100, "long": 1200}
+
+
+def words() -> list[str]:
+    """Slovak words to fill texts of a given length with (the demo corpus's, in their order)."""
+    out: list[str] = []
+    for line in WORDS_FROM.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        out.extend(str(row.get("text", "")).split())
+    return out
+
+
+def texts(pool: list[str], n: int, chars: int, prefix: str, rng: random.Random) -> list[str]:
+    """``n`` distinct texts of about ``chars`` characters: runs of the pool's words from random offsets."""
+    out = []
+    for i in range(n):
+        start = rng.randrange(len(pool))
+        text: list[str] = [str(i)]
+        size = len(text[0])
+        while size < chars:
+            word = pool[(start + len(text)) % len(pool)]
+            text.append(word)
+            size += len(word) + 1
+        out.append(prefix + " ".join(text))
+    return out
+
+
+def build_model(name: str, trimmed: bool, tokenizer_json: Path, root: Path, smoke: bool) -> Path:
+    """A sentence-transformers-loadable directory: the architecture with random weights and the tokenizer."""
+    from transformers import AutoConfig, AutoModel, PreTrainedTokenizerFast
+
+    spec = dict(ARCHITECTURES[name])
+    model_type = spec.pop("model_type")
+    if smoke:
+        spec.update(SMOKE)
+    tokenizer_data = json.loads(tokenizer_json.read_text(encoding="utf-8"))
+    if trimmed:
+        spec["vocab_size"] = TRIMMED_ROWS
+        tokenizer_data["model"]["vocab"] = tokenizer_data["model"]["vocab"][:TRIMMED_ROWS]
+        tokenizer_data["added_tokens"] = [t for t in tokenizer_data["added_tokens"] if t["id"] < TRIMMED_ROWS]
+    out = root / f"{name}{'-trimmed' if trimmed else ''}"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "tokenizer.json").write_text(json.dumps(tokenizer_data), encoding="utf-8")
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_file=str(out / "tokenizer.json"),
+        bos_token="<s>",
+        eos_token="</s>",
+        unk_token="<unk>",
+        sep_token="</s>",
+        cls_token="<s>",
+        pad_token="<pad>",
+        mask_token="<mask>",
+        model_max_length=512,
+    )
+    tokenizer.save_pretrained(out)
+    config = AutoConfig.for_model(model_type, **spec)
+    AutoModel.from_config(config).save_pretrained(out)
+    return out
+
+
+def parameters(model: Any) -> int:
+    return sum(p.numel() for p in model.parameters())
+
+
+def peak_gb(torch: Any, device: str) -> float | None:
+    if device != "cuda":
+        return None
+    return round(torch.cuda.max_memory_allocated() / 2**30, 3)
+
+
+def reset_peak(torch: Any, device: str) -> None:
+    if device == "cuda":
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()
+
+
+def sync(torch: Any, device: str) -> None:
+    if device == "cuda":
+        torch.cuda.synchronize()
+
+
+def finetune_rate(
+    model_dir: Path, shape: str, precision: str, args: argparse.Namespace, pool: list[str]
+) -> dict:
+    """Seconds per optimizer step of the real trainer on rows of one shape."""
+    import torch
+    from datasets import Dataset
+    from sentence_transformers import (
+        SentenceTransformer,
+        SentenceTransformerTrainer,
+        SentenceTransformerTrainingArguments,
+    )
+    from sentence_transformers.losses import MultipleNegativesRankingLoss
+    from sentence_transformers.training_args import BatchSamplers
+    from transformers import TrainerCallback
+
+    rng = random.Random(42)
+    rows = BATCH * (args.steps + 2)
+    data = {col: texts(pool, rows, chars, prefix, rng) for col, chars, prefix in SHAPES[shape]}
+    model = SentenceTransformer(str(model_dir), device=args.device)
+    model.max_seq_length = MAX_LENGTH
+    stamps: list[float] = []
+
+    class Stamp(TrainerCallback):
+        def on_step_end(self, *_: Any, **__: Any) -> None:
+            sync(torch, args.device)
+            stamps.append(time.perf_counter())
+
+    reset_peak(torch, args.device)
+    with tempfile.TemporaryDirectory() as out:
+        training = SentenceTransformerTrainingArguments(
+            output_dir=out,
+            per_device_train_batch_size=BATCH,
+            max_steps=args.steps,
+            learning_rate=2e-5,
+            warmup_steps=max(1, args.steps // 10),
+            weight_decay=0.01,
+            bf16=precision == "bf16",
+            batch_sampler=BatchSamplers.NO_DUPLICATES,
+            save_strategy="no",
+            report_to="none",
+            logging_steps=10_000,
+            disable_tqdm=True,
+            seed=42,
+            use_cpu=args.device == "cpu",
+        )
+        trainer = SentenceTransformerTrainer(
+            model=model,
+            args=training,
+            train_dataset=Dataset.from_dict(data),
+            loss=MultipleNegativesRankingLoss(model),
+            callbacks=[Stamp()],
+        )
+        trainer.train()
+    steps = [b - a for a, b in zip(stamps[args.warmup :], stamps[args.warmup + 1 :], strict=False)]
+    tokens = sum(
+        min(len(model.tokenizer(row)["input_ids"]), MAX_LENGTH) for col in data for row in data[col][:BATCH]
+    )
+    seconds = statistics.median(steps)
+    result = {
+        "s_per_step": round(seconds, 5),
+        "s_per_step_range": [round(min(steps), 5), round(max(steps), 5)],
+        "rows_per_s": round(BATCH / seconds, 2),
+        "tokens_per_batch": tokens,
+        "timed_steps": len(steps),
+        "peak_gb": peak_gb(torch, args.device),
+        "parameters": parameters(model),
+    }
+    del trainer, model
+    return result
+
+
+def encode_rate(
+    model_dir: Path, kind: str, precision: str, args: argparse.Namespace, pool: list[str]
+) -> dict:
+    """Texts per second of ``SentenceTransformer.encode`` at the evaluation's batch size."""
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    n = args.encode_texts if kind == "short" else max(args.encode_texts // 4, ENCODE_BATCH)
+    data = texts(pool, n, ENCODE_TEXTS[kind], "query: ", random.Random(7))
+    model = SentenceTransformer(str(model_dir), device=args.device)
+    model.max_seq_length = 512
+    if precision == "bf16":
+        model = model.to(torch.bfloat16)
+    model.encode(data[: ENCODE_BATCH * 2], batch_size=ENCODE_BATCH)  # warm-up
+    reset_peak(torch, args.device)
+    sync(torch, args.device)
+    start = time.perf_counter()
+    model.encode(data, batch_size=ENCODE_BATCH)
+    sync(torch, args.device)
+    seconds = time.perf_counter() - start
+    result = {
+        "texts_per_s": round(n / seconds, 1),
+        "texts": n,
+        "chars": ENCODE_TEXTS[kind],
+        "peak_gb": peak_gb(torch, args.device),
+    }
+    del model
+    return result
+
+
+def environment(device: str) -> dict[str, Any]:
+    import sentence_transformers
+    import torch
+    import transformers
+
+    env = {
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "sentence_transformers": sentence_transformers.__version__,
+        "cpu_count": __import__("os").cpu_count(),
+        "device": device,
+    }
+    if device == "cuda":
+        props = torch.cuda.get_device_properties(0)
+        env["gpu"] = props.name
+        env["gpu_memory_gb"] = round(props.total_memory / 2**30, 1)
+    return env
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tokenizer", type=Path, required=True, help="the XLM-R tokenizer.json of mE5")
+    parser.add_argument("--out", type=Path, default=Path("gpu_check.json"))
+    parser.add_argument("--steps", type=int, default=30, help="optimizer steps per fine-tuning measurement")
+    parser.add_argument("--warmup", type=int, default=8, help="steps left out of the timing")
+    parser.add_argument("--encode-texts", type=int, default=4096, help="short texts per encoding measurement")
+    parser.add_argument("--models", default="e5-small,e5-large", help="comma-separated architectures")
+    parser.add_argument("--smoke", action="store_true", help="tiny models on the CPU: checks the script runs")
+    args = parser.parse_args()
+    import torch
+
+    args.device = "cuda" if torch.cuda.is_available() and not args.smoke else "cpu"
+    if args.smoke:
+        args.steps, args.warmup, args.encode_texts = 4, 1, 64
+    precisions = ["fp32", "bf16"]
+    pool = words()
+    report: dict[str, Any] = {
+        "source": "benchmark/gpu_check.py",
+        "date": time.strftime("%Y-%m-%d"),
+        "environment": environment(args.device),
+        "settings": {
+            "batch": BATCH,
+            "max_length": MAX_LENGTH,
+            "encode_batch": ENCODE_BATCH,
+            "steps": args.steps,
+        },
+        "finetune": {},
+        "encode": {},
+        "errors": [],
+    }
+    began = time.perf_counter()
+
+    def save() -> None:
+        report["wall_s"] = round(time.perf_counter() - began, 1)
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+
+    plan = []
+    for name in args.models.split(","):
+        plan += [(name, True, "finetune", shape, p) for shape in SHAPES for p in precisions]
+        plan += [(name, True, "encode", kind, p) for kind in ENCODE_TEXTS for p in precisions]
+    plan += [("e5-small", False, "finetune", "pairs_long", p) for p in precisions]  # the untrimmed vocabulary
+    with tempfile.TemporaryDirectory() as scratch:
+        built: dict[tuple[str, bool], Path] = {}
+        for name, trimmed, job, shape, precision in plan:
+            label = f"{name}{'-trimmed' if trimmed else ''}"
+            try:
+                if (name, trimmed) not in built:
+                    built[(name, trimmed)] = build_model(
+                        name, trimmed, args.tokenizer, Path(scratch), args.smoke
+                    )
+                measure = finetune_rate if job == "finetune" else encode_rate
+                result = measure(built[(name, trimmed)], shape, precision, args, pool)
+                report[job].setdefault(label, {}).setdefault(precision, {})[shape] = result
+                print(f"{job:8} {label:16} {precision:4} {shape:15} {json.dumps(result)}", flush=True)
+            except Exception as error:  # one failed measurement must not lose the others
+                report["errors"].append(f"{job} {label} {precision} {shape}: {error!r}")
+                traceback.print_exc()
+            finally:
+                if args.device == "cuda":
+                    torch.cuda.empty_cache()
+            save()
+    print(f"wrote {args.out} in {report['wall_s']} s; {len(report['errors'])} error(s)")
+
+
+if __name__ == "__main__":
+    main()
