@@ -106,6 +106,9 @@ class Stage(Generic[C]):
             tiers of the final model: the pipeline adds them to ``models`` without changing ``final``.
         uses_llm: It generates text with the recipe's ``llm`` (whose non-transport fields join its key).
         distributed: Every rank of a torchrun/accelerate launch takes part (others run on rank 0 only).
+        reads: The :class:`RunFacts` fields it reads besides ``run_dir``, ``language``, ``seed`` and ``llm``
+            (the evaluation tasks it keeps apart, the dev sets it chooses on, ...): they join its key, so
+            changing one re-runs it.
     """
 
     name: str
@@ -116,3 +119,19 @@ class Stage(Generic[C]):
     makes_tiers: bool = False
     uses_llm: bool = False
     distributed: bool = False
+    reads: tuple[str, ...] = ()
+
+    def facts_read(self, run: RunFacts) -> dict[str, Any]:
+        """The run facts of :attr:`reads`, as JSON (for keys)."""
+        return {name: _jsonable(getattr(run, name)) for name in self.reads}
+
+
+def _jsonable(value: Any) -> Any:
+    """A run fact as JSON: models dumped, tuples as lists, paths as strings."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if isinstance(value, tuple | list):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, Path):
+        return str(value)
+    return value

@@ -326,3 +326,30 @@ def test_edited_suite_data_file_reruns_the_stages_that_read_it(tmp_path: Path) -
     sts.write_text(sts.read_text() + '{"sentence1": "Nová veta.", "sentence2": "Iná veta.", "score": 1.0}\n')
     run_recipe(recipe, runners=recorder.runners())
     assert recorder.calls == ["finetune", "renorm", "evaluate"]  # all three read the suite; trim does not
+
+
+def test_a_stage_key_covers_the_other_sections_it_reads(tmp_path: Path) -> None:
+    """Fine-tuning keeps the evaluation's tasks apart and renorm chooses on finetune.dev: changing what they
+    read re-keys them (and only them); the standalone finetune command's work directory follows too."""
+    from skadapt.commands.finetune import work_dir_for
+    from skadapt.pipeline.keys import stage_key
+
+    def keys(**overrides: object) -> dict[str, str]:
+        recipe = make_recipe(tmp_path, **overrides)
+        return {stage: stage_key(recipe, stage, [])[0] for stage in recipe.enabled_stages()}
+
+    def work_dir(**overrides: object) -> Path:
+        recipe = make_recipe(tmp_path, **overrides)
+        return work_dir_for(tmp_path / "out", "m", recipe.finetune, recipe.run_facts())
+
+    base = keys()
+    excluded = keys(evaluate__exclude_tasks=["TinyBitext"])
+    assert {s for s in base if base[s] != excluded[s]} == {"finetune", "evaluate"}
+    other = keys(evaluate__tasks=["other.yaml"])
+    assert {s for s in base if base[s] != other[s]} == {"trim", "finetune", "renorm", "evaluate"}
+    dev = {"sets": [{"kind": "sts", "source": "sts_dev.jsonl"}]}
+    with_dev = keys(finetune__dev=dev)
+    assert {s for s in base if base[s] != with_dev[s]} == {"finetune", "renorm"}
+    assert (
+        work_dir() != work_dir(evaluate__exclude_tasks=["TinyBitext"]) != work_dir(evaluate__tasks=["x.yaml"])
+    )

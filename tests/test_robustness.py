@@ -249,3 +249,35 @@ def test_cli(
         assert code == 1 and "already exists" in output and "--overwrite" in output
         code, output = invoke("--overwrite")
         assert code == 0, output
+
+
+def test_the_stage_leaves_out_the_tasks_evaluation_leaves_out(
+    tmp_path: Path, suite: Path, tiny_models: dict[str, Path]
+) -> None:
+    """robustness.tasks unset: the evaluation's tasks less evaluate.exclude_tasks; set: exactly its own."""
+    from skadapt.robustness.config import RobustnessConfig
+    from skadapt.robustness.stage import run_stage
+    from skadapt.stage import RunFacts, StageContext
+
+    model = str(tiny_models["unigram"])
+
+    def scored_tasks(config: RobustnessConfig, url: str, name: str) -> set[str]:
+        facts = RunFacts(
+            run_dir=tmp_path,
+            language=SLOVAK,
+            eval_tasks=(str(suite),),
+            excluded_tasks=("TinyBitext", "TinyRetrieval"),
+            llm=llm(url, tmp_path / "cache"),
+        )
+        out, work = tmp_path / name / "out", tmp_path / name / "work"
+        out.mkdir(parents=True), work.mkdir(parents=True)
+        run_stage(StageContext("robustness", config, facts, {"base": model, "final": model}, out, work))
+        rows = json.loads((out / "robustness.json").read_text())["rows"]
+        return {row["task"] for row in rows}
+
+    settings = {"transforms": ["paraphrase"], "seeds": [1337]}
+    with scripted_server(script) as server:
+        inherited = scored_tasks(RobustnessConfig(**settings), server.url, "inherited")
+        own = scored_tasks(RobustnessConfig(**settings, tasks=[str(suite)]), server.url, "own")
+    assert inherited and not inherited & {"TinyBitext", "TinyRetrieval"}
+    assert {"TinyBitext", "TinyRetrieval"} <= own

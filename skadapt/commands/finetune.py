@@ -19,10 +19,10 @@ from skadapt.train.config import FinetuneConfig
 
 def work_dir_for(out_dir: Path, model: str, config: FinetuneConfig, facts: RunFacts) -> Path:
     """Checkpoint directory of a standalone run: a hidden sibling of ``--out`` kept until success, keyed
-    by the run's inputs (model files, finetune section, seed, data files), so that only the same run
-    resumes from it."""
+    by the run's inputs (model files, finetune section, the run facts it reads, seed, data files), so that
+    only the same run resumes from it."""
     from skadapt import artifacts
-    from skadapt.train.stage import input_files
+    from skadapt.train.stage import STAGE, input_files
 
     data = config.model_dump(mode="json")
     files = [*artifacts.local_paths_in(data), *input_files(config, facts)]
@@ -31,6 +31,8 @@ def work_dir_for(out_dir: Path, model: str, config: FinetuneConfig, facts: RunFa
             "model": model,
             "model_files": artifacts.input_fingerprint(model),
             "config": data,
+            "run": STAGE.facts_read(facts),
+            "language": facts.language.code,
             "seed": facts.seed,
             "data": {str(p): artifacts.input_fingerprint(str(p)) for p in files},
         }

@@ -351,4 +351,4 @@ def run_stage(ctx: StageContext[ExportConfig]) -> dict[str, Any]:
     }
 
 
-STAGE = Stage("export", ExportConfig, run_stage, input_files, makes_tiers=True)
+STAGE = Stage("export", ExportConfig, run_stage, input_files, makes_tiers=True, reads=("eval_tasks",))

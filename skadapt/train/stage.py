@@ -297,4 +297,12 @@ def run_stage(ctx: StageContext[FinetuneConfig]) -> dict[str, Any]:
     return finetune(ctx)
 
 
-STAGE = Stage("finetune", FinetuneConfig, run_stage, input_files, makes_model=True, distributed=True)
+STAGE = Stage(
+    "finetune",
+    FinetuneConfig,
+    run_stage,
+    input_files,
+    makes_model=True,
+    distributed=True,
+    reads=("eval_tasks", "excluded_tasks", "dataset_mirrors"),
+)

@@ -70,4 +70,4 @@ def evaluation_tokenization(specs: list[str], original: Path, trimmed: Path) -> 
     }
 
 
-STAGE = Stage("trim", TrimConfig, run_stage, makes_model=True)
+STAGE = Stage("trim", TrimConfig, run_stage, makes_model=True, reads=("eval_tasks",))
