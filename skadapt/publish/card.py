@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from skadapt import artifacts
+from skadapt.model_sources import HUB_ID
 from skadapt.publish import sections
 from skadapt.publish.licenses import DataLicense
 from skadapt.publish.target import Target
@@ -38,7 +38,6 @@ STAGE_TAGS = {
 }
 REPORTS_DIR = "skadapt"
 """Folder of the uploaded repository holding the run's reports."""
-_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$")
 _INSERT_BEFORE = ("\n<!--\n## Bias, Risks and Limitations", "\n## Training Details", "\n## Citation")
 
 
@@ -69,7 +68,7 @@ class CardFacts:
 
 def is_hub_id(value: str | None) -> bool:
     """Whether ``value`` looks like a Hub repository id (ORG/NAME), not a local path."""
-    return bool(value) and bool(_HUB_ID.match(str(value))) and not Path(str(value)).exists()
+    return bool(value) and bool(HUB_ID.fullmatch(str(value))) and not Path(str(value)).exists()
 
 
 def model_prompts(model_dir: Path) -> dict[str, str]:
