@@ -66,11 +66,13 @@ def table(header: list[str], rows: list[list[str]], align: list[str] | None = No
 
 
 def _corpus_line(counts: dict[str, Any], config: dict[str, Any]) -> str:
-    """A counted corpus: spec, column, texts, size, token occurrences and distinct tokens, read limits."""
+    """A counted corpus: spec (and the commit a Hub source was read at), column, texts, size, token
+    occurrences and distinct tokens, read limits."""
     limits = [f"{name} {config[name]:,}" for name in ("max_documents", "max_bytes") if config.get(name)]
     size = f"{counts['bytes'] / 1e6:.2f} MB, " if counts.get("bytes") is not None else ""
+    commit = f" at commit `{counts['commit']}`" if counts.get("commit") else ""
     return (
-        f"`{counts.get('source')}` (column `{config.get('text_column') or 'text'}`): "
+        f"`{counts.get('source')}`{commit} (column `{config.get('text_column') or 'text'}`): "
         f"{number(counts.get('documents'))} texts, {size}{number(counts.get('tokens'))} token occurrences of "
         f"{number(counts.get('distinct_tokens'))} distinct tokens"
         + (f" (limits: {', '.join(limits)})" if limits else "")

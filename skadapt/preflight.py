@@ -32,6 +32,7 @@ from typing import Any
 from skadapt.errors import SkadaptError
 from skadapt.model_sources import looks_like_path
 from skadapt.recipe import LLM_STAGES, Recipe
+from skadapt.sources import reading
 from skadapt.tasks.config import DevSets
 from skadapt.train.config import FinetuneDataset
 
@@ -107,21 +108,23 @@ def _model(ref: str) -> str | None:
 
 
 def _commit(spec: str) -> str:
-    """For a ``hub:`` source: the commit it resolves to now, and a hint to pin it when it is not pinned."""
-    from skadapt.hub import offline
-    from skadapt.sources import parse_source
+    """For a ``hub:`` source: the commit it was read at (the stages resolve it the same way, see
+    :func:`skadapt.sources.resolve_commit`), and a hint to pin it when it is not pinned."""
+    from skadapt.sources import parse_source, resolve_commit
 
-    parsed = parse_source(spec)
-    if parsed.kind != "hub" or offline():
+    if parse_source(spec).kind != "hub":
         return ""
-    from huggingface_hub import HfApi
+    found = resolve_commit(spec)
+    if found.pinned:
+        return f"; commit {found.revision[:12]}"
+    if found.commit is None:
+        return f"; the commit {found.revision} is at is {found.resolved_by}"
+    if found.resolved_by != "hub":
+        return f"; {found.revision} was commit {found.commit} per the {found.resolved_by}"
+    return f"; {found.revision} is commit {found.commit}: pin it with @{found.commit} for a reproducible run"
 
-    sha = HfApi().dataset_info(parsed.name, revision=parsed.revision).sha
-    if parsed.revision == sha:
-        return f"; commit {sha[:12]}"
-    return f"; {parsed.revision or 'main'} is commit {sha}: pin it with @{sha} for a reproducible run"
 
-
+@reading()  # the commit shown is the commit read
 def _corpus(spec: str, column: str) -> str | None:
     from skadapt.sources import iter_texts, iter_wordfreq, parse_source
 
@@ -137,6 +140,7 @@ def _corpus(spec: str, column: str) -> str | None:
     return "first text read" + _commit(spec)
 
 
+@reading()
 def _dataset(entry: FinetuneDataset) -> str | None:
     from skadapt.train.datasets import check_first_row, sample_grouping
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests import hub_fixtures
-from tests.hub_fixtures import HF_TOKEN, HubClient
+from tests.hub_fixtures import FINEWEB2_REVISION, HF_TOKEN, HubClient
 from tests.hub_server import LocalHub
 
 local_hub, hub, hub_e5 = hub_fixtures.local_hub, hub_fixtures.hub, hub_fixtures.hub_e5
@@ -65,6 +65,14 @@ def test_e5_sk_small_runs_against_the_hub(hub_client: HubClient, hub_e5: Path, t
     assert "preflight: " in output and "inputs OK" in output  # the preflight went through the Hub too
     trim = json.loads((run / "trim" / "trim_report.json").read_text())
     assert trim["source"].startswith("hub:HuggingFaceFW/fineweb-2:slk_Latn:train")
+    fineweb2 = {"hub:HuggingFaceFW/fineweb-2:slk_Latn:train": FINEWEB2_REVISION}  # read at main: its commit
+    for stage in ("trim", "renorm"):
+        sources = json.loads((run / stage / "manifest.json").read_text())["sources"]
+        assert {spec: entry["commit"] for spec, entry in sources.items()} == fineweb2
+    finetune_sources = json.loads((run / "finetune" / "manifest.json").read_text())["sources"]
+    assert len(finetune_sources) == 4 and all(
+        e["commit"].startswith("10549a8c") for e in finetune_sources.values()
+    )
     training = json.loads((run / "finetune" / "training_report.json").read_text())
     assert [d["name"] for d in training["datasets"]] == ["skquad", "nli", "rte", "sts"]
     contamination = training["contamination"]

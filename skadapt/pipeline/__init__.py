@@ -12,11 +12,13 @@ Layout of a run directory::
 
 A stage is finished when ``<stage>/manifest.json`` exists with ``status: complete`` and the key of the
 current stage config + inputs. Stages write into a hidden temporary directory that is renamed into place
-only after success, so an interrupted stage never looks finished.
+only after success, so an interrupted stage never looks finished. A manifest's ``sources`` records the
+commit each ``hub:`` source the stage read was at.
 
 Modules:
     run: ``run_recipe`` (the order, skip/resume, atomic stage directories, manifests).
     keys: the key of a stage (config, seed, language, base model, upstream keys, input files).
+    sources: a skipped stage whose Hub branch has moved since it read it is warned about.
     launch: distributed launches (rank 0 writes; other ranks join distributed stages and follow).
     failures: one message for a failed stage, naming its inputs and what to do.
     runlog: ``run.log``.

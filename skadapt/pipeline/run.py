@@ -18,7 +18,9 @@ from skadapt.pipeline.failures import stage_failure
 from skadapt.pipeline.keys import stage_key
 from skadapt.pipeline.launch import Launch, PipelineError, failure_marker, follow_rank0, other_ranks_done
 from skadapt.pipeline.runlog import setup_run_log
+from skadapt.pipeline.sources import warn_moved_sources
 from skadapt.recipe import Recipe
+from skadapt.sources import reading
 from skadapt.stage import StageContext
 from skadapt.stages import BY_NAME
 
@@ -82,7 +84,7 @@ def _run_stage(
     start = time.perf_counter()
     log.info("stage %s: running (key %s)", stage, key[:12])
     try:
-        with artifacts.atomic_dir(run_dir / stage) as tmp:
+        with artifacts.atomic_dir(run_dir / stage) as tmp, reading() as reads:
             result = runner(_context(recipe, stage, models, tmp, work_dir)) or {}
             seconds = time.perf_counter() - start
             manifest = {
@@ -94,6 +96,7 @@ def _run_stage(
                 "seed": recipe.seed,
                 "language": recipe.language,
                 "inputs": inputs,
+                "sources": reads.record(),
                 "models": {label: artifacts.recorded_path(ref, run_dir) for label, ref in models.items()},
                 "result": result,
                 "outputs": artifacts.list_outputs(tmp),
@@ -184,6 +187,8 @@ def run_recipe(
                 )
             if current and stage not in forced:
                 log.info("stage %s: up to date, skipped", stage)
+                if launch.is_main:
+                    warn_moved_sources(stage, manifest)
                 if on_stage:
                     on_stage(stage, "skip")
                 outcomes.append(StageOutcome(stage, "skipped", stage_dir, 0.0, manifest.get("result", {})))

@@ -204,6 +204,7 @@ def skadapt_text(target: Target, facts: CardFacts) -> str:
         *sections.trim_section(target.reports.get("trim")),
         *sections.training_section(target.reports.get("finetune"), target.config("finetune"), facts.datasets),
         *sections.renorm_section(target.reports.get("renorm"), target.config("renorm")),
+        *sections.hub_sources_section(target.manifests),
         *sections.evaluation_section(evaluation),
         tiers_markdown(tier_rows(target), facts.repo_id),
         *sections.verdicts_section(evaluation),

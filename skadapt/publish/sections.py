@@ -260,6 +260,37 @@ def renorm_section(report: dict[str, Any] | None, config: dict[str, Any]) -> lis
     return lines
 
 
+def hub_sources_section(manifests: dict[str, dict[str, Any]]) -> list[str]:
+    """Every ``hub:`` source the run's stages read, with the revision asked and the commit read (from the
+    manifests' ``sources``); [] when no stage read one."""
+    from skadapt.sources import recorded_commits
+
+    read: dict[tuple[str, str], tuple[dict[str, str], list[str]]] = {}  # (spec, commit): a branch moves
+    for stage, manifest in manifests.items():
+        for spec, entry in recorded_commits(manifest).items():
+            read.setdefault((spec, str(entry.get("commit"))), (entry, []))[1].append(stage)
+    if not read:
+        return []
+    rows = [
+        [f"`{spec}`", ", ".join(stages), f"`{entry.get('revision')}`", _commit_cell(entry)]
+        for (spec, _), (entry, stages) in read.items()
+    ]
+    return [
+        "## Data read from the Hub",
+        "",
+        "The commit each Hugging Face dataset was read at (a branch such as `main` moves; the commit "
+        "does not):",
+        "",
+        *table(["source", "read by", "revision", "commit read"], rows),
+        "",
+    ]
+
+
+def _commit_cell(entry: dict[str, str]) -> str:
+    commit = str(entry.get("commit"))
+    return f"`{commit}`" if len(commit) == 40 and commit.isalnum() else commit
+
+
 def evaluation_section(evaluation: Evaluation | None) -> list[str]:
     """Main score per task for the published model beside the base model (and humans when present)."""
     if evaluation is None:

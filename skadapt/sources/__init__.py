@@ -20,6 +20,9 @@ naming the source and how far it got, whose ``resume_state`` (``datasets``' own 
 state, JSON-serializable) continues the read where it stopped: ``iter_texts(spec, resume_state=...)`` /
 ``read_rows(spec, resume_state=...)``. :meth:`TextStream.state` gives the same state at any point.
 
+A Hub read reads one commit: :func:`resolve_commit` tells which when the read starts (a branch such as
+``main`` moves), and :func:`reading` collects those commits for the stage manifest.
+
 Modules (each single-purpose, ``datasets`` and ``wordfreq`` imported inside functions):
 
 - ``spec`` - :class:`SourceSpec` and :func:`parse_source` (parsed once per string), the source errors;
@@ -27,6 +30,7 @@ Modules (each single-purpose, ``datasets`` and ``wordfreq`` imported inside func
 - ``columns`` - :func:`column_value`, :func:`column_text`, :func:`is_blank`;
 - ``rowsource`` - :class:`RowSource` (rows plus what is known of their columns), resume-state checks;
 - ``local`` - rows of local files: JSONL, ``.json``/``.csv``/``.parquet`` tables, saved datasets;
+- ``commits`` - the commit a Hub source is read at (:func:`resolve_commit`), collected by :func:`reading`;
 - ``hub`` - Hub datasets streamed and resumable, :func:`is_network_error`;
 - ``rows`` - :func:`read_rows`, the one row reader;
 - ``wordfreq`` - :func:`iter_wordfreq`;
@@ -36,6 +40,14 @@ Modules (each single-purpose, ``datasets`` and ``wordfreq`` imported inside func
 from __future__ import annotations
 
 from skadapt.sources.columns import column_text, column_value, is_blank
+from skadapt.sources.commits import (
+    UNKNOWN_OFFLINE,
+    HubCommit,
+    SourceReads,
+    reading,
+    recorded_commits,
+    resolve_commit,
+)
 from skadapt.sources.files import ROW_SUFFIXES, resolve_files
 from skadapt.sources.hub import is_network_error
 from skadapt.sources.local import iter_jsonl
@@ -47,10 +59,13 @@ from skadapt.sources.wordfreq import iter_wordfreq
 
 __all__ = [
     "ROW_SUFFIXES",
+    "UNKNOWN_OFFLINE",
+    "HubCommit",
     "RowSource",
     "Rows",
     "SourceError",
     "SourceInterrupted",
+    "SourceReads",
     "SourceSpec",
     "column_text",
     "column_value",
@@ -61,5 +76,8 @@ __all__ = [
     "iter_wordfreq",
     "parse_source",
     "read_rows",
+    "reading",
+    "recorded_commits",
+    "resolve_commit",
     "resolve_files",
 ]

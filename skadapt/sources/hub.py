@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from skadapt.sources.commits import HubCommit, note_commit, resolve_commit
 from skadapt.sources.rowsource import Rows, RowSource, label_names
 from skadapt.sources.spec import SourceError, SourceInterrupted, SourceSpec
 
@@ -14,15 +15,24 @@ NETWORK_ERRORS = {("httpx", "HTTPError"), ("httpx2", "HTTPError"), ("aiohttp", "
 def hub_source(spec: str, parsed: SourceSpec, resume_state: dict[str, Any] | None) -> RowSource:
     """Open a Hub dataset as a stream of rows, continuing after ``resume_state`` when given.
 
+    The commit read is resolved first (:func:`skadapt.sources.commits.resolve_commit`, collected for the
+    stage manifest) and kept as ``source.commit``; a resumed read continues at the commit its state names.
+
     Raises:
         SourceError: The dataset cannot be opened, or the resume state holds no stream state; while
             reading, :class:`SourceInterrupted` when the connection drops.
     """
     import datasets
 
+    resumed = (resume_state or {}).get("commit")
+    if resume_state and resume_state.get("rows") and isinstance(resumed, str):
+        note_commit(HubCommit(spec, parsed.name, parsed.revision or "main", resumed, "resumed read"))
+        commit, revision = resumed, resumed
+    else:  # the revision as asked: huggingface_hub's cache then names the commit it is at (offline look-ups)
+        commit, revision = resolve_commit(spec).commit, parsed.revision
     try:
         stream = datasets.load_dataset(
-            parsed.name, parsed.config, split=parsed.split, streaming=True, revision=parsed.revision
+            parsed.name, parsed.config, split=parsed.split, streaming=True, revision=revision
         )
     except Exception as error:  # connection, auth, unknown config/split/revision: all end here
         raise SourceError(
@@ -36,6 +46,7 @@ def hub_source(spec: str, parsed: SourceSpec, resume_state: dict[str, Any] | Non
     features = getattr(stream, "features", None)
     source = RowSource(spec, iter(()), label_names(features), list(features) if features else None)
     source.stream = stream
+    source.commit = commit
     source.read = resume_state["rows"] if resume_state else 0
     source.rows = _stream_rows(source)
     return source

@@ -26,6 +26,7 @@ class RowSource:
         columns: The columns, when known before reading (Hub datasets).
         read: Rows read so far.
         stream: The ``datasets.IterableDataset`` behind a Hub source.
+        commit: The commit a Hub source is read at (None when unknown, and for other sources).
     """
 
     spec: str
@@ -34,6 +35,7 @@ class RowSource:
     columns: list[str] | None = None
     read: int = 0
     stream: Any = None
+    commit: str | None = None
 
     def state(self) -> dict[str, Any]:
         """Where the read stands: ``read_rows(spec, resume_state=...)`` continues after the last row read."""
@@ -41,6 +43,7 @@ class RowSource:
             "spec": str(parse_source(self.spec)),
             "rows": self.read,
             "datasets": self.stream.state_dict() if self.stream is not None else None,
+            "commit": self.commit,
         }
 
 

@@ -60,6 +60,7 @@ class TextStream(Iterator[str]):
             "bytes": self.bytes,
             "rows": self.documents,
             "datasets": self._rows.state()["datasets"] if self._rows is not None else None,
+            "commit": self._rows.commit if self._rows is not None else None,
         }
 
     def _generate(self) -> Iterator[str]:

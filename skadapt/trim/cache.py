@@ -1,8 +1,10 @@
-"""On-disk cache of token counts, keyed by tokenizer fingerprint + source spec + limits.
+"""On-disk cache of token counts, keyed by tokenizer fingerprint + source spec (+ the commit a ``hub:``
+branch is at) + limits.
 
 Per key: ``KEY.npz`` + ``KEY.json`` (the finished counts and their metadata), ``KEY.partial.npz`` (the
 counts of an interrupted run, with its position and parity-sampler state) and ``KEY.sample-SEED-SIZE.json``
-(the parity sample drawn from the counted texts with that seed and size).
+(the parity sample drawn from the counted texts with that seed and size). Per ``hub:`` branch spec (the key
+without its commit): ``BRANCH.commit.json``, the commit it was last counted at.
 """
 
 from __future__ import annotations
@@ -112,3 +114,22 @@ def save_sample(key: str, seed: int, size: int, texts: list[str]) -> None:
     path = _sample_path(key, seed, size)
     path.parent.mkdir(parents=True, exist_ok=True)
     artifacts.write_json(path, texts)
+
+
+def _branch_path(branch: str) -> Path:
+    return cache_dir() / f"{branch}.commit.json"
+
+
+def load_branch_commit(branch: str) -> dict[str, str] | None:
+    """The commit a branch spec was last counted at and that count's key (``commit``, ``key``), or None."""
+    data = artifacts.read_json(_branch_path(branch))
+    if isinstance(data, dict) and isinstance(data.get("commit"), str):
+        return data
+    return None
+
+
+def save_branch_commit(branch: str, commit: str, key: str) -> None:
+    """Record the commit a branch spec was counted at now (atomically)."""
+    path = _branch_path(branch)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    artifacts.write_json(path, {"commit": commit, "key": key})

@@ -6,8 +6,10 @@ while counting. Text sources are counted in checkpointed segments (:mod:`skadapt
 the tokenizer's own threads (:mod:`skadapt.trim.parallel`); word lists by :mod:`skadapt.trim.wordlist`.
 
 Counts are cached on disk (:mod:`skadapt.trim.cache`) under a key made of the tokenizer fingerprint, the
-source spec (with a fingerprint of local files), the column and the limits, so a second run with the same
-inputs does not recount; the parity sample is cached next to them per (seed, size). A cached count without
+source spec (with a fingerprint of local files, and for a ``hub:`` spec that does not pin a commit the
+commit its revision is at when the count starts), the column and the limits, so a second run with the same
+inputs does not recount, and a count of a branch that has moved since is made again (the log says from
+which commit to which); the parity sample is cached next to them per (seed, size). A cached count without
 the sample asked for re-reads the source (without tokenizing) to draw it.
 """
 
@@ -22,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from skadapt import artifacts
-from skadapt.sources import iter_texts, parse_source, resolve_files
+from skadapt.sources import iter_texts, parse_source, reading, resolve_commit, resolve_files
 from skadapt.trim import cache, checkpoint, wordlist
 from skadapt.trim.encoder import tokenizer_fingerprint
 from skadapt.trim.parallel import ProgressHook
@@ -42,6 +44,7 @@ class TokenCounts:
         counts: Occurrences per token id (int64, length = tokenizer vocabulary incl. added tokens).
         source: The source spec that was counted.
         key: Cache key (the counts fingerprint).
+        commit: The commit a ``hub:`` source was counted at (None: not a Hub source, or unknown).
         documents: Texts (or word-list entries) counted.
         bytes: UTF-8 bytes counted.
         seconds: Counting time (0 when read from the cache).
@@ -59,6 +62,7 @@ class TokenCounts:
     cached: bool = False
     sample: list[str] = field(default_factory=list)
     seed: int = 0
+    commit: str | None = None
 
     @property
     def tokens(self) -> int:
@@ -74,6 +78,7 @@ class TokenCounts:
         """JSON-friendly description (for reports and manifests)."""
         return {
             "source": self.source,
+            **({"commit": self.commit} if self.commit else {}),
             "fingerprint": self.key,
             "documents": self.documents,
             "bytes": self.bytes,
@@ -86,9 +91,13 @@ class TokenCounts:
 
 
 def source_fingerprint(spec: str) -> dict[str, Any]:
-    """What identifies the data of a source spec: the spec, plus file fingerprints for local files."""
+    """What identifies the data of a source spec: the spec, plus file fingerprints for local files and,
+    for a ``hub:`` spec that does not pin a commit, the commit its revision is at now (None when that
+    cannot be told: then no earlier count matches)."""
     parsed = parse_source(spec)
     data: dict[str, Any] = {"spec": str(parsed)}
+    if parsed.kind == "hub" and not (commit := resolve_commit(spec)).pinned:
+        data["commit"] = commit.commit
     if parsed.kind == "files":
         data["files"] = [[str(p), artifacts.path_fingerprint(Path(p))] for p in resolve_files(parsed.name)]
     if parsed.kind == "wordfreq":
@@ -121,6 +130,7 @@ def draw_sample(
     return sample_stream(texts, size, seed)
 
 
+@reading()  # one commit per source for the key, the read and the parity sample
 def count_source(
     tokenizer_json: str,
     spec: str,
@@ -163,6 +173,9 @@ def count_source(
         "max_bytes": max_bytes if parsed.kind != "wordfreq" else None,
     }
     key = cache.cache_key(key_parts)
+    commit = resolve_commit(spec).commit if parsed.kind == "hub" else None
+    if use_cache and "commit" in key_parts["source"]:
+        use_cache = _note_branch_commit(spec, key_parts, key)
     limits = {"max_documents": max_documents, "max_bytes": max_bytes}
     if use_cache and (hit := cache.load_counts(key)) is not None:
         counts, meta = hit
@@ -172,7 +185,8 @@ def count_source(
             log.info("drawing the parity sample of %s (seed %d) by re-reading it", spec, seed)
             sample = draw_sample(spec, column, parity_documents, seed, **limits)
             cache.save_sample(key, seed, parity_documents, sample)
-        return TokenCounts(counts, spec, key, meta["documents"], meta["bytes"], 0.0, True, sample, seed)
+        documents, size = meta["documents"], meta["bytes"]
+        return TokenCounts(counts, spec, key, documents, size, 0.0, True, sample, seed, commit)
     start = time.perf_counter()
     fresh = ParitySampler(parity_documents, seed)
     sampler: ParitySampler | None = fresh
@@ -200,7 +214,7 @@ def count_source(
         sample = sampler.sample()
     else:  # a resumed count whose interrupted run drew a sample of another seed or size
         sample = draw_sample(spec, column, parity_documents, seed, **limits)
-    result = TokenCounts(counts, spec, key, documents, size, seconds, False, sample, seed)
+    result = TokenCounts(counts, spec, key, documents, size, seconds, False, sample, seed, commit)
     if use_cache:
         cache.save_counts(key, counts, {**key_parts, "documents": documents, "bytes": size})
         if parity_documents > 0:
@@ -214,3 +228,31 @@ def count_source(
         seconds,
     )
     return result
+
+
+def _note_branch_commit(spec: str, key_parts: dict[str, Any], key: str) -> bool:
+    """Remember which commit a branch spec is counted at, saying so when it has moved since it was last
+    counted; whether the cache may serve the count (not when the commit cannot be told)."""
+    commit = key_parts["source"]["commit"]
+    branch = cache.cache_key({**key_parts, "source": {**key_parts["source"], "commit": None}})
+    last = cache.load_branch_commit(branch)
+    if commit is None:
+        log.warning(
+            "%s: the commit it is at cannot be told now, so no cached count is used or saved%s",
+            spec,
+            f" (it was last counted at commit {last['commit']})" if last else "",
+        )
+        return False
+    if last and last.get("commit") != commit:
+        revision = parse_source(spec).revision or "main"
+        counted = cache.load_counts(key) is not None
+        log.warning(
+            "%s: %s has moved from commit %s to %s since it was last counted; %s",
+            spec,
+            revision,
+            last["commit"],
+            commit,
+            "the cached counts of that commit are used" if counted else "counting it again",
+        )
+    cache.save_branch_commit(branch, commit, key)
+    return True

@@ -1,0 +1,177 @@
+"""The commit a ``hub:`` source reads, resolved when the read starts and collected for the stage manifest.
+
+A ``hub:`` spec names a revision (``main`` unless ``@REVISION`` pins a branch, tag or commit), and a branch
+moves: FineWeb2's ``main`` is super-squashed, so a commit pinned today can disappear. What a read reads is
+one commit of it. :func:`resolve_commit` looks it up once, just before the read opens the stream
+(``HfApi().dataset_info(repo, revision=...).sha``). A spec pinned to a full 40-hex commit names it already
+(the read asks for exactly that commit, or fails), so no look-up is made for it. Offline (``HF_HUB_OFFLINE``)
+the commit is the one the local Hub cache last saw the revision at (``refs/<revision>``, written by the
+``huggingface_hub`` download the read made), else it is recorded as :data:`UNKNOWN_OFFLINE`; a look-up that
+fails online is recorded as unknown with its error and warned about, and the read goes on. The read asks
+for the revision as given (so that the cache keeps naming the commit a branch was read at), a moment after
+the look-up; a resumed read asks for the commit its state names.
+
+While :func:`reading` is active (the pipeline wraps each stage in it) every resolution is collected, and a
+spec is resolved once: a stage records one commit per source, the one its first read started on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import logging
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from skadapt.sources.spec import SourceError, SourceSpec, parse_source
+
+log = logging.getLogger("skadapt")
+
+COMMIT_RE = re.compile(r"[0-9a-f]{40}")
+UNKNOWN_OFFLINE = "unknown (offline)"
+"""What a manifest records as the commit of an unpinned source read offline that the local cache cannot
+name."""
+
+
+@dataclass(frozen=True)
+class HubCommit:
+    """The commit one ``hub:`` source is read at.
+
+    Attributes:
+        spec: The source spec as given.
+        repo: The dataset repository id.
+        revision: The revision asked for (``main`` when the spec pins none).
+        commit: The commit read (40 hex digits), None when it could not be told.
+        resolved_by: How it was told: ``pinned`` (the spec names it), ``hub`` (looked up on the Hub),
+            ``local cache (offline)``, or why it is unknown (``unknown (offline)``, ``unknown (ERROR)``).
+    """
+
+    spec: str
+    repo: str
+    revision: str
+    commit: str | None
+    resolved_by: str
+
+    @property
+    def pinned(self) -> bool:
+        """Whether the spec itself names the commit (``@`` a full 40-hex commit id)."""
+        return COMMIT_RE.fullmatch(self.revision) is not None
+
+    def record(self) -> dict[str, str]:
+        """The manifest entry: repo, revision asked, commit read (or why it is unknown), how it was told."""
+        return {
+            "repo": self.repo,
+            "revision": self.revision,
+            "commit": self.commit or self.resolved_by,
+            "resolved_by": self.resolved_by,
+        }
+
+
+@dataclass
+class SourceReads:
+    """The Hub commits read while :func:`reading` is active, one per source (canonical spec)."""
+
+    commits: dict[str, HubCommit] = field(default_factory=dict)
+
+    def record(self) -> dict[str, dict[str, str]]:
+        """Spec as given -> :meth:`HubCommit.record`, for the stage manifest's ``sources``."""
+        return {commit.spec: commit.record() for commit in self.commits.values()}
+
+
+_ACTIVE: contextvars.ContextVar[SourceReads | None] = contextvars.ContextVar("skadapt_reads", default=None)
+"""The collection of the running stage (per thread: a thread of its own collects nothing)."""
+
+
+@contextlib.contextmanager
+def reading() -> Iterator[SourceReads]:
+    """Collect the commits of the Hub sources read while active (also a decorator); nested, the outer
+    collection is used."""
+    outer = _ACTIVE.get()
+    if outer is not None:
+        yield outer
+        return
+    reads = SourceReads()
+    token = _ACTIVE.set(reads)
+    try:
+        yield reads
+    finally:
+        _ACTIVE.reset(token)
+
+
+def note_commit(commit: HubCommit) -> HubCommit:
+    """Add a resolution to the active collection (the first one of a spec stays); returns the one kept."""
+    reads = _ACTIVE.get()
+    if reads is None:
+        return commit
+    return reads.commits.setdefault(str(parse_source(commit.spec)), commit)
+
+
+def resolve_commit(spec: str | SourceSpec, *, collect: bool = True) -> HubCommit:
+    """The commit a ``hub:`` source reads now (see the module docstring); never raises for the Hub's sake.
+
+    Args:
+        spec: A ``hub:`` source spec.
+        collect: Take the resolution of the active :func:`reading` collection when it has one for the spec,
+            and add a new one to it. False: look it up anew, outside any collection.
+
+    Raises:
+        SourceError: ``spec`` is not a ``hub:`` spec.
+    """
+    parsed = spec if isinstance(spec, SourceSpec) else parse_source(spec)
+    if parsed.kind != "hub":
+        raise SourceError(f"{spec}: not a hub: source, it has no commit")
+    given = spec.strip() if isinstance(spec, str) else str(parsed)
+    reads = _ACTIVE.get() if collect else None
+    if reads is not None and (known := reads.commits.get(str(parsed))) is not None:
+        return known
+    revision = parsed.revision or "main"
+    commit = _lookup(given, parsed.name, revision)
+    return note_commit(commit) if collect else commit
+
+
+def _lookup(spec: str, repo: str, revision: str) -> HubCommit:
+    from skadapt.hub import offline
+
+    if COMMIT_RE.fullmatch(revision):
+        return HubCommit(spec, repo, revision, revision, "pinned")
+    if offline():
+        cached = cached_commit(repo, revision)
+        how = "local cache (offline)" if cached else UNKNOWN_OFFLINE
+        return HubCommit(spec, repo, revision, cached, how)
+    from huggingface_hub import HfApi
+
+    try:
+        sha = HfApi().dataset_info(repo, revision=revision).sha
+    except Exception as error:  # unreachable, unknown repo/revision, auth: the read itself will say
+        why = type(error).__name__
+        log.warning("%s: cannot look up the commit %s is at (%s: %s)", spec, revision, why, error)
+        return HubCommit(spec, repo, revision, None, f"unknown ({why})")
+    if not sha or not COMMIT_RE.fullmatch(sha):
+        return HubCommit(spec, repo, revision, None, "unknown (the Hub named no commit)")
+    return HubCommit(spec, repo, revision, sha, "hub")
+
+
+def cached_commit(repo: str, revision: str) -> str | None:
+    """The commit the local Hub cache last saw ``revision`` of dataset ``repo`` at (its ``refs/`` file), if
+    any: what ``huggingface_hub`` itself resolves a branch to offline."""
+    from huggingface_hub import constants
+    from huggingface_hub.file_download import repo_folder_name
+
+    folder = Path(constants.HF_HUB_CACHE) / repo_folder_name(repo_id=repo, repo_type="dataset")
+    ref = folder / "refs" / revision
+    try:
+        commit = ref.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return commit if COMMIT_RE.fullmatch(commit) else None
+
+
+def recorded_commits(manifest: dict[str, Any]) -> dict[str, dict[str, str]]:
+    """The ``sources`` a stage manifest recorded (spec -> repo, revision, commit, resolved_by), or {}."""
+    sources = manifest.get("sources")
+    if not isinstance(sources, dict):
+        return {}
+    return {str(k): v for k, v in sources.items() if isinstance(v, dict)}
