@@ -309,3 +309,8 @@ def test_card_section_names_each_commit_read_and_says_when_unknown() -> None:
     assert f"| `hub:org/c` | trim | `main` | `{'a' * 40}` |" in lines
     assert "| `hub:org/c` | renorm | `main` | unknown (offline) |" in lines
     assert hub_sources_section({"trim": {"sources": {}}, "evaluate": {}}) == []
+    model = {"repo": "org/model", "revision": "main", "commit": "b" * 40, "resolved_by": "hub"}
+    with_model = hub_sources_section(
+        {s: {"sources": {}, "base_model_source": model} for s in ("trim", "evaluate")}
+    )
+    assert f"| `org/model (base model)` | trim, evaluate | `main` | `{'b' * 40}` |" in with_model

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests import hub_fixtures
-from tests.hub_fixtures import FINEWEB2_REVISION, HF_TOKEN, HubClient
+from tests.hub_fixtures import E5_REVISION, FINEWEB2_REVISION, HF_TOKEN, HubClient
 from tests.hub_server import LocalHub
 
 local_hub, hub, hub_e5 = hub_fixtures.local_hub, hub_fixtures.hub, hub_fixtures.hub_e5
@@ -69,6 +69,14 @@ def test_e5_sk_small_runs_against_the_hub(hub_client: HubClient, hub_e5: Path, t
     for stage in ("trim", "renorm"):
         sources = json.loads((run / stage / "manifest.json").read_text())["sources"]
         assert {spec: entry["commit"] for spec, entry in sources.items()} == fineweb2
+    for stage in ("trim", "finetune", "renorm", "evaluate"):  # the base model is a Hub read too
+        model = json.loads((run / stage / "manifest.json").read_text())["base_model_source"]
+        assert model == {
+            "repo": "intfloat/multilingual-e5-small",
+            "revision": "main",
+            "commit": E5_REVISION,
+            "resolved_by": "hub",
+        }
     finetune_sources = json.loads((run / "finetune" / "manifest.json").read_text())["sources"]
     assert len(finetune_sources) == 4 and all(
         e["commit"].startswith("10549a8c") for e in finetune_sources.values()

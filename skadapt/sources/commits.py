@@ -132,19 +132,25 @@ def resolve_commit(spec: str | SourceSpec, *, collect: bool = True) -> HubCommit
     return note_commit(commit) if collect else commit
 
 
-def _lookup(spec: str, repo: str, revision: str) -> HubCommit:
+def model_commit(repo: str, revision: str = "main") -> HubCommit:
+    """The commit of Hub model ``repo`` a stage loaded (looked up as for a ``hub:`` dataset, in the model
+    cache offline): a recipe's ``base_model`` given as a Hub id is a Hub read too."""
+    return _lookup(repo, repo, revision, repo_type="model")
+
+
+def _lookup(spec: str, repo: str, revision: str, repo_type: str = "dataset") -> HubCommit:
     from skadapt.hub import offline
 
     if COMMIT_RE.fullmatch(revision):
         return HubCommit(spec, repo, revision, revision, "pinned")
     if offline():
-        cached = cached_commit(repo, revision)
+        cached = cached_commit(repo, revision, repo_type)
         how = "local cache (offline)" if cached else UNKNOWN_OFFLINE
         return HubCommit(spec, repo, revision, cached, how)
     from huggingface_hub import HfApi
 
     try:
-        sha = HfApi().dataset_info(repo, revision=revision).sha
+        sha = HfApi().repo_info(repo, revision=revision, repo_type=repo_type).sha
     except Exception as error:  # unreachable, unknown repo/revision, auth: the read itself will say
         why = type(error).__name__
         log.warning("%s: cannot look up the commit %s is at (%s: %s)", spec, revision, why, error)
@@ -154,13 +160,13 @@ def _lookup(spec: str, repo: str, revision: str) -> HubCommit:
     return HubCommit(spec, repo, revision, sha, "hub")
 
 
-def cached_commit(repo: str, revision: str) -> str | None:
-    """The commit the local Hub cache last saw ``revision`` of dataset ``repo`` at (its ``refs/`` file), if
-    any: what ``huggingface_hub`` itself resolves a branch to offline."""
+def cached_commit(repo: str, revision: str, repo_type: str = "dataset") -> str | None:
+    """The commit the local Hub cache last saw ``revision`` of ``repo`` at (its ``refs/`` file), if any:
+    what ``huggingface_hub`` itself resolves a branch to offline."""
     from huggingface_hub import constants
     from huggingface_hub.file_download import repo_folder_name
 
-    folder = Path(constants.HF_HUB_CACHE) / repo_folder_name(repo_id=repo, repo_type="dataset")
+    folder = Path(constants.HF_HUB_CACHE) / repo_folder_name(repo_id=repo, repo_type=repo_type)
     ref = folder / "refs" / revision
     try:
         commit = ref.read_text(encoding="utf-8").strip()
