@@ -2,11 +2,12 @@
 
 ``skadapt train RECIPE --check`` (and ``skadapt recipe check``) run :func:`preflight`; ``skadapt train``
 runs it first unless ``--no-check``. Each input is checked the way its stage will read it, through the
-same readers: the base model, each data source (exists, config, split, revision, the first row's mapped
-columns, ClassLabel names against ``label_map``; for an nli source, how its first rows group into
-triplets and pairs and the share dropped), each evaluation task (in the installed mteb, with the
-recipe's language), the LLM endpoint and model, and free disk. The Hub is probed once first: when it
-cannot be reached, every Hub input is reported as unchecked with that one reason.
+same readers: the base model, each data source and dev set (exists, config, split, revision and the
+commit it resolves to, the first row's mapped columns, ClassLabel names against ``label_map``; for an nli
+source, how its first rows group into triplets and pairs and the share dropped), each evaluation task
+(in the installed mteb, with the recipe's language), the LLM endpoint and model, and free disk. The Hub
+is probed once first: when it cannot be reached, every Hub input is reported as unchecked with that one
+reason.
 
 Gated datasets (e.g. SlovakNLI's ``natalia-nk/NLI-SK-annotated``) are found with one request per dataset
 repository the run reads — training sources, the evaluation tasks' datasets, the contamination checks' —
