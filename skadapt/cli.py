@@ -170,7 +170,16 @@ def _contamination_preview(loaded: Recipe) -> None:
     for name, found in preview["dropped"].items():
         by_task = ", ".join(f"{task} {n}" for task, n in found["by_task"].items()) or "-"
         table.add_row(name, str(found["rows"]), str(found["dropped"]), by_task)
-    out.print(table)
+    if preview["dropped"]:
+        out.print(table)
+    if preview["dev"]:
+        dev = Table(title="dev examples with an evaluation test text (dropped: nothing is chosen on them)")
+        for column in ("dev set", "examples", "with an evaluation test text", "by task"):
+            dev.add_column(column, overflow="fold")
+        for name, found in preview["dev"].items():
+            by_task = ", ".join(f"{task} {n}" for task, n in found["by_task"].items()) or "-"
+            dev.add_row(name, str(found["rows"]), str(found["dropped"]), by_task)
+        out.print(dev)
     if preview["unreachable"]:
         out.print(f"not checked (data unreachable): {', '.join(preview['unreachable'])}")
     if preview["over_threshold"] and preview["action"] == "stop":

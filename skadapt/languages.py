@@ -25,6 +25,9 @@ class Language(BaseModel):
         mteb_tasks: mteb task names to evaluate on when no benchmark exists.
         training_data: Public training datasets known for the language, as ``finetune.datasets`` recipe
             entries (``skadapt recipe new`` writes them into the recipe).
+        dev_data: Public dev sets (validation splits) known for the language, as ``finetune.dev.sets``
+            recipe entries: the checkpoint, WiSE-FT and renormalization choices are made on them.
+        dev_overlap: What the recipe's comment says about the dev sets and the evaluation test texts.
         marker_letters: Letters of this language that its close neighbours do not use (Slovak ä ľ ĺ ŕ ô);
             an LLM output meant to be in a neighbour and containing them is in the wrong language.
         neighbours: ISO 639-3 codes of languages a language identifier confuses with this one.
@@ -44,6 +47,8 @@ class Language(BaseModel):
     mteb_tasks: tuple[str, ...] = ()
     training_data: tuple[dict[str, Any], ...] = ()
     training_overlap: str = ""
+    dev_data: tuple[dict[str, Any], ...] = ()
+    dev_overlap: str = ""
     marker_letters: str = ""
     neighbours: tuple[str, ...] = ()
 
@@ -85,6 +90,30 @@ SLOVAK_TRAINING_DATA = (  # skLEP (verified against its dataset card and the skL
     },
 )
 
+SLOVAK_DEV_DATA = (  # skLEP's validation splits (QA 9,583, STS 1,481, NLI 2,490, RTE 277 rows)
+    {
+        "kind": "retrieval",
+        "source": f"{SKLEP}:question-answering:validation@{SKLEP_REVISION}",
+        "columns": {"query": "question", "positive": "context"},
+    },
+    {
+        "kind": "sts",
+        "source": f"{SKLEP}:sts:validation@{SKLEP_REVISION}",
+        "columns": {"sentence1": "sentence1", "sentence2": "sentence2", "score": "similarity_score"},
+        "score_range": [0, 5],
+    },
+    {
+        "kind": "nli",
+        "source": f"{SKLEP}:nli:validation@{SKLEP_REVISION}",
+        "columns": {"premise": "premise", "hypothesis": "hypothesis", "label": "label"},
+    },
+    {
+        "kind": "rte",
+        "source": f"{SKLEP}:rte:validation@{SKLEP_REVISION}",
+        "columns": {"premise": "text1", "hypothesis": "text2", "label": "label"},
+    },
+)
+
 
 def _fw2(config: str) -> str:
     return f"hub:HuggingFaceFW/fineweb-2:{config}:train"
@@ -108,6 +137,13 @@ _LANGUAGES = [
             "whose train set is skLEP's question-answering data, and STS-benchmark-style data repeats "
             "sentences across splits. So every training row with a text of an evaluation test split is "
             "dropped (and counted in training_report.json), instead of stopping the run."
+        ),
+        dev_data=SLOVAK_DEV_DATA,
+        dev_overlap=(
+            "Dev sets: skLEP's validation splits. The best checkpoint and renormalization (none/R1/R2) "
+            "are chosen on the mean of their main scores (nDCG@10, Spearman, triplet accuracy, AP). A dev "
+            "row holding an evaluation test text is dropped first and counted (training_report.json "
+            "dev.sets, renorm_report.json selection.sets): nothing is chosen on test texts."
         ),
         marker_letters="äľĺŕô",
         neighbours=("ces",),

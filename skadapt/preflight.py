@@ -2,11 +2,12 @@
 
 ``skadapt train RECIPE --check`` (and ``skadapt recipe check``) run :func:`preflight`; ``skadapt train``
 runs it first unless ``--no-check``. Each input is checked the way its stage will read it, through the
-same readers: the base model, each data source (exists, config, split, revision, the first row's mapped
-columns, ClassLabel names against ``label_map``; for an nli source, how its first rows group into
-triplets and pairs and the share dropped), each evaluation task (in the installed mteb, with the
-recipe's language), the LLM endpoint and model, and free disk. The Hub is probed once first: when it
-cannot be reached, every Hub input is reported as unchecked with that one reason.
+same readers: the base model, each data source and dev set (exists, config, split, revision and the
+commit it resolves to, the first row's mapped columns, ClassLabel names against ``label_map``; for an nli
+source, how its first rows group into triplets and pairs and the share dropped), each evaluation task
+(in the installed mteb, with the recipe's language), the LLM endpoint and model, and free disk. The Hub
+is probed once first: when it cannot be reached, every Hub input is reported as unchecked with that one
+reason.
 
 Gated datasets (e.g. SlovakNLI's ``natalia-nk/NLI-SK-annotated``) are found with one request per dataset
 repository the run reads — training sources, the evaluation tasks' datasets, the contamination checks' —
@@ -33,7 +34,7 @@ from skadapt.errors import SkadaptError
 from skadapt.model_sources import looks_like_path
 from skadapt.recipe import LLM_STAGES, Recipe
 from skadapt.sources import reading
-from skadapt.tasks.config import DevSets
+from skadapt.tasks.config import DevSetConfig, DevSets
 from skadapt.train.config import FinetuneDataset
 
 HUB_PAGE = "https://huggingface.co/datasets"
@@ -149,12 +150,25 @@ def _dataset(entry: FinetuneDataset) -> str | None:
     return found + grouping + _commit(entry.source)
 
 
-def _dev(dev: DevSets) -> str | None:
+def _dev(entry: DevSetConfig) -> str | None:
     from skadapt.tasks.dev import check_first_row
 
-    for entry in dev.sets:
-        check_first_row(entry)
-    return f"{len(dev.sets)} set(s), columns found"
+    return check_first_row(entry) + _commit(entry.source)
+
+
+def _dev_sets(recipe: Recipe) -> list[tuple[str, DevSetConfig]]:
+    """(field, set) for every dev set of the run: ``finetune.dev``'s, and ``renorm.dev``'s when it has
+    its own (``finetune.dev.sets.0``, ...)."""
+    sections: list[tuple[str, DevSets | None]] = [
+        ("finetune.dev", recipe.finetune.dev if recipe.finetune is not None else None),
+        ("renorm.dev", recipe.renorm.dev if recipe.renorm is not None else None),
+    ]
+    return [
+        (f"{field}.sets.{index} {entry.kind}", entry)
+        for field, dev in sections
+        if dev is not None
+        for index, entry in enumerate(dev.sets)
+    ]
 
 
 def _task(spec: str, language: str) -> str | None:
@@ -240,7 +254,6 @@ def _hub_datasets(recipe: Recipe) -> dict[str, dict[str, list[str]]]:
         if task is not None and task not in entry["tasks"]:
             entry["tasks"].append(task)
 
-    dev = recipe.renorm_dev()
     sources = [
         ("synth_sts.source", recipe.synth_sts and recipe.synth_sts.source),
         ("trim.corpus", recipe.trim and recipe.trim.corpus),
@@ -253,7 +266,7 @@ def _hub_datasets(recipe: Recipe) -> dict[str, dict[str, list[str]]]:
             "finetune.anchor.corpus",
             recipe.finetune and recipe.finetune.anchor and recipe.finetune.anchor.corpus,
         ),
-        *(("dev sets", s.source) for s in (dev.sets if dev is not None else [])),
+        *((field, entry.source) for field, entry in _dev_sets(recipe)),
         ("renorm.corpus", recipe.renorm and recipe.renorm.corpus),
         ("export.speed_corpus", recipe.export and recipe.export.speed_corpus),
     ]
@@ -391,10 +404,18 @@ def _inputs(recipe: Recipe) -> list[tuple[str, str, Callable[[], str | None], bo
             corpus(
                 "finetune.anchor.corpus", recipe.finetune.anchor.corpus, recipe.finetune.anchor.text_column
             )
-    dev = recipe.renorm_dev()  # renorm.dev, else finetune.dev
-    if dev is not None:
-        hub = any(_is_hub(s.source) for s in dev.sets)
-        items.append(("dev sets", "open, columns", lambda: _dev(dev), hub))
+    for field, entry in _dev_sets(recipe):
+        if _made_by_run(recipe, entry.source):
+            items.append((f"{field}: {entry.source}", later, lambda: None, False))
+            continue
+        items.append(
+            (
+                f"{field}: {entry.source}",
+                "opens, columns, labels",
+                lambda entry=entry: _dev(entry),
+                _is_hub(entry.source),
+            )
+        )
     if recipe.renorm is not None:
         corpus("renorm.corpus", recipe.renorm.corpus, recipe.renorm.text_column)
     if recipe.export is not None:
@@ -488,17 +509,20 @@ def as_rows(checks: list[Check]) -> list[dict[str, Any]]:
 def contamination_preview(recipe: Recipe) -> dict[str, Any] | None:
     """What the fine-tuning stage's contamination check will find, computed the way it computes it:
     ``{"action", "threshold", "dropped": {dataset: {rows, dropped, by_task}}, "over_threshold",
-    "unreachable"}``; None without a finetune stage or evaluation tasks. Reads every training row and the
-    evaluation test texts (the tasks' data is downloaded once into the usual caches)."""
+    "unreachable", "dev": {dev set: {rows, dropped, by_task}}}`` (``dev``: the examples of each dev set
+    that building it drops); None without a finetune stage or evaluation tasks. Reads every training and
+    dev row and the evaluation test texts (the tasks' data is downloaded once into the usual caches)."""
     from skadapt.tasks.contamination import gather_test_texts, judge_overlap, overlapping_rows
+    from skadapt.tasks.dev import overlap_with_test_texts
     from skadapt.train.stage import build_datasets
 
     if recipe.finetune is None or recipe.evaluate is None or not recipe.evaluate.tasks:
         return None
     sources = [e for e in recipe.finetune.datasets if not _made_by_run(recipe, e.source)]
-    if not sources:
+    dev_sets = [(field, e) for field, e in _dev_sets(recipe) if not _made_by_run(recipe, e.source)]
+    if not sources and not dev_sets:
         return None
-    datasets = build_datasets(recipe.finetune.model_copy(update={"datasets": sources}))
+    datasets = build_datasets(recipe.finetune.model_copy(update={"datasets": sources})) if sources else []
     test_texts, unreachable = gather_test_texts(
         list(recipe.evaluate.tasks),
         True,
@@ -518,4 +542,5 @@ def contamination_preview(recipe: Recipe) -> dict[str, Any] | None:
         "over_threshold": overlap["over_threshold"],
         "rates": {task: v["rate"] for task, v in overlap["tasks"].items() if v["normalized"]},
         "unreachable": sorted(unreachable),
+        "dev": {field: overlap_with_test_texts(entry, test_texts) for field, entry in dev_sets},
     }

@@ -120,6 +120,7 @@ class Recipe(Section):
             prompt_policy=dict(evaluate.prompt_policy) if evaluate is not None else {},
             llm=self.llm,
             dev=self.renorm_dev(),
+            contamination_allow=self.finetune is not None and self.finetune.contamination.allow,
             human_dir=Path(self.human.dir) if self.human is not None else None,
         )
 

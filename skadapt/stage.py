@@ -38,6 +38,8 @@ class RunFacts:
         prompt_policy: Task type -> prompt (``evaluate.prompt_policy``).
         llm: The recipe's LLM, for stages that generate text.
         dev: The dev sets choices are made on (``renorm.dev``, else ``finetune.dev``).
+        contamination_allow: Whether an evaluation task whose test data cannot be reached may go
+            unchecked (``finetune.contamination.allow``): fine-tuning's check and the dev sets' follow it.
         human_dir: The human baseline directory (``human.dir``), if the recipe has one.
     """
 
@@ -50,6 +52,7 @@ class RunFacts:
     prompt_policy: dict[str, str] = field(default_factory=dict)
     llm: LLMConfig | None = None
     dev: DevSets | None = None
+    contamination_allow: bool = False
     human_dir: Path | None = None
 
     @property

@@ -276,6 +276,11 @@ def _finetune(language: Language, name: str, synthetic: bool) -> list[str]:
         if language.training_overlap and not synthetic
         else []
     )
+    dev = (
+        [*_comment(language.dev_overlap, 2), "  dev:", "    sets:", *_datasets_yaml(language.dev_data, 6)]
+        if language.dev_data and not synthetic
+        else []
+    )
     return [
         *intro,
         "finetune:",
@@ -283,23 +288,33 @@ def _finetune(language: Language, name: str, synthetic: bool) -> list[str]:
         *_datasets_yaml(datasets),
         *_fields(2, FINETUNE_SETTINGS),
         *contamination,
+        *dev,
     ]
 
 
-def _datasets_yaml(datasets: tuple[dict[str, Any], ...]) -> list[str]:
+def _datasets_yaml(datasets: tuple[dict[str, Any], ...], indent: int = 4) -> list[str]:
     """Dataset entries as indented YAML list lines (flow style for the small mappings)."""
     options = {"sort_keys": False, "allow_unicode": True, "default_flow_style": None, "width": 300}
     lines: list[str] = []
     for entry in datasets:
         text = yaml.safe_dump([entry], **options)
-        lines.extend("    " + line for line in text.rstrip("\n").splitlines())
+        lines.extend(" " * indent + line for line in text.rstrip("\n").splitlines())
     return lines
 
 
 def _renorm(language: Language) -> list[str]:
+    choice = (
+        "It is kept only where it helps: none, R1 and R2 are scored on finetune.dev's sets and the best is "
+        "kept (renorm_report.json records the choice)."
+        if language.dev_data and language.training_data
+        else "Without dev sets it is applied as set and judged by the evaluation's do-no-harm verdict; add "
+        "renorm.dev (or finetune.dev) to keep it only where it helps (none / R1 / R2 on dev)."
+    )
     return [
         *_section(
-            3, "Renormalization: R2 removes the projection on the corpus-mean direction, then re-normalizes."
+            3,
+            "Renormalization: R2 removes the projection on the corpus-mean direction, then re-normalizes. "
+            + choice,
         ),
         "renorm:",
         _field(2, "method", "r2"),

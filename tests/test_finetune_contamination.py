@@ -258,7 +258,7 @@ def test_drop_removes_exactly_the_overlapping_rows(tmp_path: Path) -> None:
 
     recipe = _contaminated_recipe(tmp_path, "drop")
     datasets = build_datasets(recipe.finetune)
-    report = _contamination(recipe.run_facts(), recipe.finetune, datasets)
+    report, _ = _contamination(recipe.run_facts(), recipe.finetune, datasets)
     sts, qa = datasets
     assert sts.data["sentence1"] == ["Kniha leží na stole v obývačke."] and len(qa) == 1
     assert qa.data["anchor"] == ["Kde leží Bratislava?"]

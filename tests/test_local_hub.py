@@ -389,6 +389,10 @@ emit("label_names", source.label_names)
 emit("rows", [row for _, row in source.rows])
 recipe = load_recipe("recipes/e5_sk_small.yaml")
 emit("built", {d.name: [d.source, build_task_dataset(d).stats["examples"]] for d in recipe.finetune.datasets})
+from skadapt.tasks.dev import build_dev_sets, check_first_row
+emit("dev_checked", [check_first_row(s) for s in recipe.finetune.dev.sets])
+built = build_dev_sets(recipe.finetune.dev)
+emit("dev", [[r["source"], r["rows"], r["examples"]] for d in built for r in d.report])
 """
     )
     assert result["texts"] == SLK_TRAIN
@@ -403,6 +407,23 @@ emit("built", {d.name: [d.source, build_task_dataset(d).stats["examples"]] for d
         "sts": 4,
     }
     assert all(source.endswith(f"@{SKLEP_REVISION}") for source, _ in result["built"].values())
+    # The recipe's dev sets: skLEP's validation splits at the same pin, NLI/RTE labels through their
+    # ClassLabel names; rows read -> examples (QA: questions; NLI: one triplet per premise).
+    validation = {
+        config: len(sklep_rows(config, "validation"))
+        for config in ("question-answering", "sts", "nli", "rte")
+    }
+    assert result["dev"] == [
+        [f"hub:{SKLEP_ID}:{config}:validation@{SKLEP_REVISION}", rows, examples]
+        for config, rows, examples in [
+            ("question-answering", validation["question-answering"], 4),
+            ("sts", validation["sts"], 6),
+            ("nli", validation["nli"], 3),
+            ("rte", validation["rte"], 4),
+        ]
+    ]
+    assert result["dev_checked"][2].endswith(f"labels {', '.join(SKLEP_NLI_LABELS)}")
+    assert result["dev_checked"][3].endswith(f"labels {', '.join(SKLEP_RTE_LABELS)}")
 
 
 @pytest.mark.slow

@@ -344,7 +344,7 @@ def test_a_stage_key_covers_the_other_sections_it_reads(tmp_path: Path) -> None:
 
     base = keys()
     excluded = keys(evaluate__exclude_tasks=["TinyBitext"])
-    assert {s for s in base if base[s] != excluded[s]} == {"finetune", "evaluate"}
+    assert {s for s in base if base[s] != excluded[s]} == {"finetune", "renorm", "evaluate"}
     other = keys(evaluate__tasks=["other.yaml"])
     assert {s for s in base if base[s] != other[s]} == {"trim", "finetune", "renorm", "evaluate"}
     dev = {"sets": [{"kind": "sts", "source": "sts_dev.jsonl"}]}

@@ -46,6 +46,16 @@ def test_shipped_recipes_have_skmteb_settings(name: str) -> None:
     )
     assert recipe.evaluate.tasks == ["MTEB(slk, v1)"]
     assert recipe.base_model.endswith("small" if "small" in name else "large")
+    # skLEP's validation splits are the dev sets: the checkpoint and renormalization are chosen on them
+    configs = {"retrieval": "question-answering", "sts": "sts", "nli": "nli", "rte": "rte"}
+    revision = "10549a8c63542e6a0db4fcf5fcdc29b3e1b8c4e9"
+    assert [(s.kind, s.source) for s in ft.dev.sets] == [
+        (kind, f"hub:slovak-nlp/sklep:{config}:validation@{revision}") for kind, config in configs.items()
+    ]
+    assert ft.save_steps % ft.dev.steps == 0 and ft.dev.select_best
+    assert recipe.renorm_dev() == ft.dev and recipe.renorm.select == "auto"
+    wise = load_recipe(ROOT / "recipes" / f"{name}.yaml", ["finetune.interpolation={}"])  # the comment's line
+    assert wise.finetune.interpolation is not None and wise.finetune.interpolation.grid[-1] == 1.0
 
 
 def test_defaults_are_resolved_from_the_language() -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,6 +33,8 @@ SIZES = [
     "finetune.max_steps=2",
     "finetune.batch_size=2",
     "finetune.save_steps=1",
+    "finetune.dev.steps=1",
+    "finetune.max_seq_length=128",  # the tiny model has 130 positions; its trimmed vocabulary is 150 tokens
     "renorm.samples=20",
     "renorm.min_chars=20",
     "renorm.max_documents=20",
@@ -87,6 +90,7 @@ def test_e5_sk_small_runs_against_the_hub(hub_client: HubClient, hub_e5: Path, t
     assert contamination["action"] == "drop" and contamination["status"] == "checked"
     assert set(contamination["dropped"]) == {"skquad", "nli", "rte", "sts"}
     assert contamination["over_threshold"] == []
+    _assert_chosen_on_skleps_validation_splits(run, training)
     report = json.loads((run / "evaluate" / "report.json").read_text())
     assert [m["model"] for m in report["models"]] == ["base", "trim", "finetune", "renorm"]
     assert all(len(m["tasks"]) == 31 for m in report["models"])  # the whole MTEB(slk, v1), from the Hub
@@ -94,6 +98,57 @@ def test_e5_sk_small_runs_against_the_hub(hub_client: HubClient, hub_e5: Path, t
     assert hub_client.hub.served("/datasets/slovak-nlp/sklep/resolve/10549a8c")
     again = _train(hub_client, run, "evaluate.bootstrap=20")
     assert again["exit_code"] == 0 and str(again["output"]).count("up to date, skipped") == 4
+
+
+DEV_CONFIGS = {"retrieval": "question-answering", "sts": "sts", "nli": "nli", "rte": "rte"}
+"""The recipe's dev set kinds -> the skLEP config whose validation split each reads, in recipe order."""
+DEV_EXAMPLES = {"retrieval": 4, "sts": 5, "nli": 3, "rte": 4}
+"""Examples each scores from the fixture's validation splits: QA questions, STS pairs less the one that
+holds a SlovakSTS test sentence, NLI triplets (one per premise), RTE pairs."""
+
+
+def _assert_chosen_on_skleps_validation_splits(run: Path, training: dict[str, Any]) -> None:
+    """The best checkpoint and renormalization were chosen on skLEP's validation splits, read from the Hub,
+    without the dev row that holds an evaluation test text; renorm's choice is recorded with its dev
+    scores in renorm_report.json and the stage manifest."""
+    from tests.hub_fixtures import SKLEP_REVISION, sklep_rows
+
+    sources = [f"hub:slovak-nlp/sklep:{c}:validation@{SKLEP_REVISION}" for c in DEV_CONFIGS.values()]
+    dev = training["dev"]
+    assert [(s["kind"], s["source"], s["examples"]) for s in dev["sets"]] == list(
+        zip(DEV_CONFIGS, sources, DEV_EXAMPLES.values(), strict=True)
+    )
+    assert [s["rows"] for s in dev["sets"]] == [
+        len(sklep_rows(c, "validation")) for c in DEV_CONFIGS.values()
+    ]
+    dropped = {s["kind"]: s["contamination"]["by_task"] for s in dev["sets"]}
+    assert dropped == {"retrieval": {}, "sts": {"SlovakSTS": 1}, "nli": {}, "rte": {}}
+    assert dev["metric"] == "sequential_score" and [h["step"] for h in dev["history"]] == [1, 2]
+    best = max(dev["history"], key=lambda h: h["score"])  # the checkpoint kept is the best on dev
+    assert dev["best_checkpoint"].endswith(f"checkpoint-{best['step']}")
+    assert dev["final"]["sequential_score"] == pytest.approx(best["score"], abs=1e-6)
+    renorm = json.loads((run / "renorm" / "renorm_report.json").read_text())
+    selection = renorm["selection"]
+    assert [(s["kind"], s["source"], s["examples"]) for s in selection["sets"]] == [
+        (s["kind"], s["source"], s["examples"]) for s in dev["sets"]
+    ]
+    assert selection["metrics"] == {
+        "retrieval-0": "retrieval-0_cosine_ndcg@10",
+        "sts-1": "sts-1_spearman_cosine",
+        "nli-2": "nli-2_cosine_accuracy",
+        "rte-3": "rte-3_cosine_ap",
+    }
+    candidates = {c["name"]: c for c in selection["candidates"]}
+    assert list(candidates) == ["none", "r1", "r2"]
+    for candidate in candidates.values():
+        assert set(candidate["scores"]) == set(selection["metrics"])
+        assert candidate["mean"] == pytest.approx(sum(candidate["scores"].values()) / 4, abs=1e-6)
+    best_mean = max(c["mean"] for c in candidates.values())
+    assert selection["choice"] == next(n for n, c in candidates.items() if c["mean"] >= best_mean - 1e-9)
+    assert renorm["method"] == selection["choice"] and renorm["kept"] == (selection["choice"] != "none")
+    assert (run / "renorm" / "modules.json").is_file() == renorm["kept"]
+    manifest = json.loads((run / "renorm" / "manifest.json").read_text())
+    assert manifest["result"]["selection"] == selection and manifest["result"]["method"] == renorm["method"]
 
 
 @pytest.mark.slow
@@ -156,6 +211,9 @@ def test_check_passes_and_shows_each_hub_sources_commit(
     assert result["exit_code"] == 0, output
     assert f"main is commit {FINEWEB2_REVISION}: pin it with" in output  # FineWeb2 is not pinned
     assert "commit 10549a8c6354" in output  # skLEP: pinned
+    # the dev examples that hold an evaluation test text, before any stage: the STS one of SlovakSTS
+    assert "dev examples with an evaluation test text" in output
+    assert "│ finetune.dev.sets.1 sts │ 6 │ 1 │ SlovakSTS 1 │" in output  # 6 examples, 1 dropped
     assert "contamination the finetune stage will find (action: drop)" in output
     assert not (tmp_path / "run" / "trim").exists()
 
@@ -219,6 +277,17 @@ def test_a_token_or_excluding_the_task_passes_the_gated_check(
     assert [c for c in checks if c[2] is not None] == [], checks
     hub_line = next(c for c in checks if c[0] == "Hub datasets")
     assert "none gated beyond the credentials" in hub_line[1]
+    from tests.hub_fixtures import SKLEP_REVISION
+
+    dev = [c for c in checks if c[0].startswith("finetune.dev.")]  # each dev set, as the training sources
+    assert [c[0] for c in dev] == [
+        f"finetune.dev.sets.{i} {kind}: hub:slovak-nlp/sklep:{config}:validation@{SKLEP_REVISION}"
+        for i, (kind, config) in enumerate(DEV_CONFIGS.items())
+    ]
+    assert all(c[1].startswith("opens, columns, labels (columns ") for c in dev)
+    assert all(c[1].endswith(f"; commit {SKLEP_REVISION[:12]})") for c in dev)  # pinned, resolved
+    assert "labels entailment, neutral, contradiction" in dev[2][1]
+    assert "labels entailment, not_entailment" in dev[3][1]
     readers = {r.path for r in hub.served("/auth-check")}
     assert (f"/api/datasets/{GATED}/auth-check" in readers) == (how == "token")
     if how == "exclude_tasks":

@@ -323,3 +323,32 @@ def test_renorm_select_dev_needs_dev_sets() -> None:
         validate_recipe(recipe)
     recipe["renorm"]["dev"] = {"kind": "sts", "source": "dev.jsonl"}
     assert validate_recipe(recipe).renorm_dev() is not None
+
+
+def test_the_command_drops_the_excluded_suites_texts_from_its_dev_sets(
+    tiny_models: dict[str, Path], tmp_path: Path
+) -> None:
+    """`skadapt renorm --exclude-tasks SUITE`: dev rows holding a text of the suite never choose the method;
+    the report counts them per task."""
+    dev_file = _dev_sts(tmp_path / "dev.jsonl")
+    rows = [json.loads(line) for line in dev_file.read_text().splitlines()]
+    test_sentence = json.loads((SUITE_SK.parent / "sts.jsonl").read_text().splitlines()[0])["sentence1"]
+    rows[0]["sentence1"] = test_sentence
+    dev_file.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    out = tmp_path / "out"
+    args = ["renorm", str(tiny_models["unigram"]), "--out", str(out), "--corpus", str(CORPUS)]
+    args += [
+        "--samples",
+        "40",
+        "--min-chars",
+        "20",
+        "--set",
+        "dev.kind=sts",
+        "--set",
+        f"dev.source={dev_file}",
+    ]
+    result = CliRunner().invoke(app, [*args, "--language", "slk", "--exclude-tasks", str(SUITE_SK)])
+    assert result.exit_code == 0, result.output
+    (dev,) = json.loads((out / "renorm_report.json").read_text())["selection"]["sets"]
+    assert (dev["rows"], dev["examples"]) == (len(rows), len(rows) - 1)
+    assert dev["contamination"]["by_task"] == {"SkTestSTS": 1} and dev["contamination"]["rows"] == 1

@@ -44,7 +44,8 @@ def command(
     exclude_tasks: Annotated[
         list[str] | None,
         typer.Option(
-            "--exclude-tasks", help="Suite .yaml whose texts are dropped from the sample (repeatable)."
+            "--exclude-tasks",
+            help="Suite .yaml whose texts are dropped from the sample and from the dev sets (repeatable).",
         ),
     ] = None,
     overwrite: Annotated[bool, typer.Option(help="Replace an existing --out directory.")] = False,
@@ -58,6 +59,7 @@ def command(
     from skadapt.languages import get_language
     from skadapt.model_sources import resolve_model
     from skadapt.renorm.stage import renormalize
+    from skadapt.tasks.contamination import collect_test_texts
     from skadapt.tasks.selection import evaluation_texts
 
     if config.corpus is None:
@@ -70,6 +72,8 @@ def command(
         )
     split_language = _split_language(language, config.corpus)
     exclude = evaluation_texts(exclude_tasks or [], split_language)
+    dev = config.dev if config.select != "method" else None
+    test_texts = collect_test_texts(exclude_tasks or [])[0] if dev is not None else None
     console.print(
         f"renorm {config.method}: estimating the mean of {model} on {config.corpus} "
         f"({config.samples} sentences)"
@@ -82,7 +86,8 @@ def command(
             seed=seed,
             language=split_language,
             exclude=exclude,
-            dev=config.dev if config.select != "method" else None,
+            dev=dev,
+            test_texts=test_texts,
         )
     out.print(
         f"[green]saved[/] {out_dir}: {result.method}, ||mu|| = {result.mu_norm:.4f} from {result.samples} "

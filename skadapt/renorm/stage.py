@@ -11,13 +11,14 @@ Renormalization can make a model worse (e.g. on STS while helping retrieval), so
 earns its place: μ is estimated once, the model without renormalization ("none"), with R1 and with R2
 are scored on the dev sets, and the best mean dev score is kept (ties go to "none", then R1). When "none"
 wins, no model is written: the stage's output is its input unchanged, and the run's final model stays
-the previous stage's.
+the previous stage's. Dev rows holding an evaluation test text are dropped first (:mod:`skadapt.tasks.dev`),
+so the choice is never made on test texts; the report records every set with its sizes and drops.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -31,6 +32,7 @@ from skadapt.renorm.config import RenormConfig
 from skadapt.sources import iter_texts
 from skadapt.stage import RunFacts, Stage, StageContext
 from skadapt.tasks.config import DevSets
+from skadapt.tasks.contamination import gather_test_texts
 from skadapt.tasks.selection import evaluation_texts, suite_files
 from skadapt.textsample import sample_sentences
 
@@ -56,11 +58,14 @@ class Selection:
         metrics: Dev set name -> the metric it is scored on.
         candidates: ``[{name, scores: {set: score}, mean}]`` in ``CANDIDATES`` order.
         choice: The kept candidate (``none``, ``r1`` or ``r2``).
+        sets: Per dev set: name, kind, source, rows read, examples scored, rows dropped (by reason, and
+            those holding an evaluation test text, by task).
     """
 
     metrics: dict[str, str]
     candidates: list[dict[str, Any]]
     choice: str
+    sets: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -158,15 +163,22 @@ def append_renorm(model: Any, mu: np.ndarray, method: Method) -> Any:
     return model
 
 
-def select_on_dev(model: Any, mu: np.ndarray, dev: DevSets, batch_size: int = 32) -> Selection:
+def select_on_dev(
+    model: Any,
+    mu: np.ndarray,
+    dev: DevSets,
+    batch_size: int = 32,
+    test_texts: dict[str, list[str]] | None = None,
+) -> Selection:
     """Score the model without renormalization, with R1 and with R2 on the dev sets; the best mean wins.
 
     The model is left as it was (the appended modules are removed again). Ties (within 1e-9) go to the
-    earlier candidate of ``CANDIDATES``: no change before R1 before R2.
+    earlier candidate of ``CANDIDATES``: no change before R1 before R2. Dev rows holding one of
+    ``test_texts`` (evaluation task -> its test texts) are dropped before scoring.
     """
     from skadapt.tasks.dev import build_dev_sets
 
-    sets = build_dev_sets(dev, batch_size, dict(model.prompts or {}))
+    sets = build_dev_sets(dev, batch_size, dict(model.prompts or {}), test_texts)
     metrics = {dev_set.evaluator.name: dev_set.metric for dev_set in sets}
     candidates: list[dict[str, Any]] = []
     for name in CANDIDATES:
@@ -188,7 +200,7 @@ def select_on_dev(model: Any, mu: np.ndarray, dev: DevSets, batch_size: int = 32
     for candidate in candidates[1:]:
         if candidate["mean"] > best["mean"] + TIE_TOLERANCE:
             best = candidate
-    return Selection(metrics, candidates, best["name"])
+    return Selection(metrics, candidates, best["name"], [r for dev_set in sets for r in dev_set.report])
 
 
 def renormalize(
@@ -201,6 +213,7 @@ def renormalize(
     exclude: set[str] | None = None,
     batch_size: int = 64,
     dev: DevSets | None = None,
+    test_texts: dict[str, list[str]] | None = None,
 ) -> RenormResult:
     """Estimate μ on a corpus sample and save the model with R1/R2 appended into ``out_dir``.
 
@@ -216,6 +229,7 @@ def renormalize(
         exclude: Normalized evaluation texts that must not enter the sample.
         batch_size: Encoding batch size.
         dev: Dev sets to choose none / R1 / R2 on; None applies ``config.method``.
+        test_texts: Evaluation task -> its test texts; dev rows holding one are not scored.
 
     Raises:
         RenormError: No usable sentence in the corpus, or a prompt the model lacks.
@@ -249,7 +263,7 @@ def renormalize(
     embeddings = encode(model, sentences, text, batch_size)
     mu = embeddings.astype(np.float64).mean(axis=0)
     unit = mu / np.linalg.norm(mu)
-    selection = select_on_dev(model, mu, dev) if dev is not None else None
+    selection = select_on_dev(model, mu, dev, test_texts=test_texts) if dev is not None else None
     chosen = selection.choice if selection is not None else method
     if chosen == "none":
         log.warning(
@@ -290,9 +304,20 @@ def input_files(config: RenormConfig, run: RunFacts) -> list[Path]:
 
 
 def run_stage(ctx: StageContext[RenormConfig]) -> dict[str, Any]:
-    """Renormalize the newest model; the run's evaluation suites are kept out of the μ sample."""
+    """Renormalize the newest model; the run's evaluation suites are kept out of the μ sample, and the
+    evaluation tasks' test texts out of the dev sets the method is chosen on."""
     run = ctx.run
     config = ctx.config
+    dev = run.dev if config.select != "method" else None
+    test_texts = None
+    if dev is not None:  # fails closed as fine-tuning's check does (finetune.contamination.allow)
+        test_texts, _ = gather_test_texts(
+            list(run.eval_tasks),
+            run.contamination_allow,
+            language=run.language.code,
+            mirrors=dict(run.dataset_mirrors) or None,
+            exclude=run.excluded_tasks,
+        )
     result = renormalize(
         ctx.input_model,
         ctx.out_dir,
@@ -300,9 +325,17 @@ def run_stage(ctx: StageContext[RenormConfig]) -> dict[str, Any]:
         seed=run.seed,
         language=run.text_language,
         exclude=evaluation_texts(list(run.eval_tasks), run.text_language),
-        dev=run.dev if config.select != "method" else None,
+        dev=dev,
+        test_texts=test_texts,
     )
     return asdict(result)
 
 
-STAGE = Stage("renorm", RenormConfig, run_stage, input_files, makes_model=True, reads=("eval_tasks", "dev"))
+STAGE = Stage(
+    "renorm",
+    RenormConfig,
+    run_stage,
+    input_files,
+    makes_model=True,
+    reads=("eval_tasks", "excluded_tasks", "dataset_mirrors", "dev", "contamination_allow"),
+)

@@ -10,13 +10,17 @@ from skadapt.config import Fraction, Section
 
 
 class DevSetConfig(Section):
-    """One dev set: ``sts`` (sentence1, sentence2, score), ``retrieval`` (query, positive) or
-    ``triplets`` (anchor, positive, negative)."""
+    """One dev set: ``sts`` (sentence1, sentence2, score), ``retrieval`` (query, positive), ``triplets``
+    (anchor, positive, negative), ``nli`` (premise, hypothesis, label: grouped into triplets on the
+    premise) or ``rte`` (premise, hypothesis, label: entailment vs the rest)."""
 
-    kind: Literal["sts", "retrieval", "triplets"]
+    kind: Literal["sts", "retrieval", "triplets", "nli", "rte"]
     source: str
     columns: dict[str, str] = Field(default_factory=dict)
     score_range: tuple[float, float] = (0.0, 5.0)
+    label_map: dict[str, str] = Field(
+        default_factory=dict, description="nli/rte: source label -> entailment/neutral/contradiction/..."
+    )
 
 
 DEV_SET_FIELDS = tuple(DevSetConfig.model_fields)

@@ -1,4 +1,4 @@
-"""The optional dev evaluation used during training for best-checkpoint selection.
+"""The dev sets that choices are made on: the best checkpoint, WiSE-FT's coefficient, renormalization.
 
 - ``kind: sts`` - rows with sentence1, sentence2, score (on ``score_range``) -> EmbeddingSimilarityEvaluator,
   selected on Spearman of cosine similarities; both sentences get the model's query prompt.
@@ -6,21 +6,39 @@
   positives, selected on nDCG@10; queries get the query prompt, passages the document prompt.
 - ``kind: triplets`` - rows with anchor, positive, negative (NLI-style) -> TripletEvaluator, selected on
   cosine accuracy; the query prompt on all three.
+- ``kind: nli`` - rows with premise, hypothesis, label (as training's ``nli`` reads them): grouped on the
+  exact premise text into (premise, entailed, contradicted) triplets, each entailed hypothesis paired
+  with one of the premise's contradicted ones in turn -> the ``triplets`` evaluator. Neutral rows and
+  hypotheses left without a partner are counted, not used.
+- ``kind: rte`` - rows with premise, hypothesis, label -> BinaryClassificationEvaluator (entailment vs
+  every other label), selected on the average precision of cosine similarities; query prompt on both.
+
+Labels are read through the set's ``label_map``, then the source's ClassLabel names, then as written.
+
+**Evaluation test texts never choose.** With the evaluation tasks' test texts given (``test_texts``), every
+dev row any of whose texts is one of them (exactly or folded, as the contamination check compares) is
+dropped before the evaluator is built, and counted per set and task in its report: a choice made on test
+texts would flatter the stage it kept. A set left empty is an error.
 
 Several dev sets run in sequence and the dev score is the mean of their main scores.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import logging
+from collections import defaultdict
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from skadapt.prompts import role_prompt
 from skadapt.sources import column_text, column_value
-from skadapt.tasks.rows import TrainingDataError, open_rows
+from skadapt.tasks.contamination import overlapping_rows
+from skadapt.tasks.rows import RowSource, TrainingDataError, label_key, open_rows
 
 if TYPE_CHECKING:
     from skadapt.tasks.config import DevSetConfig, DevSets
+
+log = logging.getLogger(__name__)
 
 DEV_NAME = "dev"
 
@@ -32,33 +50,73 @@ class DevSet:
     Attributes:
         evaluator: The sentence-transformers evaluator (named ``dev``).
         metric: Key of the main score in the evaluator's results, e.g. ``dev_spearman_cosine``.
-        size: Pairs (sts) or queries (retrieval).
+        size: Examples scored: pairs (sts, rte), queries (retrieval) or triplets (triplets, nli).
+        report: Per set: name, kind, source, rows read, examples, rows dropped by reason and the rows
+            dropped because a text is an evaluation test text (``contamination``: rows, by task).
     """
 
     evaluator: Any
     metric: str
     size: int
+    report: list[dict[str, Any]] = field(default_factory=list)
 
 
 ROLES = {
     "sts": ("sentence1", "sentence2", "score"),
     "retrieval": ("query", "positive"),
     "triplets": ("anchor", "positive", "negative"),
+    "nli": ("premise", "hypothesis", "label"),
+    "rte": ("premise", "hypothesis", "label"),
 }
 """Dev set kind -> the roles (default column names) its rows need."""
+NLI_LABELS = ("entailment", "neutral", "contradiction")
+RTE_LABELS = ("entailment", "not_entailment", "neutral", "contradiction")
+LABELS = {"nli": NLI_LABELS, "rte": RTE_LABELS}
+TEXTS = {
+    "sts": ("sentence1", "sentence2"),
+    "retrieval": ("query", "positive"),
+    "triplets": ("anchor", "positive", "negative"),
+    "nli": ("anchor", "positive", "negative"),
+    "rte": ("premise", "hypothesis"),
+}
+"""Dev set kind -> the text fields of its examples (what the contamination drop compares)."""
 
 
 def _column(config: DevSetConfig, role: str) -> str:
     return config.columns.get(role, role)
 
 
-def check_first_row(config: DevSetConfig) -> None:
-    """Open a dev set and check its first row has every column its kind needs (the preflight check).
+def _label(config: DevSetConfig, raw: Any, names: list[str] | None, where: str) -> str:
+    """A label as a name of ``LABELS[kind]``: through ``label_map``, the ClassLabel names, or as written."""
+    key = str(raw)
+    if key in config.label_map:
+        name = config.label_map[key]
+    elif names is not None and isinstance(raw, int) and 0 <= raw < len(names):
+        name = names[raw]
+    else:
+        name = key
+    allowed = LABELS[config.kind]
+    if label_key(name) not in allowed:
+        hint = f"label_map {config.label_map}" if config.label_map else "no label_map"
+        raise TrainingDataError(
+            f"dev set {config.source}: {where}: label {raw!r} is not one of {', '.join(allowed)} ({hint}); "
+            "map it with label_map"
+        )
+    return label_key(name)
+
+
+def check_first_row(config: DevSetConfig) -> str:
+    """Open a dev set and check its first row has every column its kind needs, and (nli/rte) that every
+    ClassLabel name of its label column is a known label (the preflight check).
+
+    Returns:
+        What was found, e.g. ``"columns text1, text2, label; labels entailment, not_entailment"``.
 
     Raises:
-        TrainingDataError: The source cannot be opened, is empty or lacks a column.
+        TrainingDataError: The source cannot be opened, is empty, lacks a column or has an unknown label.
     """
-    _, row = next(iter(open_rows(config.source, "dev").rows), (None, None))
+    source = open_rows(config.source, "dev")
+    where, row = next(iter(source.rows), (None, None))
     if row is None:
         raise TrainingDataError(f"dev set: {config.source} is empty (no rows)")
     missing = [_column(config, role) for role in ROLES[config.kind] if _column(config, role) not in row]
@@ -67,102 +125,277 @@ def check_first_row(config: DevSetConfig) -> None:
             f"dev set {config.source}: no column {', '.join(missing)} (columns: {', '.join(row)}); "
             "map them with columns"
         )
+    found = f"columns {', '.join(_column(config, role) for role in ROLES[config.kind])}"
+    if config.kind not in LABELS:
+        return found
+    column = _column(config, "label")
+    names = source.label_names.get(column)
+    if names is None:
+        _label(config, row[column], None, str(where))
+        return f"{found}; labels written as values"
+    for index, name in enumerate(names):
+        _label(config, config.label_map.get(str(index), name), None, f"ClassLabel {index} of {column!r}")
+    return f"{found}; labels {', '.join(names)}"
 
 
 def _value(row: dict[str, Any], column: str, role: str, where: str) -> Any:
-    read = column_value if role == "score" else column_text
+    read = column_value if role in ("score", "label") else column_text
     return read(row, column, f"dev set: {where}", role, error=TrainingDataError)
 
 
+@dataclass
+class _Examples:
+    """A dev set's examples (field -> value) and what reading it counted."""
+
+    items: list[dict[str, Any]]
+    rows: int
+    dropped: dict[str, int]
+
+
+def _read(config: DevSetConfig) -> _Examples:
+    """The examples of one dev set (nli rows grouped into triplets)."""
+    source = open_rows(config.source, "dev")
+    rows = list(source.rows)
+    if not rows:
+        raise TrainingDataError(f"dev set: {config.source} is empty (no rows)")
+    if config.kind in LABELS:
+        return _labelled(config, rows, source)
+    items = []
+    for where, row in rows:
+        item = {role: _value(row, _column(config, role), role, where) for role in ROLES[config.kind]}
+        if config.kind == "sts":
+            item["score"] = _score(config, item["score"], where)
+        items.append(item)
+    return _Examples(items, len(rows), {})
+
+
+def _score(config: DevSetConfig, raw: Any, where: str) -> float:
+    low, high = config.score_range
+    try:
+        score = float(raw)
+    except (TypeError, ValueError):
+        raise TrainingDataError(f"dev set: {where}: score {raw!r} is not a number") from None
+    if not low <= score <= high:
+        raise TrainingDataError(f"dev set: {where}: score {raw!r} is outside score_range [{low:g}, {high:g}]")
+    return (score - low) / (high - low)
+
+
+def _labelled(config: DevSetConfig, rows: list[tuple[str, dict[str, Any]]], source: RowSource) -> _Examples:
+    """rte: one (premise, hypothesis, entailed) example per row; nli: the triplets of each premise."""
+    names = source.label_names.get(_column(config, "label"))
+    read = [
+        (
+            _value(row, _column(config, "premise"), "premise", where),
+            _value(row, _column(config, "hypothesis"), "hypothesis", where),
+            _label(config, _value(row, _column(config, "label"), "label", where), names, where),
+        )
+        for where, row in rows
+    ]
+    if config.kind == "rte":
+        items = [{"premise": p, "hypothesis": h, "label": int(label == "entailment")} for p, h, label in read]
+        return _Examples(items, len(rows), {})
+    groups: dict[str, dict[str, list[str]]] = defaultdict(lambda: {label: [] for label in NLI_LABELS})
+    for premise, hypothesis, label in read:
+        groups[premise][label].append(hypothesis)
+    items = []
+    reasons = ("neutral", "entailment_without_contradiction", "contradiction_without_entailment")
+    dropped = dict.fromkeys((*reasons, "contradiction_unused"), 0)
+    for premise, hypotheses in groups.items():
+        entailed, contradicted = hypotheses["entailment"], hypotheses["contradiction"]
+        dropped["neutral"] += len(hypotheses["neutral"])
+        if not contradicted:
+            dropped["entailment_without_contradiction"] += len(entailed)
+            continue
+        if not entailed:
+            dropped["contradiction_without_entailment"] += len(contradicted)
+            continue
+        dropped["contradiction_unused"] += max(0, len(contradicted) - len(entailed))
+        for index, positive in enumerate(entailed):
+            negative = contradicted[index % len(contradicted)]
+            items.append({"anchor": premise, "positive": positive, "negative": negative})
+    return _Examples(items, len(rows), {k: v for k, v in dropped.items() if v})
+
+
+def _overlap(
+    config: DevSetConfig, items: list[dict[str, Any]], test_texts: dict[str, list[str]]
+) -> tuple[list[bool], dict[str, Any]]:
+    """A keep mask over ``items`` and ``{rows, dropped, by_task, examples}`` (see ``overlapping_rows``)."""
+    fields = TEXTS[config.kind]
+    keep, found = overlapping_rows({"dev": [tuple(item[f] for f in fields) for item in items]}, test_texts)
+    return keep["dev"], found["dev"]
+
+
+def overlap_with_test_texts(config: DevSetConfig, test_texts: dict[str, list[str]]) -> dict[str, Any]:
+    """What building the dev set will drop (the preflight's preview): ``{rows, dropped, by_task,
+    examples}``, ``rows`` counting its examples (nli: triplets).
+
+    Raises:
+        TrainingDataError: As building it.
+    """
+    return _overlap(config, _read(config).items, test_texts)[1]
+
+
+def _drop_test_texts(
+    config: DevSetConfig, name: str, examples: _Examples, test_texts: dict[str, list[str]] | None
+) -> dict[str, Any]:
+    """Drop the examples holding an evaluation test text; the count per task (``{rows, by_task}``)."""
+    if not test_texts:
+        return {"rows": 0, "by_task": {}, "examples": []}
+    keep, report = _overlap(config, examples.items, test_texts)
+    if report["dropped"]:
+        examples.items = [item for item, kept in zip(examples.items, keep, strict=True) if kept]
+        by_task = ", ".join(f"{task} {n}" for task, n in report["by_task"].items())
+        log.warning(
+            "dev set %s (%s): %d of %d examples dropped, their texts are evaluation test texts (%s)",
+            name,
+            config.source,
+            report["dropped"],
+            report["rows"],
+            by_task,
+        )
+    if not examples.items:
+        raise TrainingDataError(
+            f"dev set {config.source}: every example holds an evaluation test text, so it cannot choose "
+            "without choosing on the test data; use another dev set"
+        )
+    return {"rows": report["dropped"], "by_task": report["by_task"], "examples": report["examples"]}
+
+
 def build_dev_sets(
-    config: DevSets, batch_size: int = 32, prompts: dict[str, str] | None = None
+    config: DevSets,
+    batch_size: int = 32,
+    prompts: dict[str, str] | None = None,
+    test_texts: dict[str, list[str]] | None = None,
 ) -> list[DevSet]:
     """One evaluator per dev set (named ``<kind>-<n>``), for callers that report each set's score.
 
+    Args:
+        config: The dev sets.
+        batch_size: Encoding batch size.
+        prompts: The model's prompts (see skadapt.prompts).
+        test_texts: Evaluation task -> its test texts: examples holding one are dropped (see the module
+            docstring); None checks nothing.
+
     Raises:
-        TrainingDataError: Missing/empty column, bad score, or an empty dev set.
+        TrainingDataError: Missing/empty column, bad score or label, or an empty dev set.
     """
     return [
-        _build_one(entry, f"{entry.kind}-{index}", batch_size, prompts or {})
+        _build_one(entry, f"{entry.kind}-{index}", batch_size, prompts or {}, test_texts)
         for index, entry in enumerate(config.sets)
     ]
 
 
-def build_dev_set(config: DevSets, batch_size: int = 32, prompts: dict[str, str] | None = None) -> DevSet:
-    """Read the dev sets and build their evaluator, with the model's prompts (see skadapt.prompts).
+def build_dev_set(
+    config: DevSets,
+    batch_size: int = 32,
+    prompts: dict[str, str] | None = None,
+    test_texts: dict[str, list[str]] | None = None,
+) -> DevSet:
+    """Read the dev sets and build their evaluator (arguments as :func:`build_dev_sets`).
 
     One set is evaluated alone (named ``dev``); several run in sequence (``dev-<kind>-<n>``) and the dev
     score is the mean of their main scores.
 
     Raises:
-        TrainingDataError: Missing/empty column, bad score, or an empty dev set.
+        TrainingDataError: Missing/empty column, bad score or label, or an empty dev set.
     """
     if len(config.sets) == 1:
-        return _build_one(config.sets[0], DEV_NAME, batch_size, prompts or {})
+        return _build_one(config.sets[0], DEV_NAME, batch_size, prompts or {}, test_texts)
     from sentence_transformers.sentence_transformer.evaluation import SequentialEvaluator
 
     parts = [
-        _build_one(entry, f"{DEV_NAME}-{entry.kind}-{index}", batch_size, prompts or {})
+        _build_one(entry, f"{DEV_NAME}-{entry.kind}-{index}", batch_size, prompts or {}, test_texts)
         for index, entry in enumerate(config.sets)
     ]
     evaluator = SequentialEvaluator(
         [part.evaluator for part in parts], main_score_function=lambda scores: sum(scores) / len(scores)
     )
-    return DevSet(evaluator, "sequential_score", sum(part.size for part in parts))
+    reports = [report for part in parts for report in part.report]
+    return DevSet(evaluator, "sequential_score", sum(part.size for part in parts), reports)
 
 
-def _build_one(config: DevSetConfig, name: str, batch_size: int, prompts: dict[str, str]) -> DevSet:
+def _build_one(
+    config: DevSetConfig,
+    name: str,
+    batch_size: int,
+    prompts: dict[str, str],
+    test_texts: dict[str, list[str]] | None,
+) -> DevSet:
     """One dev set's evaluator, named ``name``."""
     from sentence_transformers.sentence_transformer.evaluation import (
+        BinaryClassificationEvaluator,
         EmbeddingSimilarityEvaluator,
         InformationRetrievalEvaluator,
         TripletEvaluator,
     )
 
     query, document = role_prompt(prompts, "query"), role_prompt(prompts, "document")
-    rows = list(open_rows(config.source, "dev").rows)
-    if not rows:
-        raise TrainingDataError(f"dev set: {config.source} is empty (no rows)")
+    examples = _read(config)
+    if not examples.items:
+        raise TrainingDataError(
+            f"dev set {config.source}: no example made from its {examples.rows} rows (dropped: "
+            f"{examples.dropped})"
+        )
+    contamination = _drop_test_texts(config, name, examples, test_texts)
+    items = examples.items
+    report = {
+        "name": name,
+        "kind": config.kind,
+        "source": config.source,
+        "rows": examples.rows,
+        "examples": len(items),
+        "dropped": examples.dropped,
+        "contamination": contamination,
+    }
+
+    def column(role: str, prompt: str = "") -> list[str]:
+        return [prompt + item[role] for item in items]
+
     if config.kind == "sts":
-        low, high = config.score_range
-        first, second, scores = [], [], []
-        for where, row in rows:
-            first.append(query + _value(row, _column(config, "sentence1"), "sentence1", where))
-            second.append(query + _value(row, _column(config, "sentence2"), "sentence2", where))
-            raw = _value(row, _column(config, "score"), "score", where)
-            try:
-                score = float(raw)
-            except (TypeError, ValueError):
-                raise TrainingDataError(f"dev set: {where}: score {raw!r} is not a number") from None
-            if not low <= score <= high:
-                raise TrainingDataError(
-                    f"dev set: {where}: score {raw!r} is outside score_range [{low:g}, {high:g}]"
-                )
-            scores.append((score - low) / (high - low))
         evaluator = EmbeddingSimilarityEvaluator(
-            first, second, scores, batch_size=batch_size, name=name, similarity_fn_names=["cosine"]
+            column("sentence1", query),
+            column("sentence2", query),
+            [item["score"] for item in items],
+            batch_size=batch_size,
+            name=name,
+            similarity_fn_names=["cosine"],
         )
-        return DevSet(evaluator, f"{name}_spearman_cosine", len(scores))
-    if config.kind == "triplets":
-        columns = {role: [] for role in ("anchor", "positive", "negative")}
-        for where, row in rows:
-            for role, values in columns.items():  # NLI-style triplets are symmetric: query prompt on all
-                values.append(query + _value(row, _column(config, role), role, where))
+        return DevSet(evaluator, f"{name}_spearman_cosine", len(items), [report])
+    if config.kind in ("triplets", "nli"):  # NLI-style triplets are symmetric: query prompt on all
         evaluator = TripletEvaluator(
-            columns["anchor"], columns["positive"], columns["negative"], name=name, batch_size=batch_size
+            column("anchor", query),
+            column("positive", query),
+            column("negative", query),
+            name=name,
+            batch_size=batch_size,
         )
-        return DevSet(evaluator, f"{name}_cosine_accuracy", len(rows))
+        return DevSet(evaluator, f"{name}_cosine_accuracy", len(items), [report])
+    if config.kind == "rte":
+        labels = [item["label"] for item in items]
+        if len(set(labels)) < 2:
+            raise TrainingDataError(
+                f"dev set {config.source}: every example is {'entailed' if labels[0] else 'not entailed'}; "
+                "average precision needs both"
+            )
+        evaluator = BinaryClassificationEvaluator(
+            column("premise", query),
+            column("hypothesis", query),
+            labels,
+            name=name,
+            batch_size=batch_size,
+            similarity_fn_names=["cosine"],
+            write_csv=False,
+        )
+        return DevSet(evaluator, f"{name}_cosine_ap", len(items), [report])
     queries: dict[str, str] = {}
     corpus: dict[str, str] = {}
     passage_ids: dict[str, str] = {}
     relevant: dict[str, set[str]] = {}
-    for where, row in rows:
-        text = _value(row, _column(config, "query"), "query", where)
-        positive = _value(row, _column(config, "positive"), "positive", where)
-        doc_id = passage_ids.setdefault(positive, f"d{len(passage_ids)}")
-        corpus[doc_id] = positive
+    for item in items:
+        doc_id = passage_ids.setdefault(item["positive"], f"d{len(passage_ids)}")
+        corpus[doc_id] = item["positive"]
         query_id = f"q{len(queries)}"
-        queries[query_id] = text
+        queries[query_id] = item["query"]
         relevant[query_id] = {doc_id}
     evaluator = InformationRetrievalEvaluator(
         queries,
@@ -175,4 +408,4 @@ def _build_one(config: DevSetConfig, name: str, batch_size: int, prompts: dict[s
         score_functions=None,
         write_csv=False,
     )
-    return DevSet(evaluator, f"{name}_cosine_ndcg@10", len(queries))
+    return DevSet(evaluator, f"{name}_cosine_ndcg@10", len(queries), [report])

@@ -12,11 +12,16 @@ from __future__ import annotations
 from skadapt.errors import SkadaptError
 from skadapt.sources import ROW_SUFFIXES, Rows, RowSource, SourceError, read_rows
 
-__all__ = ["ROW_SUFFIXES", "RowSource", "TrainingDataError", "open_rows"]
+__all__ = ["ROW_SUFFIXES", "RowSource", "TrainingDataError", "label_key", "open_rows"]
 
 
 class TrainingDataError(SkadaptError, ValueError):
     """Training or dev data that cannot be used; the message names the dataset, the row and the field."""
+
+
+def label_key(name: str) -> str:
+    """A label name as labels are compared: ``"Not Entailment"`` -> ``not_entailment``."""
+    return name.strip().lower().replace(" ", "_").replace("-", "_")
 
 
 def open_rows(spec: str, dataset: str) -> RowSource:

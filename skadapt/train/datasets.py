@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 from skadapt.prompts import Role, role_prompt
 from skadapt.sources import column_text, column_value, is_blank
-from skadapt.tasks.rows import RowSource, TrainingDataError, open_rows
+from skadapt.tasks.rows import RowSource, TrainingDataError, label_key, open_rows
 from skadapt.train.config import PAIRS_SUFFIX
 
 Rows = list[tuple[str, dict[str, Any]]]
@@ -216,7 +216,7 @@ def _label(
         label = names[raw]
     else:
         label = key
-    label = label.strip().lower().replace(" ", "_").replace("-", "_")
+    label = label_key(label)
     if label not in allowed:
         hint = f"label_map {config.label_map}" if config.label_map else "no label_map"
         raise TrainingDataError(
@@ -296,7 +296,7 @@ def check_first_row(config: FinetuneDataset) -> str:
         return f"{found}; labels written as values (no ClassLabel names)"
     for index, name in enumerate(names):
         label = config.label_map.get(str(index), name)  # as _label reads an integer label
-        if label.strip().lower().replace(" ", "_").replace("-", "_") not in allowed:
+        if label_key(label) not in allowed:
             hint = f"label_map {config.label_map}" if config.label_map else "no label_map"
             raise TrainingDataError(
                 f"dataset {config.name!r}: ClassLabel name {name!r} (label {index}) of column "

@@ -109,13 +109,15 @@ def finetune(
     config, run, model = ctx.config, ctx.run, ctx.input_model
     started = time.perf_counter()
     datasets = build_datasets(config)
-    contamination = _contamination(run, config, datasets)
+    contamination, test_texts = _contamination(run, config, datasets)
     loaded = load_model(model)
     prompts = model_prompts(loaded.prompts, model)
     loaded.prompts = prompts  # a model saved without its family's prompts gets them
     for dataset in datasets:
         dataset.resolve_prompts(prompts)
-    dev = build_dev_set(config.dev, config.batch_size, prompts) if config.dev is not None else None
+    dev = None  # its rows holding an evaluation test text are dropped: test texts never choose
+    if config.dev is not None:
+        dev = build_dev_set(config.dev, config.batch_size, prompts, test_texts)
     inference_length = loaded.max_seq_length  # the saved model keeps it: training length is not inference
     dev_before = dev.evaluator(loaded) if dev is not None else {}
     if config.anchor is not None:
@@ -146,6 +148,7 @@ def finetune(
         else {
             "metric": dev.metric,
             "size": dev.size,
+            "sets": dev.report,
             "before": _floats(dev_before),
             "final": _floats(dev_after),
             "history": result.dev_history,
@@ -180,8 +183,14 @@ def finetune(
     }
 
 
-def _contamination(run: RunFacts, config: FinetuneConfig, datasets: list[TaskDataset]) -> dict[str, Any]:
-    """The contamination check; with ``action: drop`` the overlapping rows leave ``datasets`` first."""
+def _contamination(
+    run: RunFacts, config: FinetuneConfig, datasets: list[TaskDataset]
+) -> tuple[dict[str, Any], dict[str, list[str]]]:
+    """The contamination check; with ``action: drop`` the overlapping rows leave ``datasets`` first.
+
+    Returns:
+        The report, and the evaluation test texts (task -> texts) it checked against.
+    """
     settings = config.contamination
     test_texts, unreachable = gather_test_texts(
         list(run.eval_tasks),
@@ -217,7 +226,7 @@ def _contamination(run: RunFacts, config: FinetuneConfig, datasets: list[TaskDat
         settings.allow,
     )
     report.update(action=settings.action, dropped=dropped)
-    return report
+    return report, test_texts
 
 
 def _dataset_source(config: FinetuneConfig, name: str) -> str:
