@@ -1,0 +1,158 @@
+"""Rates measured on machines (``skadapt/plan/rates/*.json``, written by ``benchmark/gpu_check.py``) and
+the times they give.
+
+A rates file holds, per model label (``e5-small-trimmed``, ...) and precision, the seconds per optimizer
+step of two row shapes (``pairs_long``: query + 1,200-char passage; ``triplets_short``: NLI triplets) at
+the batch it was measured with, encoding texts/s of ~100- and ~1,200-character texts, peak GPU memory and
+the process's peak RSS; a CPU file adds the data paths (documents/s of counting and sentence sampling,
+rows/s of reading, grouping and the contamination check). Times for other batches, lengths and models
+are extrapolated from these: linear in the batch, linear in the text length between the two encoded
+lengths, by the non-embedding parameter ratio for another architecture.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+SHAPE_CHARS = {"pairs_long": 60 + 1200, "triplets_short": 110 + 55 + 55}
+"""Characters of text per training row of each measured shape."""
+ENCODE_CHARS = {"short": 100, "long": 1200}
+MAX_ENCODE_CHARS = 2000
+"""Texts longer than this are cut at the models' 512 tokens: they cost what a text of this length costs."""
+TRAINING_BYTES = 16
+"""Bytes per parameter a training step holds at any batch: fp32 weights, gradients, AdamW's two moments."""
+PROCESS_GB = 0.6
+"""Resident memory of a Python process with torch and transformers loaded, before any model."""
+GPU_NAMES = {"NVIDIA H200": "H200", "NVIDIA H100 80GB HBM3": "H100"}
+
+
+@dataclass(frozen=True)
+class Rate:
+    """One figure and how it was obtained (``measured`` or what it was extrapolated from)."""
+
+    value: float
+    basis: str
+    peak_gb: float | None = None
+    peak_rss_gb: float | None = None
+
+    @property
+    def measured(self) -> bool:
+        return self.basis == "measured"
+
+
+@dataclass(frozen=True)
+class Rates:
+    """The rates of one machine (one JSON file)."""
+
+    name: str
+    data: dict[str, Any]
+
+    @property
+    def device(self) -> str:
+        """``cpu`` or ``cuda``."""
+        return str(self.data.get("environment", {}).get("device", "cpu"))
+
+    @property
+    def title(self) -> str:
+        """Where and when it was measured, e.g. ``H200, measured by gpu_check.py 2026-11-26``."""
+        env = self.data.get("environment", {})
+        if self.device == "cuda":
+            gpu = str(env.get("gpu", "GPU"))
+            where = GPU_NAMES.get(gpu, gpu)
+        else:
+            where = f"this CPU ({self.data.get('machine') or self.name}, {env.get('cpu_count', '?')} cores)"
+        script = str(self.data.get("source", "gpu_check.py")).removeprefix("benchmark/")
+        return f"{where}, measured by {script} {self.data.get('date', '')}".strip()
+
+    def _finetune(self, label: str, precision: str) -> dict[str, Any]:
+        return self.data.get("finetune", {}).get(label, {}).get(precision, {})
+
+    def step(self, label: str, precision: str, chars_per_row: float, batch: int) -> Rate | None:
+        """Seconds per optimizer step of ``batch`` rows of ``chars_per_row`` characters: the measured shape
+        nearest in length, linear in the batch. A label measured on one shape only (``e5-small``, the
+        untrimmed vocabulary) borrows the other shape's ratio from its ``-trimmed`` sibling."""
+        shape = min(SHAPE_CHARS, key=lambda s: abs(SHAPE_CHARS[s] - chars_per_row))
+        found = self._finetune(label, precision).get(shape)
+        basis = "measured"
+        if found is None:
+            sibling = self._finetune(f"{label}-trimmed", precision)
+            other = next(
+                (s for s in SHAPE_CHARS if s != shape and s in self._finetune(label, precision)), None
+            )
+            if other is None or shape not in sibling or other not in sibling:
+                return None
+            ratio = sibling[shape]["s_per_step"] / sibling[other]["s_per_step"]
+            own = self._finetune(label, precision)[other]
+            found = {**own, "s_per_step": own["s_per_step"] * ratio}
+            basis = f"extrapolated: {other} x the {label}-trimmed {shape}/{other} ratio"
+        measured_batch = int(found.get("batch") or self.data.get("settings", {}).get("batch", 32))
+        factor = batch / measured_batch
+        if factor != 1 and basis == "measured":
+            basis = f"measured at batch {measured_batch}, x{factor:g} for batch {batch}"
+        state = float(found.get("parameters") or 0) * TRAINING_BYTES / 2**30
+        return Rate(
+            found["s_per_step"] * factor,
+            basis,
+            _scaled_memory(found.get("peak_gb"), factor, state),
+            _scaled_memory(found.get("peak_rss_gb"), factor, state + PROCESS_GB),
+        )
+
+    def encode(self, label: str, precision: str, chars: float) -> Rate | None:
+        """Seconds per text of ``chars`` characters: linear between the two measured lengths (the
+        ``-trimmed`` label's for an untrimmed model, whose encoding speed its vocabulary does not change)."""
+        table = self.data.get("encode", {})
+        found, note = table.get(label, {}).get(precision), ""
+        if not found:
+            found, note = table.get(f"{label}-trimmed", {}).get(precision), f" ({label}-trimmed's rate)"
+        if not found or "short" not in found or "long" not in found:
+            return None
+        short, long = 1 / found["short"]["texts_per_s"], 1 / found["long"]["texts_per_s"]
+        x = min(max(chars, 1.0), MAX_ENCODE_CHARS)
+        slope = (long - short) / (ENCODE_CHARS["long"] - ENCODE_CHARS["short"])
+        seconds = max(short + slope * (x - ENCODE_CHARS["short"]), short * 0.25)
+        inside = ENCODE_CHARS["short"] <= x <= ENCODE_CHARS["long"]
+        basis = ("measured" if inside else "measured, length extrapolated") + note
+        peak = max(found["short"].get("peak_gb") or 0, found["long"].get("peak_gb") or 0) or None
+        rss = max(found["short"].get("peak_rss_gb") or 0, found["long"].get("peak_rss_gb") or 0) or None
+        return Rate(seconds, basis, peak, rss)
+
+    def data_path(self, name: str) -> dict[str, Any] | None:
+        """A data-path figure (CPU files), e.g. ``trim_count``: ``{documents_per_s, fixed_s, ...}``."""
+        return self.data.get("data", {}).get(name)
+
+
+def _scaled_memory(peak: float | None, factor: float, fixed: float) -> float | None:
+    """A peak memory at ``factor`` times the measured batch: what lies above the ``fixed`` part (weights,
+    gradients, optimizer state, the process) is activations, which grow with the batch."""
+    if peak is None or factor == 1:
+        return peak
+    fixed = min(fixed, peak)
+    return round(fixed + (peak - fixed) * factor, 3)
+
+
+@cache
+def all_rates() -> tuple[Rates, ...]:
+    """Every rates file shipped with skadapt."""
+    folder = resources.files("skadapt.plan") / "rates"
+    found = []
+    for item in sorted(folder.iterdir(), key=lambda p: p.name):
+        if item.name.endswith(".json"):
+            found.append(Rates(item.name.removesuffix(".json"), json.loads(item.read_text(encoding="utf-8"))))
+    return tuple(found)
+
+
+def cpu_rates() -> Rates | None:
+    """The CPU rates nearest this machine (same core count, else the first)."""
+    cpus = [r for r in all_rates() if r.device == "cpu"]
+    same = [r for r in cpus if r.data.get("environment", {}).get("cpu_count") == os.cpu_count()]
+    return (same or cpus or [None])[0]
+
+
+def gpu_rates() -> Rates | None:
+    """The GPU rates (the first GPU file)."""
+    return next((r for r in all_rates() if r.device == "cuda"), None)
