@@ -189,6 +189,7 @@ def measure(tokenizer: Path, scale: float = 1.0) -> dict[str, Any]:
         rates["renorm_sample"] = marginal(sentences, n_sentenced // 10, n_sentenced, "documents")
         sample = sentences(n_sentenced)
         rates["renorm_sample"] |= {
+            "chars": rates["trim_count"]["chars"],
             "sentences_per_document": round(sample.eligible / n_sentenced, 2),
             "sentence_chars": round(sum(map(len, sample.sentences)) / max(1, len(sample.sentences))),
             "note": "unique sentences of 64-512 chars; documents repeat the demo's passages, so the yield "

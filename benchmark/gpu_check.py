@@ -21,7 +21,9 @@ sentence-transformers trainer (MNRL, batch 32, max length 256, AdamW lr 2e-5, NO
 
 ``--cpu`` measures the real architectures on the CPU in fp32, with few steps and texts (3 steps, the first
 left out; 64 short and 16 long texts) at small batches (e5-small 8, e5-large 2: s/step is recorded with the
-batch it was measured at; the plan scales it), and adds the data-path rates of ``benchmark/data_rates.py``
+batch it was measured at; the plan scales it), records the process's CPU seconds beside the wall seconds
+(on a shared machine the wall time includes waiting for the cores: CPU seconds / torch threads is what the
+machine gives a run that has it alone), and adds the data-path rates of ``benchmark/data_rates.py``
 (counting, sentence sampling, reading, NLI grouping, contamination). Every measurement records the process's
 peak RSS.
 
@@ -191,11 +193,13 @@ def finetune_rate(
     model = SentenceTransformer(str(model_dir), device=args.device)
     model.max_seq_length = MAX_LENGTH
     stamps: list[float] = []
+    cpu_stamps: list[float] = []
 
     class Stamp(TrainerCallback):
         def on_step_end(self, *_: Any, **__: Any) -> None:
             sync(torch, args.device)
             stamps.append(time.perf_counter())
+            cpu_stamps.append(time.process_time())
 
     reset_peak(torch, args.device)
     with tempfile.TemporaryDirectory() as out:
@@ -225,6 +229,9 @@ def finetune_rate(
         with rss.watch():
             trainer.train()
     steps = [b - a for a, b in zip(stamps[args.warmup :], stamps[args.warmup + 1 :], strict=False)]
+    cpu_steps = [
+        b - a for a, b in zip(cpu_stamps[args.warmup :], cpu_stamps[args.warmup + 1 :], strict=False)
+    ]
     tokens = sum(
         min(len(model.tokenizer(row)["input_ids"]), MAX_LENGTH) for col in data for row in data[col][:batch]
     )
@@ -233,6 +240,7 @@ def finetune_rate(
         "s_per_step": round(seconds, 5),
         "s_per_step_range": [round(min(steps), 5), round(max(steps), 5)],
         "rows_per_s": round(batch / seconds, 2),
+        "cpu_s_per_step": round(statistics.median(cpu_steps), 5),
         "batch": batch,
         "tokens_per_batch": tokens,
         "timed_steps": len(steps),
@@ -262,12 +270,13 @@ def encode_rate(
     sync(torch, args.device)
     rss = PeakRSS()
     with rss.watch():
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         model.encode(data, batch_size=ENCODE_BATCH)
         sync(torch, args.device)
-        seconds = time.perf_counter() - start
+        seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     result = {
         "texts_per_s": round(n / seconds, 1),
+        "texts_per_cpu_s": round(n / cpu, 1),
         "texts": n,
         "chars": ENCODE_TEXTS[kind],
         "peak_gb": peak_gb(torch, args.device),

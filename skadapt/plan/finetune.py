@@ -54,6 +54,19 @@ def _made_by_run(recipe: Recipe, spec: str) -> bool:
     return Path(spec).resolve().is_relative_to(recipe.run_dir.resolve())
 
 
+def synthetic_size(recipe: Recipe, entry: FinetuneDataset) -> SourceSize:
+    """The synthetic STS split this run's synth_sts stage writes: at most six pairs per source sentence."""
+    synth = recipe.synth_sts
+    if synth is None or not Path(entry.source).resolve().is_relative_to(
+        (recipe.run_dir / "synth_sts").resolve()
+    ):
+        return SourceSize(None, reason="written by an earlier stage of this run")
+    chars = 2 * (synth.min_chars + synth.max_chars) / 2
+    return SourceSize(
+        6 * synth.n_sources, chars, "at most: 6 pairs per synth_sts.n_sources sentence", at_least=False
+    )
+
+
 def examples(entry: FinetuneDataset, size: SourceSize) -> tuple[list[tuple[str, int]], str]:
     """The training datasets an entry builds, with their examples, and how they were counted: local nli/rte
     sources are built with the stage's own reader; Hub ones estimated from the row count."""
@@ -96,9 +109,14 @@ def plan_finetune(recipe: Recipe, ctx: Context, tasks: list[TaskWork]) -> StageP
     rows_read = 0
     for entry in config.datasets:
         if _made_by_run(recipe, entry.source):
-            plan.unknown.append(f"{entry.name}: {entry.source} is written by an earlier stage of this run")
-            continue
-        size = source_size(entry.source, text_columns(entry))
+            size = synthetic_size(recipe, entry)
+            if size.rows is None:
+                plan.unknown.append(
+                    f"{entry.name}: {entry.source} is written by an earlier stage of this run"
+                )
+                continue
+        else:
+            size = source_size(entry.source, text_columns(entry))
         if size.rows is None:
             plan.unknown.append(f"{entry.name}: {entry.source}: {size.describe()}")
             plan.lines.append(f"{entry.name} ({entry.kind}): rows {size.describe()}")

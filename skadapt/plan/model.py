@@ -21,6 +21,8 @@ class Part(BaseModel):
     basis_gpu: str = ""
     peak_rss_gb: float | None = None
     peak_gpu_gb: float | None = None
+    gpu_rate: bool = False
+    """Whether ``seconds_gpu`` comes from a GPU's measured rates (else it is CPU work at this CPU's rate)."""
 
 
 class StagePlan(BaseModel):
@@ -60,7 +62,7 @@ class StagePlan(BaseModel):
     def total(self) -> StagePlan:
         """This plan with its times and peaks summed/maxed from its parts."""
         cpu = [p.seconds_cpu for p in self.parts if p.seconds_cpu is not None]
-        gpu_measured = any(p.seconds_gpu is not None and "this CPU" not in p.basis_gpu for p in self.parts)
+        gpu_measured = any(p.gpu_rate for p in self.parts)
         gpu = [p.seconds_gpu for p in self.parts if p.seconds_gpu is not None]
         rss = [p.peak_rss_gb for p in self.parts if p.peak_rss_gb is not None]
         vram = [p.peak_gpu_gb for p in self.parts if p.peak_gpu_gb is not None]

@@ -49,6 +49,7 @@ def encode_part(ctx: Context, name: str, shape: ModelShape, texts: float, chars:
         else:
             part.seconds_gpu, part.basis_gpu = seconds, basis
             part.peak_gpu_gb = rate.peak_gb if rate is not None else None
+            part.gpu_rate = rate is not None
     return part
 
 
@@ -69,20 +70,30 @@ def train_part(
         else:
             part.seconds_gpu, part.basis_gpu = seconds, f"{precision} {basis}"
             part.peak_gpu_gb = rate.peak_gb if rate is not None else None
+            part.gpu_rate = rate is not None
     return part
+
+
+def data_value(ctx: Context, path: str, key: str) -> float | None:
+    """One figure of a CPU data-path rate (e.g. the calibration documents' ``chars``), None without it."""
+    rate = ctx.cpu.data_path(path) if ctx.cpu is not None else None
+    value = (rate or {}).get(key)
+    return float(value) if value else None
 
 
 def cpu_part(ctx: Context, name: str, path: str, items: float, chars: float | None = None) -> Part:
     """CPU work at a measured data-path rate (``path``: ``trim_count``, ``nli_grouping``, ...); with
     ``chars``, items are scaled to the measured items' length. The GPU machine does it at the same rate."""
     rate = ctx.cpu.data_path(path) if ctx.cpu is not None else None
-    if rate is None:
+    per_s = ctx.cpu.items_per_s(path) if ctx.cpu is not None else None
+    if rate is None or not per_s:
         return Part(name=name, basis_cpu=f"no {path} rate", basis_gpu=CPU_WORK)
-    per_s = next(v for k, v in rate.items() if k.endswith("_per_s") and not k.endswith("_cpu_s"))
     measured_chars = rate.get("chars") or rate.get("row_chars")
+    if path == "renorm_sample":  # the calibration split the documents it counted
+        measured_chars = measured_chars or data_value(ctx, "trim_count", "chars")
     factor = chars / measured_chars if chars and measured_chars else 1.0
     seconds = float(rate.get("fixed_s", 0.0)) + items * factor / per_s
-    basis = f"measured {path} rate" + (f", x{factor:.2f} for the text length" if factor != 1 else "")
+    basis = f"measured {path} rate" + (f", x{factor:.2g} for the text length" if factor != 1 else "")
     return Part(
         name=name,
         seconds_cpu=seconds,

@@ -28,6 +28,8 @@ TRAINING_BYTES = 16
 """Bytes per parameter a training step holds at any batch: fp32 weights, gradients, AdamW's two moments."""
 PROCESS_GB = 0.6
 """Resident memory of a Python process with torch and transformers loaded, before any model."""
+MULTI_THREADED = frozenset({"trim_count"})
+"""Data paths that run on all cores (counting: the tokenizer's threads); the others run on one."""
 GPU_NAMES = {"NVIDIA H200": "H200", "NVIDIA H100 80GB HBM3": "H100"}
 
 
@@ -58,6 +60,23 @@ class Rates:
         return str(self.data.get("environment", {}).get("device", "cpu"))
 
     @property
+    def threads(self) -> int:
+        """Threads the measurements ran with (torch's; the CPU count without it)."""
+        env = self.data.get("environment", {})
+        return int(env.get("torch_threads") or env.get("cpu_count") or 1)
+
+    @property
+    def by_cpu_time(self) -> bool:
+        """Whether times come from CPU seconds (a CPU file that has them): what the machine gives a run that
+        has it alone, where the wall seconds of a shared machine include waiting for the cores."""
+        return self.device == "cpu" and any(
+            "cpu_s_per_step" in shape
+            for label in self.data.get("finetune", {}).values()
+            for precision in label.values()
+            for shape in precision.values()
+        )
+
+    @property
     def title(self) -> str:
         """Where and when it was measured, e.g. ``H200, measured by gpu_check.py 2026-11-26``."""
         env = self.data.get("environment", {})
@@ -67,7 +86,11 @@ class Rates:
         else:
             where = f"this CPU ({self.data.get('machine') or self.name}, {env.get('cpu_count', '?')} cores)"
         script = str(self.data.get("source", "gpu_check.py")).removeprefix("benchmark/")
-        return f"{where}, measured by {script} {self.data.get('date', '')}".strip()
+        title = f"{where}, measured by {script} {self.data.get('date', '')}".strip()
+        if self.by_cpu_time:
+            load = env.get("load_average", ["?"])[0]
+            title += f" (shared, load {load}: times are CPU seconds / {self.threads} threads)"
+        return title
 
     def _finetune(self, label: str, precision: str) -> dict[str, Any]:
         return self.data.get("finetune", {}).get(label, {}).get(precision, {})
@@ -95,8 +118,11 @@ class Rates:
         if factor != 1 and basis == "measured":
             basis = f"measured at batch {measured_batch}, x{factor:g} for batch {batch}"
         state = float(found.get("parameters") or 0) * TRAINING_BYTES / 2**30
+        seconds = found["s_per_step"]
+        if self.by_cpu_time and found.get("cpu_s_per_step"):
+            seconds = found["cpu_s_per_step"] / self.threads
         return Rate(
-            found["s_per_step"] * factor,
+            seconds * factor,
             basis,
             _scaled_memory(found.get("peak_gb"), factor, state),
             _scaled_memory(found.get("peak_rss_gb"), factor, state + PROCESS_GB),
@@ -111,7 +137,7 @@ class Rates:
             found, note = table.get(f"{label}-trimmed", {}).get(precision), f" ({label}-trimmed's rate)"
         if not found or "short" not in found or "long" not in found:
             return None
-        short, long = 1 / found["short"]["texts_per_s"], 1 / found["long"]["texts_per_s"]
+        short, long = self._per_text(found["short"]), self._per_text(found["long"])
         x = min(max(chars, 1.0), MAX_ENCODE_CHARS)
         slope = (long - short) / (ENCODE_CHARS["long"] - ENCODE_CHARS["short"])
         seconds = max(short + slope * (x - ENCODE_CHARS["short"]), short * 0.25)
@@ -121,9 +147,24 @@ class Rates:
         rss = max(found["short"].get("peak_rss_gb") or 0, found["long"].get("peak_rss_gb") or 0) or None
         return Rate(seconds, basis, peak, rss)
 
+    def _per_text(self, found: dict[str, Any]) -> float:
+        if self.by_cpu_time and found.get("texts_per_cpu_s"):
+            return 1 / (found["texts_per_cpu_s"] * self.threads)
+        return 1 / found["texts_per_s"]
+
     def data_path(self, name: str) -> dict[str, Any] | None:
         """A data-path figure (CPU files), e.g. ``trim_count``: ``{documents_per_s, fixed_s, ...}``."""
         return self.data.get("data", {}).get(name)
+
+    def items_per_s(self, name: str) -> float | None:
+        """Items per second of a data path: per CPU second for the single-threaded paths, per CPU second x
+        threads for the counting (the tokenizer's threads), when the file times by CPU seconds."""
+        rate = self.data_path(name) or {}
+        wall = next((v for k, v in rate.items() if k.endswith("_per_s") and not k.endswith("_cpu_s")), None)
+        cpu = next((v for k, v in rate.items() if k.endswith("_per_cpu_s")), None)
+        if self.by_cpu_time and cpu:
+            return cpu * (self.threads if name in MULTI_THREADED else 1)
+        return wall
 
 
 def _scaled_memory(peak: float | None, factor: float, fixed: float) -> float | None:

@@ -43,6 +43,7 @@ class SourceSize:
         reason: Why the rows are unknown.
         at_least: ``rows`` counts only the files read until ``enough`` rows were found.
         download_bytes: Bytes of the source's files (Hub), when listed.
+        bytes_per_row: Bytes of the files read per row counted in them (what reading a row downloads).
     """
 
     rows: int | None
@@ -51,6 +52,7 @@ class SourceSize:
     reason: str | None = None
     at_least: bool = False
     download_bytes: int | None = None
+    bytes_per_row: float | None = None
 
     @property
     def known(self) -> bool:
@@ -260,20 +262,24 @@ def _footers(
 
     fs = HfFileSystem()
     revision = f"@{parsed.revision}" if parsed.revision else ""
-    rows = text_bytes = 0
+    rows = text_bytes = read_bytes = 0
     read = 0
-    for path, _ in files:
+    for path, file_bytes in files:
         with fs.open(f"datasets/{parsed.name}{revision}/{path}", "rb", block_size=64 * 1024) as handle:
             metadata = pq.ParquetFile(handle).metadata
         rows += metadata.num_rows
         read += 1
+        read_bytes += file_bytes
         text_bytes += _column_bytes(metadata, columns)
         if enough is not None and rows >= enough:
             break
     total = sum(size for _, size in files)
     chars = text_bytes / rows if rows and text_bytes else None
     how = f"Parquet footers of {read} of {len(files)} files"
-    return SourceSize(rows, chars, how, at_least=read < len(files), download_bytes=total)
+    per_row = read_bytes / rows if rows else None
+    return SourceSize(
+        rows, chars, how, at_least=read < len(files), download_bytes=total, bytes_per_row=per_row
+    )
 
 
 def _column_bytes(metadata: Any, columns: list[str]) -> int:

@@ -6,7 +6,7 @@ from typing import Any
 
 from skadapt.plan.model import Part, StagePlan
 from skadapt.plan.models import KEPT_ON_TOP, ModelShape
-from skadapt.plan.parts import Context, cpu_part, encode_part, gb
+from skadapt.plan.parts import Context, cpu_part, data_value, encode_part, gb
 from skadapt.plan.sizes import SourceSize, source_size
 from skadapt.plan.tasks import TaskWork, task_work
 from skadapt.recipe import Recipe
@@ -56,7 +56,7 @@ def plan_trim(recipe: Recipe, ctx: Context) -> StagePlan:
     corpora = [("trim.corpus", config.corpus)]
     if config.extra_corpus and config.extra_vocab_size > 0:
         corpora.append(("trim.extra_corpus", config.extra_corpus))
-    documents = 0
+    documents, parity_pool, parity_chars = 0, 0, float(PARITY_CHARS)
     for field, spec in corpora:
         size = source_size(spec, [config.text_column], enough=config.max_documents)
         read = read_count(size, config.max_documents, config.max_bytes, field, plan)
@@ -65,19 +65,22 @@ def plan_trim(recipe: Recipe, ctx: Context) -> StagePlan:
         if read is None:
             continue
         documents += read
-        chars = size.chars or (ctx.cpu.data_path("trim_count") or {}).get("chars") if ctx.cpu else size.chars
+        chars = size.chars or data_value(ctx, "trim_count", "chars")
+        if field == "trim.corpus":  # the parity sample is drawn from the main corpus
+            parity_pool, parity_chars = read, min(chars or PARITY_CHARS, PARITY_CHARS)
         plan.parts.append(cpu_part(ctx, f"counting {field}", "trim_count", read, chars))
         if (stream := stream_part(ctx, f"reading {field}", spec, read, chars)) is not None:
             plan.parts.append(stream)
-        if size.download_bytes and size.rows and not size.at_least:
-            plan.work[field.removeprefix("trim.")]["download_gb"] = gb(size.download_bytes * read / size.rows)
-    parity = min(config.parity_documents, documents)
+        if size.bytes_per_row:
+            plan.work[field.removeprefix("trim.")]["download_gb"] = gb(size.bytes_per_row * read)
+            plan.lines.append(f"  download: about {gb(size.bytes_per_row * read):.1f} GB of Parquet")
+    parity = min(config.parity_documents, parity_pool)
     plan.work["documents"] = documents
     plan.work["parity_texts"] = 2 * parity
     if parity:
         plan.lines.append(f"parity check: {parity:,} documents encoded by the original and the trimmed model")
-        plan.parts.append(encode_part(ctx, "parity: original model", ctx.base, parity, PARITY_CHARS))
-        plan.parts.append(encode_part(ctx, "parity: trimmed model", ctx.model, parity, PARITY_CHARS))
+        plan.parts.append(encode_part(ctx, "parity: original model", ctx.base, parity, parity_chars))
+        plan.parts.append(encode_part(ctx, "parity: trimmed model", ctx.model, parity, parity_chars))
     rows = ctx.model.vocab_size
     plan.work |= {"embedding_rows": rows, "parameters": ctx.model.parameters}
     plan.lines.append(
@@ -112,11 +115,8 @@ def sentence_yield(
         )
         chars = sum(map(len, texts))
         return (sample.eligible / chars if chars else 0.0), f"split on the first {len(texts)} documents"
-    rate = (ctx.cpu.data_path("renorm_sample") or {}) if ctx.cpu else {}
-    per_doc, doc_chars = (
-        rate.get("sentences_per_document"),
-        (ctx.cpu.data_path("trim_count") or {}).get("chars") if ctx.cpu else None,
-    )
+    per_doc = data_value(ctx, "renorm_sample", "sentences_per_document")
+    doc_chars = data_value(ctx, "trim_count", "chars")
     if not per_doc or not doc_chars:
         return 0.0, "unknown"
     return per_doc / doc_chars, "the calibration's yield (a lower bound)"
@@ -130,9 +130,7 @@ def plan_renorm(recipe: Recipe, ctx: Context, language: str) -> StagePlan:
     size = source_size(config.corpus, [config.text_column], enough=config.max_documents)
     read = read_count(size, config.max_documents, None, "renorm.corpus", plan)
     plan.lines.append(source_line("renorm.corpus", config.corpus, size, read))
-    doc_chars = (
-        size.chars or ((ctx.cpu.data_path("trim_count") or {}).get("chars") if ctx.cpu else None) or 0.0
-    )
+    doc_chars = size.chars or data_value(ctx, "trim_count", "chars") or 0.0
     sentences = config.samples
     if read is not None:
         per_char, how = sentence_yield(
@@ -146,9 +144,8 @@ def plan_renorm(recipe: Recipe, ctx: Context, language: str) -> StagePlan:
         plan.parts.append(cpu_part(ctx, "sentence splitting", "renorm_sample", read, doc_chars))
         if (stream := stream_part(ctx, "reading renorm.corpus", config.corpus, read, doc_chars)) is not None:
             plan.parts.append(stream)
-    chars = (config.min_chars + config.max_chars) / 2
-    rate = (ctx.cpu.data_path("renorm_sample") or {}) if ctx.cpu else {}
-    chars = min(max(rate.get("sentence_chars") or chars, config.min_chars), config.max_chars)
+    measured = data_value(ctx, "renorm_sample", "sentence_chars") or (config.min_chars + config.max_chars) / 2
+    chars = min(max(measured, config.min_chars), config.max_chars)
     plan.work |= {"documents": read, "texts_to_encode": sentences, "samples": config.samples}
     plan.lines.append(
         f"texts to encode: {sentences:,} sentences (renorm.samples {config.samples:,}), ~{chars:.0f} chars"
@@ -161,9 +158,17 @@ def plan_renorm(recipe: Recipe, ctx: Context, language: str) -> StagePlan:
         plan.lines.append(f"choice on dev (none/R1/R2): {dev_texts:,} dev texts encoded")
         plan.parts.append(encode_part(ctx, "dev choice", ctx.model, dev_texts, dev_chars))
     embeddings = sentences * ctx.model.hidden_size * 12  # float32 embeddings + their float64 mean pass
-    plan.parts.append(Part(name="embeddings in memory", peak_rss_gb=round(embeddings / 2**30 + 0.5, 2)))
+    plan.parts.append(memory_part("the model and the sample's embeddings", plan.parts, embeddings))
     plan.disk_gb = gb(ctx.model.parameters * 4)
     return plan.total()
+
+
+def memory_part(name: str, parts: list[Part], extra_bytes: float) -> Part:
+    """The resident memory of the encoding parts' process plus ``extra_bytes`` held beside the model."""
+    process = max((p.peak_rss_gb for p in parts if p.peak_rss_gb is not None), default=None)
+    if process is None:
+        return Part(name=name)
+    return Part(name=name, peak_rss_gb=round(process + extra_bytes / 2**30, 2))
 
 
 DEV_TEXTS_PER_ROW = {"sts": 2, "retrieval": 2, "triplets": 3, "pairs": 2}
@@ -231,11 +236,8 @@ def plan_export(recipe: Recipe, ctx: Context, tasks: list[TaskWork] | None) -> S
             encode_part(ctx, "static distillation", ctx.model, ctx.model.vocab_size, STATIC_TOKEN_CHARS)
         )
     for part in plan.parts:  # the tiers are measured where they will run: on the CPU
-        part.seconds_gpu, part.basis_gpu, part.peak_gpu_gb = (
-            part.seconds_cpu,
-            "CPU work (tiers are measured on the CPU)",
-            None,
-        )
+        part.seconds_gpu, part.basis_gpu = part.seconds_cpu, "CPU work (tiers are measured on the CPU)"
+        part.peak_gpu_gb, part.gpu_rate = None, False
     plan.notes.append(
         "encodes priced at the PyTorch model's rate (the ONNX and static tiers are faster); ONNX conversion "
         "and process starts not included"
@@ -291,7 +293,7 @@ def plan_evaluate(recipe: Recipe, ctx: Context, tasks: list[TaskWork], unknown: 
         parts = [encode_part(ctx, f"{label}: {t.name}", shape, t.texts, t.chars) for t in tasks]
         plan.parts.append(_merged(f"model {label}", parts))
     memo = per_model * ctx.model.hidden_size * 4
-    plan.parts.append(Part(name="embedding memo", peak_rss_gb=round(memo / 2**30 + 1.0, 2)))
+    plan.parts.append(memory_part("the model and one model's embedding memo", plan.parts, memo))
     plan.notes.append(
         "mteb's own work beside encoding (k-means, classifiers, bootstrap) and the task data's download are "
         "not included"
