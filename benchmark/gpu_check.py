@@ -23,7 +23,8 @@ sentence-transformers trainer (MNRL, batch 32, max length 256, AdamW lr 2e-5, NO
 left out; 64 short and 16 long texts) at small batches (e5-small 8, e5-large 2: s/step is recorded with the
 batch it was measured at; the plan scales it), records the process's CPU seconds beside the wall seconds
 (on a shared machine the wall time includes waiting for the cores: CPU seconds / torch threads is what the
-machine gives a run that has it alone), and adds the data-path rates of ``benchmark/data_rates.py``
+machine gives a run that has it alone; OpenMP threads wait passively, ``OMP_WAIT_POLICY=PASSIVE``, so that
+waiting is not counted as CPU seconds), and adds the data-path rates of ``benchmark/data_rates.py``
 (counting, sentence sampling, reading, NLI grouping, contamination). Every measurement records the process's
 peak RSS.
 
@@ -311,6 +312,7 @@ def environment(device: str) -> dict[str, Any]:
         "cpu": cpu_name(),
         "memory_gb": round(psutil.virtual_memory().total / 2**30, 1),
         "torch_threads": torch.get_num_threads(),
+        "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"),
         "load_average": [round(x, 2) for x in os.getloadavg()],
         "device": device,
     }
@@ -335,6 +337,8 @@ def main() -> None:
     )
     parser.add_argument("--machine", default=None, help="a name for the machine measured (e.g. cpu-2core)")
     args = parser.parse_args()
+    if args.cpu:  # before torch starts OpenMP: spinning threads would count waiting as CPU seconds
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     import torch
 
     args.device = "cuda" if torch.cuda.is_available() and not (args.smoke or args.cpu) else "cpu"

@@ -82,4 +82,6 @@ def plan_recipe(recipe: Recipe, source: str | None = None) -> Plan:
         cpu=cpu.title if cpu is not None else None,
         gpu=gpu.title if gpu is not None else None,
         stages=stages,
+        cpu_memory_gb=cpu.data.get("environment", {}).get("memory_gb") if cpu is not None else None,
+        gpu_memory_gb=gpu.data.get("environment", {}).get("gpu_memory_gb") if gpu is not None else None,
     )

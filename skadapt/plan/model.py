@@ -83,6 +83,8 @@ class Plan(BaseModel):
         cpu: Where the CPU rates were measured (None: no CPU rates).
         gpu: Where the GPU rates were measured (None: none).
         stages: The stages.
+        cpu_memory_gb: Memory of the machine the CPU rates were measured on.
+        gpu_memory_gb: Memory of the GPU the GPU rates were measured on.
     """
 
     recipe: str
@@ -91,6 +93,8 @@ class Plan(BaseModel):
     cpu: str | None
     gpu: str | None
     stages: list[StagePlan]
+    cpu_memory_gb: float | None = None
+    gpu_memory_gb: float | None = None
 
     @property
     def partial(self) -> bool:

@@ -6,8 +6,10 @@ step of two row shapes (``pairs_long``: query + 1,200-char passage; ``triplets_s
 the batch it was measured with, encoding texts/s of ~100- and ~1,200-character texts, peak GPU memory and
 the process's peak RSS; a CPU file adds the data paths (documents/s of counting and sentence sampling,
 rows/s of reading, grouping and the contamination check). Times for other batches, lengths and models
-are extrapolated from these: linear in the batch, linear in the text length between the two encoded
-lengths, by the non-embedding parameter ratio for another architecture.
+are extrapolated from these: by tokens per batch along the line through the two measured shapes (a fixed
+part: optimizer and embeddings; a part per token), linear in the text length between the two encoded
+lengths, by the non-embedding parameter ratio for another architecture. A CPU file of a shared machine
+also holds CPU seconds; its times are CPU seconds / threads: what the machine gives a run it has alone.
 """
 
 from __future__ import annotations
@@ -28,8 +30,6 @@ TRAINING_BYTES = 16
 """Bytes per parameter a training step holds at any batch: fp32 weights, gradients, AdamW's two moments."""
 PROCESS_GB = 0.6
 """Resident memory of a Python process with torch and transformers loaded, before any model."""
-MULTI_THREADED = frozenset({"trim_count"})
-"""Data paths that run on all cores (counting: the tokenizer's threads); the others run on one."""
 GPU_NAMES = {"NVIDIA H200": "H200", "NVIDIA H100 80GB HBM3": "H100"}
 
 
@@ -97,11 +97,16 @@ class Rates:
 
     def step(self, label: str, precision: str, chars_per_row: float, batch: int) -> Rate | None:
         """Seconds per optimizer step of ``batch`` rows of ``chars_per_row`` characters: the measured shape
-        nearest in length, linear in the batch. A label measured on one shape only (``e5-small``, the
-        untrimmed vocabulary) borrows the other shape's ratio from its ``-trimmed`` sibling."""
+        nearest in length; at another batch, its tokens per batch scaled and priced on the line through
+        the two measured shapes (a fixed part and one per token), else linearly. A label measured on one
+        shape only (``e5-small``, the untrimmed vocabulary) borrows the other shape's ratio from its
+        ``-trimmed`` sibling; a label not measured at all, its ``-trimmed`` sibling's rates."""
         shape = min(SHAPE_CHARS, key=lambda s: abs(SHAPE_CHARS[s] - chars_per_row))
         found = self._finetune(label, precision).get(shape)
         basis = "measured"
+        if not self._finetune(label, precision) and self._finetune(f"{label}-trimmed", precision):
+            found = self._finetune(f"{label}-trimmed", precision).get(shape)
+            basis = f"extrapolated: the {label}-trimmed rate (the full vocabulary adds optimizer work)"
         if found is None:
             sibling = self._finetune(f"{label}-trimmed", precision)
             other = next(
@@ -112,25 +117,50 @@ class Rates:
             ratio = sibling[shape]["s_per_step"] / sibling[other]["s_per_step"]
             own = self._finetune(label, precision)[other]
             found = {**own, "s_per_step": own["s_per_step"] * ratio}
+            if own.get("cpu_s_per_step"):
+                found["cpu_s_per_step"] = own["cpu_s_per_step"] * ratio
             basis = f"extrapolated: {other} x the {label}-trimmed {shape}/{other} ratio"
         measured_batch = int(found.get("batch") or self.data.get("settings", {}).get("batch", 32))
         factor = batch / measured_batch
-        if factor != 1 and basis == "measured":
-            basis = f"measured at batch {measured_batch}, x{factor:g} for batch {batch}"
         state = float(found.get("parameters") or 0) * TRAINING_BYTES / 2**30
-        seconds = found["s_per_step"]
-        if self.by_cpu_time and found.get("cpu_s_per_step"):
-            seconds = found["cpu_s_per_step"] / self.threads
+        seconds = self._seconds(found) * factor
+        fit = self._fit(label, precision) if basis == "measured" else None
+        if factor != 1 and fit is not None:
+            tokens = found["tokens_per_batch"] * factor
+            seconds = fit[0] + fit[1] * tokens
+            basis += (
+                f" at batch {measured_batch}; batch {batch} by tokens per batch between the measured shapes"
+            )
+        elif factor != 1:
+            basis += f" at batch {measured_batch}, x{factor:g} for batch {batch}"
         return Rate(
-            seconds * factor,
+            seconds,
             basis,
             _scaled_memory(found.get("peak_gb"), factor, state),
             _scaled_memory(found.get("peak_rss_gb"), factor, state + PROCESS_GB),
         )
 
+    def _seconds(self, found: dict[str, Any]) -> float:
+        """Seconds per step of a measurement: CPU seconds / threads where the file times by CPU seconds."""
+        if self.by_cpu_time and found.get("cpu_s_per_step"):
+            return float(found["cpu_s_per_step"]) / self.threads
+        return float(found["s_per_step"])
+
+    def _fit(self, label: str, precision: str) -> tuple[float, float] | None:
+        """(seconds, seconds per token) of a step: the line through the two measured shapes' (tokens per
+        batch, seconds) - a fixed part (the optimizer, the embeddings) and a part growing with the tokens."""
+        rows = [r for r in self._finetune(label, precision).values() if r.get("tokens_per_batch")]
+        if len(rows) != 2 or rows[0]["tokens_per_batch"] == rows[1]["tokens_per_batch"]:
+            return None
+        (t1, s1), (t2, s2) = ((r["tokens_per_batch"], self._seconds(r)) for r in rows)
+        per_token = (s2 - s1) / (t2 - t1)
+        fixed = s1 - per_token * t1
+        return (fixed, per_token) if per_token > 0 and fixed >= 0 else None
+
     def encode(self, label: str, precision: str, chars: float) -> Rate | None:
-        """Seconds per text of ``chars`` characters: linear between the two measured lengths (the
-        ``-trimmed`` label's for an untrimmed model, whose encoding speed its vocabulary does not change)."""
+        """Seconds per text of ``chars`` characters: linear between (and beyond) the two measured lengths,
+        proportional below the short one (down to a tenth of its cost), flat past the models' 512 tokens;
+        the ``-trimmed`` label's for an untrimmed model (its vocabulary does not change encoding speed)."""
         table = self.data.get("encode", {})
         found, note = table.get(label, {}).get(precision), ""
         if not found:
@@ -140,7 +170,10 @@ class Rates:
         short, long = self._per_text(found["short"]), self._per_text(found["long"])
         x = min(max(chars, 1.0), MAX_ENCODE_CHARS)
         slope = (long - short) / (ENCODE_CHARS["long"] - ENCODE_CHARS["short"])
-        seconds = max(short + slope * (x - ENCODE_CHARS["short"]), short * 0.25)
+        if x < ENCODE_CHARS["short"]:
+            seconds = short * max(x / ENCODE_CHARS["short"], 0.1)
+        else:
+            seconds = short + slope * (x - ENCODE_CHARS["short"])
         inside = ENCODE_CHARS["short"] <= x <= ENCODE_CHARS["long"]
         basis = ("measured" if inside else "measured, length extrapolated") + note
         peak = max(found["short"].get("peak_gb") or 0, found["long"].get("peak_gb") or 0) or None
@@ -157,14 +190,12 @@ class Rates:
         return self.data.get("data", {}).get(name)
 
     def items_per_s(self, name: str) -> float | None:
-        """Items per second of a data path: per CPU second for the single-threaded paths, per CPU second x
-        threads for the counting (the tokenizer's threads), when the file times by CPU seconds."""
+        """Items per second of a data path: per CPU second when the file times by CPU seconds (the paths run
+        on one thread; the counting's tokenizer threads are counted as one, which errs on the slow side)."""
         rate = self.data_path(name) or {}
         wall = next((v for k, v in rate.items() if k.endswith("_per_s") and not k.endswith("_cpu_s")), None)
         cpu = next((v for k, v in rate.items() if k.endswith("_per_cpu_s")), None)
-        if self.by_cpu_time and cpu:
-            return cpu * (self.threads if name in MULTI_THREADED else 1)
-        return wall
+        return cpu if self.by_cpu_time and cpu else wall
 
 
 def _scaled_memory(peak: float | None, factor: float, fixed: float) -> float | None:

@@ -25,6 +25,13 @@ def _gb(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f} GB" if value < 10 else f"{value:.0f} GB"
 
 
+def _over(peak: float | None, available: float | None) -> str:
+    """A warning when a peak exceeds the memory of the machine the rates were measured on."""
+    if peak is None or not available or peak <= available:
+        return ""
+    return f" (over the {available:g} GB measured on)"
+
+
 def _bases(stage: StagePlan, side: str) -> list[str]:
     """What a stage's times on one side (``cpu``/``gpu``) rest on: one line per basis, naming its parts."""
     grouped: dict[str, list[str]] = {}
@@ -46,9 +53,9 @@ def render_plan(plan: Plan, *, details: bool = True) -> Group:
         work = "\n".join(stage.lines)
         if stage.unknown:
             work += "\n" + "\n".join(f"unknown: {u}" for u in stage.unknown)
-        memory = f"RAM {_gb(stage.peak_rss_gb)}" + (
-            f"\nGPU {_gb(stage.peak_gpu_gb)}" if stage.peak_gpu_gb else ""
-        )
+        memory = f"RAM {_gb(stage.peak_rss_gb)}{_over(stage.peak_rss_gb, plan.cpu_memory_gb)}"
+        if stage.peak_gpu_gb:
+            memory += f"\nGPU {_gb(stage.peak_gpu_gb)}{_over(stage.peak_gpu_gb, plan.gpu_memory_gb)}"
         partial = " (partial)" if stage.partial else ""
         table.add_row(
             stage.stage,

@@ -35,6 +35,11 @@ def read_count(
     return count
 
 
+def size_text(n_bytes: float) -> str:
+    """``"3.2 GB"`` or ``"11 MB"``."""
+    return f"{n_bytes / 1e9:.1f} GB" if n_bytes >= 1e9 else f"{max(n_bytes / 1e6, 0.01):.2g} MB"
+
+
 def source_line(field: str, spec: str, size: SourceSize, read: int | None, what: str = "documents") -> str:
     shown = f"{read:,}" if read is not None else "unknown"
     return f"{field} {spec}: {shown} {what} read (source: {size.describe()})"
@@ -73,7 +78,7 @@ def plan_trim(recipe: Recipe, ctx: Context) -> StagePlan:
             plan.parts.append(stream)
         if size.bytes_per_row:
             plan.work[field.removeprefix("trim.")]["download_gb"] = gb(size.bytes_per_row * read)
-            plan.lines.append(f"  download: about {gb(size.bytes_per_row * read):.1f} GB of Parquet")
+            plan.lines.append(f"  download: about {size_text(size.bytes_per_row * read)} of Parquet")
     parity = min(config.parity_documents, parity_pool)
     plan.work["documents"] = documents
     plan.work["parity_texts"] = 2 * parity
@@ -285,6 +290,7 @@ def plan_evaluate(recipe: Recipe, ctx: Context, tasks: list[TaskWork], unknown: 
         f"{len(models)} models "
         f"({', '.join(label for label, _ in models)}) = {per_model * len(models):,} texts to encode"
     )
+    plan.notes.append("texts per task (one model): " + ", ".join(f"{t.name} {t.texts:,}" for t in tasks))
     for task in sorted(tasks, key=lambda t: -t.texts)[:3]:
         plan.lines.append(
             f"  largest: {task.name} ({task.type}) {task.texts:,} texts, ~{task.chars:.0f} chars"
@@ -322,6 +328,7 @@ def _merged(name: str, parts: list[Part]) -> Part:
         basis_gpu=basis({p.basis_gpu for p in parts}),
         peak_rss_gb=max((p.peak_rss_gb for p in parts if p.peak_rss_gb is not None), default=None),
         peak_gpu_gb=max((p.peak_gpu_gb for p in parts if p.peak_gpu_gb is not None), default=None),
+        gpu_rate=any(p.gpu_rate for p in parts),
     )
 
 
