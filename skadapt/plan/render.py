@@ -29,7 +29,7 @@ def _over(peak: float | None, available: float | None) -> str:
     """A warning when a peak exceeds the memory of the machine the rates were measured on."""
     if peak is None or not available or peak <= available:
         return ""
-    return f" (over the {available:g} GB measured on)"
+    return f" (> {available:g} GB)"
 
 
 def _bases(stage: StagePlan, side: str) -> list[str]:
