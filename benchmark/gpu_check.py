@@ -16,6 +16,17 @@ sentence-transformers trainer (MNRL, batch 32, max length 256, AdamW lr 2e-5, NO
 
     python benchmark/gpu_check.py --tokenizer .gpu/tokenizer.json --out $OUT/gpu_check.json
     python benchmark/gpu_check.py --tokenizer .gpu/tokenizer.json --smoke    # tiny models on the CPU
+    python benchmark/gpu_check.py --tokenizer TOKENIZER --cpu --machine cpu-2core \
+        --out skadapt/plan/rates/cpu-2core.json                                # this machine's CPU rates
+
+``--cpu`` measures the real architectures on the CPU in fp32, with few steps and texts (3 steps, the first
+left out; 64 short and 16 long texts) at small batches (e5-small 8, e5-large 2: s/step is recorded with the
+batch it was measured at; the plan scales it), records the process's CPU seconds beside the wall seconds
+(on a shared machine the wall time includes waiting for the cores: CPU seconds / torch threads is what the
+machine gives a run that has it alone; OpenMP threads wait passively, ``OMP_WAIT_POLICY=PASSIVE``, so that
+waiting is not counted as CPU seconds), and adds the data-path rates of ``benchmark/data_rates.py``
+(counting, sentence sampling, reading, NLI grouping, contamination). Every measurement records the process's
+peak RSS.
 
 The JSON it writes is the shape ``skadapt/plan/rates/*.json`` holds (see ``skadapt/plan``).
 """
@@ -24,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import random
 import statistics
@@ -32,6 +44,9 @@ import time
 import traceback
 from pathlib import Path
 from typing import Any
+
+from data_rates import PeakRSS
+from data_rates import measure as measure_data_paths
 
 ROOT = Path(__file__).resolve().parent.parent
 WORDS_FROM = ROOT / "data" / "demo_sk" / "suite" / "corpus.jsonl"
@@ -65,6 +80,9 @@ ARCHITECTURES: dict[str, dict[str, Any]] = {
         "pad_token_id": 1,
     },
 }
+CPU_BATCH = {"e5-small": 8, "e5-large": 2}
+"""Fine-tuning batch of the ``--cpu`` run: at 32, a step takes minutes on 2 cores (the plan scales the time
+and the activations' memory to the recipe's batch)."""
 SMOKE = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 64}
 
 # (column name, characters, prefix) per text of a training row; the prefixes are the recipes' E5 prompts.
@@ -168,23 +186,27 @@ def finetune_rate(
     from sentence_transformers.training_args import BatchSamplers
     from transformers import TrainerCallback
 
+    rss = PeakRSS()
     rng = random.Random(42)
-    rows = BATCH * (args.steps + 2)
+    batch = args.batch.get(model_dir.name.removesuffix("-trimmed"), BATCH)
+    rows = batch * (args.steps + 2)
     data = {col: texts(pool, rows, chars, prefix, rng) for col, chars, prefix in SHAPES[shape]}
     model = SentenceTransformer(str(model_dir), device=args.device)
     model.max_seq_length = MAX_LENGTH
     stamps: list[float] = []
+    cpu_stamps: list[float] = []
 
     class Stamp(TrainerCallback):
         def on_step_end(self, *_: Any, **__: Any) -> None:
             sync(torch, args.device)
             stamps.append(time.perf_counter())
+            cpu_stamps.append(time.process_time())
 
     reset_peak(torch, args.device)
     with tempfile.TemporaryDirectory() as out:
         training = SentenceTransformerTrainingArguments(
             output_dir=out,
-            per_device_train_batch_size=BATCH,
+            per_device_train_batch_size=batch,
             max_steps=args.steps,
             learning_rate=2e-5,
             warmup_steps=max(1, args.steps // 10),
@@ -205,19 +227,26 @@ def finetune_rate(
             loss=MultipleNegativesRankingLoss(model),
             callbacks=[Stamp()],
         )
-        trainer.train()
+        with rss.watch():
+            trainer.train()
     steps = [b - a for a, b in zip(stamps[args.warmup :], stamps[args.warmup + 1 :], strict=False)]
+    cpu_steps = [
+        b - a for a, b in zip(cpu_stamps[args.warmup :], cpu_stamps[args.warmup + 1 :], strict=False)
+    ]
     tokens = sum(
-        min(len(model.tokenizer(row)["input_ids"]), MAX_LENGTH) for col in data for row in data[col][:BATCH]
+        min(len(model.tokenizer(row)["input_ids"]), MAX_LENGTH) for col in data for row in data[col][:batch]
     )
     seconds = statistics.median(steps)
     result = {
         "s_per_step": round(seconds, 5),
         "s_per_step_range": [round(min(steps), 5), round(max(steps), 5)],
-        "rows_per_s": round(BATCH / seconds, 2),
+        "rows_per_s": round(batch / seconds, 2),
+        "cpu_s_per_step": round(statistics.median(cpu_steps), 5),
+        "batch": batch,
         "tokens_per_batch": tokens,
         "timed_steps": len(steps),
         "peak_gb": peak_gb(torch, args.device),
+        "peak_rss_gb": rss.gb,
         "parameters": parameters(model),
     }
     del trainer, model
@@ -231,7 +260,7 @@ def encode_rate(
     import torch
     from sentence_transformers import SentenceTransformer
 
-    n = args.encode_texts if kind == "short" else max(args.encode_texts // 4, ENCODE_BATCH)
+    n = args.encode_texts if kind == "short" else max(args.encode_texts // 4, 16)
     data = texts(pool, n, ENCODE_TEXTS[kind], "query: ", random.Random(7))
     model = SentenceTransformer(str(model_dir), device=args.device)
     model.max_seq_length = 512
@@ -240,21 +269,36 @@ def encode_rate(
     model.encode(data[: ENCODE_BATCH * 2], batch_size=ENCODE_BATCH)  # warm-up
     reset_peak(torch, args.device)
     sync(torch, args.device)
-    start = time.perf_counter()
-    model.encode(data, batch_size=ENCODE_BATCH)
-    sync(torch, args.device)
-    seconds = time.perf_counter() - start
+    rss = PeakRSS()
+    with rss.watch():
+        start, cpu = time.perf_counter(), time.process_time()
+        model.encode(data, batch_size=ENCODE_BATCH)
+        sync(torch, args.device)
+        seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     result = {
         "texts_per_s": round(n / seconds, 1),
+        "texts_per_cpu_s": round(n / cpu, 1),
         "texts": n,
         "chars": ENCODE_TEXTS[kind],
         "peak_gb": peak_gb(torch, args.device),
+        "peak_rss_gb": rss.gb,
     }
     del model
     return result
 
 
+def cpu_name() -> str:
+    """The CPU's model name (Linux), else the platform's processor string."""
+    info = Path("/proc/cpuinfo")
+    if info.is_file():
+        for line in info.read_text(encoding="utf-8").splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return platform.processor()
+
+
 def environment(device: str) -> dict[str, Any]:
+    import psutil
     import sentence_transformers
     import torch
     import transformers
@@ -264,7 +308,12 @@ def environment(device: str) -> dict[str, Any]:
         "torch": torch.__version__,
         "transformers": transformers.__version__,
         "sentence_transformers": sentence_transformers.__version__,
-        "cpu_count": __import__("os").cpu_count(),
+        "cpu_count": os.cpu_count(),
+        "cpu": cpu_name(),
+        "memory_gb": round(psutil.virtual_memory().total / 2**30, 1),
+        "torch_threads": torch.get_num_threads(),
+        "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"),
+        "load_average": [round(x, 2) for x in os.getloadavg()],
         "device": device,
     }
     if device == "cuda":
@@ -283,16 +332,26 @@ def main() -> None:
     parser.add_argument("--encode-texts", type=int, default=4096, help="short texts per encoding measurement")
     parser.add_argument("--models", default="e5-small,e5-large", help="comma-separated architectures")
     parser.add_argument("--smoke", action="store_true", help="tiny models on the CPU: checks the script runs")
+    parser.add_argument(
+        "--cpu", action="store_true", help="the real models on the CPU, fp32, few steps, + data-path rates"
+    )
+    parser.add_argument("--machine", default=None, help="a name for the machine measured (e.g. cpu-2core)")
     args = parser.parse_args()
+    if args.cpu:  # before torch starts OpenMP: spinning threads would count waiting as CPU seconds
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     import torch
 
-    args.device = "cuda" if torch.cuda.is_available() and not args.smoke else "cpu"
+    args.device = "cuda" if torch.cuda.is_available() and not (args.smoke or args.cpu) else "cpu"
+    args.batch = dict(CPU_BATCH) if args.cpu else {}
     if args.smoke:
         args.steps, args.warmup, args.encode_texts = 4, 1, 64
-    precisions = ["fp32", "bf16"]
+    if args.cpu:
+        args.steps, args.warmup, args.encode_texts = 3, 0, 64
+    precisions = ["fp32"] if args.cpu else ["fp32", "bf16"]
     pool = words()
     report: dict[str, Any] = {
-        "source": "benchmark/gpu_check.py",
+        "source": "benchmark/gpu_check.py" + (" --cpu" if args.cpu else ""),
+        "machine": args.machine,
         "date": time.strftime("%Y-%m-%d"),
         "environment": environment(args.device),
         "settings": {
@@ -300,6 +359,8 @@ def main() -> None:
             "max_length": MAX_LENGTH,
             "encode_batch": ENCODE_BATCH,
             "steps": args.steps,
+            "warmup": args.warmup,
+            "finetune_batch": args.batch or BATCH,
         },
         "finetune": {},
         "encode": {},
@@ -309,6 +370,7 @@ def main() -> None:
 
     def save() -> None:
         report["wall_s"] = round(time.perf_counter() - began, 1)
+        report["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
 
@@ -317,6 +379,14 @@ def main() -> None:
         plan += [(name, True, "finetune", shape, p) for shape in SHAPES for p in precisions]
         plan += [(name, True, "encode", kind, p) for kind in ENCODE_TEXTS for p in precisions]
     plan += [("e5-small", False, "finetune", "pairs_long", p) for p in precisions]  # the untrimmed vocabulary
+    if args.cpu or args.smoke:
+        try:
+            report["data"] = measure_data_paths(args.tokenizer, 0.05 if args.smoke else 0.5)
+            print(f"data paths {json.dumps(report['data'])}", flush=True)
+        except Exception as error:
+            report["errors"].append(f"data paths: {error!r}")
+            traceback.print_exc()
+        save()
     with tempfile.TemporaryDirectory() as scratch:
         built: dict[tuple[str, bool], Path] = {}
         for name, trimmed, job, shape, precision in plan:

@@ -70,6 +70,14 @@ def train(
     no_check: Annotated[
         bool, typer.Option("--no-check", help="Skip the preflight check that otherwise runs first.")
     ] = False,
+    plan: Annotated[
+        bool,
+        typer.Option(
+            "--plan",
+            help="Only print the cost plan (per stage: the work, estimated time on this CPU and a GPU, peak "
+            "memory, disk) from metadata and measured rates, and exit; nothing is downloaded or run.",
+        ),
+    ] = False,
 ) -> None:
     """Run a recipe stage by stage; finished stages are skipped, an interrupted run resumes."""
     from skadapt.pipeline import run_recipe
@@ -84,6 +92,13 @@ def train(
         fail(f"{recipe}: the recipe has no stage sections ({', '.join(STAGES)}); nothing to do")
     if check and no_check:
         usage_error("--check and --no-check exclude each other")
+    if plan:
+        if check or no_check or from_stage or only:
+            usage_error(
+                "--plan prints the plan of the whole recipe: it excludes --check, --no-check, --from, --only"
+            )
+        _plan(loaded, recipe)
+        return
     if not no_check:
         _preflight(loaded, recipe, quiet=not check)
         if check:
@@ -129,6 +144,13 @@ def train(
         harms = evaluated.result.get("harms") or []
         if harms and loaded.evaluate is not None and loaded.evaluate.fail_on_harm:
             fail(f"evaluate.fail_on_harm: harm beyond the margin cannot be excluded for {', '.join(harms)}")
+
+
+def _plan(loaded: Recipe, path: Path) -> None:
+    """Print the recipe's cost plan (see :mod:`skadapt.plan`)."""
+    from skadapt.plan import plan_recipe, render_plan
+
+    out.print(render_plan(plan_recipe(loaded, str(path))))
 
 
 def _preflight(loaded: Recipe, path: Path, *, quiet: bool = False) -> None:

@@ -1,0 +1,256 @@
+"""Data-path rates for the cost plan: the work of a run that is not model throughput, measured on samples.
+
+Each figure runs skadapt's own code on synthetic data of the recipes' shapes (sizes and shapes only: the
+texts are never trained or evaluated on):
+
+- ``trim_count``: documents/s of ``skadapt.trim.counting.count_source`` (reading a JSONL file, counting
+  every token on all cores with mE5's tokenizer, drawing the parity sample) on FineWeb2-like ~3,000-char
+  documents;
+- ``renorm_sample``: documents/s of ``skadapt.textsample.sample_sentences`` (pysbd sentence splitting,
+  the 64-512-char window, the reservoir) on the same documents, and how many eligible sentences of which
+  length a document yields;
+- ``read_jsonl`` / ``read_parquet``: rows/s of ``skadapt.sources.read_rows`` on QA-shaped rows (question
+  ~60, passage ~1,200 chars) from JSONL, and from Parquet through ``datasets`` streaming (a Hub stream's
+  reading, without the network);
+- ``build_pairs`` / ``nli_grouping``: rows/s of ``skadapt.train.datasets.build_task_datasets`` for pairs
+  (QA rows) and for nli (three labelled hypotheses per premise, grouped into triplets), reading included;
+- ``contamination`` / ``contamination_index``: rows/s of ``skadapt.tasks.contamination.overlapping_rows``
+  against an index of evaluation texts, and texts/s of building that index.
+
+Each rate is marginal (timed at a tenth and at the whole sample: fixed costs such as parsing the tokenizer
+or opening a ``datasets`` stream are ``fixed_s``), in wall seconds and in this process's CPU seconds.
+
+Documents are built from the real Slovak sentences of data/demo_sk (concatenated to ~3,000 chars), so
+that sentence splitting sees real sentence boundaries; rows from runs of their words.
+
+    python benchmark/data_rates.py --tokenizer .gpu/tokenizer.json          # prints the JSON
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+SENTENCE_FILES = [
+    ROOT / "data" / "demo_sk" / "train" / "qa.jsonl",
+    ROOT / "data" / "demo_sk" / "suite" / "corpus.jsonl",
+]
+DOCUMENT_CHARS = 3000
+"""FineWeb2 slk_Latn documents average about 3,000 characters."""
+
+
+class PeakRSS:
+    """The largest resident set size of this process while a block runs (sampled every 20 ms)."""
+
+    def __init__(self) -> None:
+        self.peak = 0
+        self._stop = threading.Event()
+
+    @contextmanager
+    def watch(self) -> Iterator[PeakRSS]:
+        import psutil
+
+        process = psutil.Process()
+        self.peak = process.memory_info().rss
+        self._stop.clear()
+
+        def sample() -> None:
+            while not self._stop.wait(0.02):
+                self.peak = max(self.peak, process.memory_info().rss)
+
+        thread = threading.Thread(target=sample, daemon=True)
+        thread.start()
+        try:
+            yield self
+        finally:
+            self._stop.set()
+            thread.join()
+            self.peak = max(self.peak, process.memory_info().rss)
+
+    @property
+    def gb(self) -> float:
+        return round(self.peak / 2**30, 3)
+
+
+def real_sentences() -> list[str]:
+    """The passages of the demo data (real Slovak sentences), in file order."""
+    out = []
+    for path in SENTENCE_FILES:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            out.append(str(row.get("passage") or row.get("text") or ""))
+    return [t for t in out if t]
+
+
+def documents(n: int, rng: random.Random) -> list[str]:
+    """``n`` documents of about :data:`DOCUMENT_CHARS` characters: random passages joined by spaces."""
+    pool = real_sentences()
+    out = []
+    for i in range(n):
+        parts = [f"Dokument {i}."]
+        size = len(parts[0])
+        while size < DOCUMENT_CHARS:
+            parts.append(rng.choice(pool))
+            size += len(parts[-1]) + 1
+        out.append(" ".join(parts))
+    return out
+
+
+def words() -> list[str]:
+    return [w for text in real_sentences() for w in text.split()]
+
+
+def text(pool: list[str], chars: int, rng: random.Random, tag: int) -> str:
+    """A run of the pool's words of about ``chars`` characters, starting with a distinct number."""
+    start = rng.randrange(len(pool))
+    out = [str(tag)]
+    size = len(out[0])
+    while size < chars:
+        out.append(pool[(start + len(out)) % len(pool)])
+        size += len(out[-1]) + 1
+    return " ".join(out)
+
+
+def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
+    with path.open("w", encoding="utf-8") as handle:
+        for row in rows:
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return path
+
+
+def timed(run: Callable[[], Any]) -> tuple[float, float, float, Any]:
+    """(wall seconds, CPU seconds of this process, peak RSS GB, result) of one call."""
+    watch = PeakRSS()
+    with watch.watch():
+        cpu, start = time.process_time(), time.perf_counter()
+        result = run()
+        seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+    return seconds, cpu, watch.gb, result
+
+
+def marginal(run: Callable[[int], Any], small: int, large: int, unit: str) -> dict[str, Any]:
+    """The rate of ``run(n)`` per item beyond its fixed cost: timed at ``small`` and ``large`` items.
+
+    Returns ``{unit_per_s, unit_per_cpu_s, fixed_s, peak_rss_gb, items}``; the CPU-time rate is what a
+    quiet machine gives single-threaded work (this machine is shared: the wall rate includes waiting).
+    """
+    wall_small, cpu_small, _, _ = timed(lambda: run(small))
+    wall, cpu, rss, _ = timed(lambda: run(large))
+    per_s = (large - small) / max(wall - wall_small, 1e-9)
+    return {
+        f"{unit}_per_s": round(per_s, 1),
+        f"{unit}_per_cpu_s": round((large - small) / max(cpu - cpu_small, 1e-9), 1),
+        "fixed_s": round(max(0.0, wall_small - small / per_s), 3),
+        "peak_rss_gb": rss,
+        unit: large,
+    }
+
+
+def measure(tokenizer: Path, scale: float = 1.0) -> dict[str, Any]:
+    """Every data-path rate (see the module docstring); ``scale`` multiplies the sample sizes."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from skadapt.sources import read_rows
+    from skadapt.tasks.contamination import overlapping_rows
+    from skadapt.textsample import sample_sentences
+    from skadapt.train.config import FinetuneDataset
+    from skadapt.train.datasets import build_task_datasets
+    from skadapt.trim.counting import count_source
+
+    rng = random.Random(11)
+    n_docs, n_sentenced, n_rows, n_nli, n_index = (int(x * scale) for x in (6000, 1500, 20000, 30000, 50000))
+    pool = words()
+    rates: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as scratch:
+        root = Path(scratch)
+        docs = documents(n_docs, rng)
+        tokenizer_json = tokenizer.read_text(encoding="utf-8")
+
+        def count(n: int) -> Any:
+            corpus = write_jsonl(root / f"docs{n}.jsonl", [{"text": d} for d in docs[:n]])
+            return count_source(tokenizer_json, str(corpus), parity_documents=1000, use_cache=False)
+
+        rates["trim_count"] = marginal(count, n_docs // 10, n_docs, "documents")
+        rates["trim_count"]["chars"] = round(sum(map(len, docs)) / n_docs)
+
+        def sentences(n: int) -> Any:
+            return sample_sentences(iter(docs[:n]), 10**9, min_chars=64, max_chars=512, seed=1, language="sk")
+
+        rates["renorm_sample"] = marginal(sentences, n_sentenced // 10, n_sentenced, "documents")
+        sample = sentences(n_sentenced)
+        rates["renorm_sample"] |= {
+            "chars": rates["trim_count"]["chars"],
+            "sentences_per_document": round(sample.eligible / n_sentenced, 2),
+            "sentence_chars": round(sum(map(len, sample.sentences)) / max(1, len(sample.sentences))),
+            "note": "unique sentences of 64-512 chars; documents repeat the demo's passages, so the yield "
+            "is a lower bound",
+        }
+        qa = [
+            {"question": text(pool, 60, rng, i), "context": text(pool, 1200, rng, i)} for i in range(n_rows)
+        ]
+        for name, suffix in (("read_jsonl", "jsonl"), ("read_parquet", "parquet")):
+
+            def read(n: int, suffix: str = suffix) -> int:
+                path = root / f"qa{n}.{suffix}"
+                if suffix == "jsonl":
+                    write_jsonl(path, qa[:n])
+                else:
+                    pq.write_table(pa.Table.from_pylist(qa[:n]), path)
+                return sum(1 for _ in read_rows(str(path)).rows)
+
+            rates[name] = marginal(read, n_rows // 10, n_rows, "rows") | {"row_chars": 1260}
+
+        def pairs(n: int) -> Any:
+            path = write_jsonl(root / f"pairs{n}.jsonl", qa[:n])
+            columns = {"anchor": "question", "positive": "context"}
+            return build_task_datasets(
+                FinetuneDataset(name="qa", kind="pairs", source=str(path), columns=columns)
+            )
+
+        rates["build_pairs"] = marginal(pairs, n_rows // 10, n_rows, "rows")
+        nli_rows = []
+        for i in range(n_nli // 3):
+            premise = text(pool, 110, rng, i)
+            for label in ("entailment", "neutral", "contradiction"):
+                nli_rows.append({"premise": premise, "hypothesis": text(pool, 55, rng, i), "label": label})
+
+        def nli(n: int) -> Any:
+            path = write_jsonl(root / f"nli{n}.jsonl", nli_rows[:n])
+            columns = {"premise": "premise", "hypothesis": "hypothesis", "label": "label"}
+            return build_task_datasets(
+                FinetuneDataset(name="nli", kind="nli", source=str(path), columns=columns)
+            )
+
+        rates["nli_grouping"] = marginal(nli, len(nli_rows) // 10, len(nli_rows), "rows")
+        rates["nli_grouping"]["triplets_per_row"] = round(len(nli(len(nli_rows))[0]) / len(nli_rows), 4)
+        tests = {"task": [text(pool, 120, rng, -i) for i in range(n_index)]}
+        rows = pairs(n_rows)[0].rows() + nli(len(nli_rows))[0].rows()
+        rates["contamination"] = marginal(
+            lambda n: overlapping_rows({"train": rows[:n]}, tests), len(rows) // 10, len(rows), "rows"
+        )
+        rates["contamination_index"] = marginal(
+            lambda n: overlapping_rows({}, {"task": tests["task"][:n]}), n_index // 10, n_index, "texts"
+        )
+    return rates
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tokenizer", type=Path, required=True, help="mE5's tokenizer.json")
+    parser.add_argument("--scale", type=float, default=1.0, help="multiply the sample sizes")
+    args = parser.parse_args()
+    print(json.dumps(measure(args.tokenizer, args.scale), indent=2))
+
+
+if __name__ == "__main__":
+    main()

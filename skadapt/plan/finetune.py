@@ -1,0 +1,215 @@
+"""Plan of the finetune stage: rows per dataset, training examples, steps, and their time."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from skadapt.plan.model import StagePlan
+from skadapt.plan.parts import Context, cpu_part, encode_part, gb, train_part
+from skadapt.plan.sizes import SourceSize, source_size
+from skadapt.plan.stages import dev_size
+from skadapt.plan.tasks import TaskWork
+from skadapt.recipe import Recipe
+from skadapt.train.config import ANCHOR_DATASET, FinetuneConfig, FinetuneDataset
+from skadapt.train.datasets import ROLE_ALIASES, SOURCE_ROLES
+
+NON_TEXT_ROLES = frozenset({"label", "score", "answer"})
+NLI_TRIPLETS_PER_ROW = 1 / 3
+"""An NLI premise has one entailed, one neutral and one contradicted hypothesis (SNLI/MNLI): one triplet
+per three rows (the preflight's sample shows how a source really groups)."""
+RTE_ENTAILED_SHARE = 0.5
+"""RTE data is about half entailment pairs (skLEP rte train: 1,241 of 2,490)."""
+OPTIMIZER_BYTES = 12
+"""Bytes per parameter of a training checkpoint: the weights and AdamW's two moments (fp32)."""
+
+
+@dataclass
+class _Sized:
+    """A dataset's length, for :func:`skadapt.train.trainer.estimate_steps`."""
+
+    name: str
+    size: int
+
+    def __len__(self) -> int:
+        return self.size
+
+
+def text_columns(entry: FinetuneDataset) -> list[str]:
+    """The source columns of an entry's text roles (mapped, else the role's own name and its alias)."""
+    required, optional = SOURCE_ROLES[entry.kind]
+    columns = []
+    for role in required + optional:
+        if role in NON_TEXT_ROLES:
+            continue
+        columns.append(entry.columns.get(role, role))
+        if role not in entry.columns and role in ROLE_ALIASES.get(entry.kind, {}):
+            columns.append(ROLE_ALIASES[entry.kind][role])
+    return columns
+
+
+def _made_by_run(recipe: Recipe, spec: str) -> bool:
+    if spec.startswith(("hub:", "wordfreq:")):
+        return False
+    return Path(spec).resolve().is_relative_to(recipe.run_dir.resolve())
+
+
+def synthetic_size(recipe: Recipe, entry: FinetuneDataset) -> SourceSize:
+    """The synthetic STS split this run's synth_sts stage writes: at most six pairs per source sentence."""
+    synth = recipe.synth_sts
+    if synth is None or not Path(entry.source).resolve().is_relative_to(
+        (recipe.run_dir / "synth_sts").resolve()
+    ):
+        return SourceSize(None, reason="written by an earlier stage of this run")
+    chars = 2 * (synth.min_chars + synth.max_chars) / 2
+    return SourceSize(
+        6 * synth.n_sources, chars, "at most: 6 pairs per synth_sts.n_sources sentence", at_least=False
+    )
+
+
+def examples(entry: FinetuneDataset, size: SourceSize) -> tuple[list[tuple[str, int]], str]:
+    """The training datasets an entry builds, with their examples, and how they were counted: local nli/rte
+    sources are built with the stage's own reader; Hub ones estimated from the row count."""
+    assert size.rows is not None
+    rows = size.rows
+    if entry.kind in ("nli", "rte") and not entry.source.startswith("hub:"):
+        from skadapt.train.datasets import build_task_datasets
+
+        built = build_task_datasets(entry)
+        return [(d.name, len(d)) for d in built], "built by the stage's reader"
+    if entry.kind == "nli":
+        return [(entry.name, int(rows * NLI_TRIPLETS_PER_ROW))], "estimate: one triplet per premise of 3 rows"
+    if entry.kind == "rte":
+        return [(entry.name, int(rows * RTE_ENTAILED_SHARE))], "estimate: half the rows entailed"
+    count = min(rows, entry.max_samples) if entry.max_samples else rows
+    return [(entry.name, count)], "one example per row"
+
+
+def steps_of(config: FinetuneConfig, sizes: list[tuple[str, int]]) -> tuple[int, dict[str, float]]:
+    """Optimizer steps of the run (the trainer's own formula) and their share per dataset."""
+    from skadapt.train.trainer import estimate_steps
+
+    datasets = [_Sized(name, n) for name, n in sizes if n > 0]
+    if not datasets:
+        return 0, {}
+    total = estimate_steps(datasets, config)  # type: ignore[arg-type]
+    batches = {d.name: -(-len(d) // config.batch_size) for d in datasets}
+    weight = sum(batches.values())
+    return total, {name: total * b / weight for name, b in batches.items()}
+
+
+def plan_finetune(recipe: Recipe, ctx: Context, tasks: list[TaskWork]) -> StagePlan:
+    """Rows per training dataset (source metadata), examples, steps = rows x epochs / batch, and the
+    training time of each dataset at the rate of the row shape nearest to it."""
+    config = recipe.finetune
+    assert config is not None
+    plan = StagePlan(stage="finetune")
+    sizes: list[tuple[str, int]] = []
+    chars: dict[str, float] = {}
+    rows_read = 0
+    for entry in config.datasets:
+        if _made_by_run(recipe, entry.source):
+            size = synthetic_size(recipe, entry)
+            if size.rows is None:
+                plan.unknown.append(
+                    f"{entry.name}: {entry.source} is written by an earlier stage of this run"
+                )
+                continue
+        else:
+            size = source_size(entry.source, text_columns(entry))
+        if size.rows is None:
+            plan.unknown.append(f"{entry.name}: {entry.source}: {size.describe()}")
+            plan.lines.append(f"{entry.name} ({entry.kind}): rows {size.describe()}")
+            plan.work.setdefault("datasets", {})[entry.name] = {"rows": None, "reason": size.reason}
+            continue
+        built, how = examples(entry, size)
+        rows_read += size.rows
+        for name, count in built:
+            sizes.append((name, count))
+            per_row = (size.chars or 0) * (1.5 if entry.kind == "nli" else 1.0)
+            chars[name] = per_row
+        plan.work.setdefault("datasets", {})[entry.name] = {
+            "source": entry.source,
+            "rows": size.rows,
+            "examples": {name: count for name, count in built},
+            "how": how,
+        }
+        shown = ", ".join(f"{name} {count:,}" for name, count in built)
+        plan.lines.append(f"{entry.name} ({entry.kind}): {size.describe()} -> {shown} examples ({how})")
+        if entry.kind == "nli":
+            plan.parts.append(cpu_part(ctx, f"grouping {entry.name}", "nli_grouping", size.rows))
+        elif not entry.source.startswith("hub:"):
+            plan.parts.append(cpu_part(ctx, f"reading {entry.name}", "build_pairs", size.rows, size.chars))
+        if entry.source.startswith("hub:"):
+            plan.parts.append(cpu_part(ctx, f"reading {entry.name}", "read_parquet", size.rows, size.chars))
+    if config.anchor is not None:
+        anchor = source_size(config.anchor.corpus, [config.anchor.text_column])
+        count = min(config.anchor.samples, anchor.rows) if anchor.rows is not None else config.anchor.samples
+        sizes.append((ANCHOR_DATASET, count))
+        chars[ANCHOR_DATASET] = min(anchor.chars or config.anchor.max_chars, config.anchor.max_chars)
+        plan.lines.append(f"anchor: {count:,} corpus texts encoded by the starting model, trained towards")
+        plan.parts.append(encode_part(ctx, "anchor targets", ctx.model, count, chars[ANCHOR_DATASET]))
+    total, shares = steps_of(config, sizes)
+    plan.work |= {
+        "examples": dict(sizes),
+        "steps": total,
+        "batch_size": config.batch_size,
+        "epochs": config.epochs,
+    }
+    how = (
+        f"max_steps {config.max_steps}"
+        if config.max_steps
+        else (f"ceil({config.epochs:g} epochs x sum of ceil(examples / {config.batch_size}))")
+    )
+    plan.lines.append(
+        f"steps: {total:,} ({how}); per dataset " + ", ".join(f"{n} {s:,.0f}" for n, s in shares.items())
+    )
+    for name, share in shares.items():
+        plan.parts.append(
+            train_part(
+                ctx,
+                f"training {name}",
+                ctx.model,
+                share,
+                chars.get(name) or 0.0,
+                config.batch_size,
+                config.bf16,
+            )
+        )
+    _contamination(recipe, ctx, plan, rows_read, tasks)
+    if config.dev is not None:
+        dev_texts, dev_chars = dev_size(config.dev, plan)
+        evaluations = -(-total // config.dev.steps) + (
+            len(config.interpolation.grid) if config.interpolation else 0
+        )
+        plan.work["dev_encodes"] = dev_texts * evaluations
+        plan.lines.append(
+            f"dev: {evaluations} evaluations x {dev_texts:,} texts (every {config.dev.steps} steps, "
+            "interpolation grid)"
+        )
+        plan.parts.append(encode_part(ctx, "dev evaluations", ctx.model, dev_texts * evaluations, dev_chars))
+    params = ctx.model.parameters
+    plan.disk_gb = gb(params * 4 + config.save_total_limit * params * OPTIMIZER_BYTES)
+    plan.notes.append(
+        f"disk: the model and up to {config.save_total_limit} checkpoints (weights + AdamW moments) while "
+        "it trains"
+    )
+    if config.bf16:
+        plan.notes.append("finetune.bf16: the GPU figure is bf16; the CPU figure fp32")
+    return plan.total()
+
+
+def _contamination(recipe: Recipe, ctx: Context, plan: StagePlan, rows: int, tasks: list[TaskWork]) -> None:
+    """The contamination check: every training row against the evaluation test texts."""
+    if recipe.evaluate is None or not tasks:
+        return
+    test_texts = sum(t.texts for t in tasks)
+    action = recipe.finetune.contamination.action if recipe.finetune else "drop"
+    plan.lines.append(
+        f"contamination check ({action}): {rows:,} rows against ~{test_texts:,} evaluation texts; the rows "
+        "it "
+        "drops are measured at run time (`skadapt train RECIPE --check` shows them)"
+    )
+    plan.work["contamination"] = {"rows": rows, "test_texts": test_texts, "dropped": "measured at run time"}
+    plan.parts.append(cpu_part(ctx, "contamination index", "contamination_index", test_texts))
+    plan.parts.append(cpu_part(ctx, "contamination check", "contamination", rows))

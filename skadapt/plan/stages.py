@@ -1,0 +1,339 @@
+"""Plans of the data and encoding stages: trim, renorm, export, evaluate."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from skadapt.plan.model import Part, StagePlan
+from skadapt.plan.models import KEPT_ON_TOP, ModelShape
+from skadapt.plan.parts import Context, cpu_part, data_value, encode_part, gb
+from skadapt.plan.sizes import SourceSize, source_size
+from skadapt.plan.tasks import TaskWork, task_work
+from skadapt.recipe import Recipe
+
+PARITY_CHARS = 2000
+"""The parity check encodes whole corpus documents: cut at 512 tokens, about this many characters."""
+STATIC_TOKEN_CHARS = 4
+"""model2vec distils a static model from one encoding per vocabulary token (a few characters each)."""
+
+
+def read_count(
+    size: SourceSize, limit: int | None, max_bytes: int | None, field: str, plan: StagePlan
+) -> int | None:
+    """The documents a stage reads from a source with read limits; an unknown size falls back on the
+    limit (and the plan records the unknown)."""
+    if size.rows is None:
+        plan.unknown.append(
+            f"{field}: size {size.describe()}" + ("; counted as its read limit" if limit else "")
+        )
+        return limit
+    count = min(size.rows, limit) if limit else size.rows
+    if size.at_least and not limit:
+        plan.unknown.append(f"{field}: {size.describe()}")
+    if max_bytes and size.chars:
+        count = min(count, int(max_bytes / size.chars))
+    return count
+
+
+def size_text(n_bytes: float) -> str:
+    """``"3.2 GB"`` or ``"11 MB"``."""
+    return f"{n_bytes / 1e9:.1f} GB" if n_bytes >= 1e9 else f"{max(n_bytes / 1e6, 0.01):.2g} MB"
+
+
+def source_line(field: str, spec: str, size: SourceSize, read: int | None, what: str = "documents") -> str:
+    shown = f"{read:,}" if read is not None else "unknown"
+    return f"{field} {spec}: {shown} {what} read (source: {size.describe()})"
+
+
+def stream_part(ctx: Context, name: str, spec: str, rows: float, chars: float | None) -> Part | None:
+    """Reading a Hub stream's rows (Parquet through ``datasets``, without the network); local files are
+    read inside the step that uses them."""
+    if not spec.startswith("hub:"):
+        return None
+    return cpu_part(ctx, name, "read_parquet", rows, chars)
+
+
+def plan_trim(recipe: Recipe, ctx: Context) -> StagePlan:
+    """Counting the corpus tokens, the parity check, the trimmed model."""
+    config = recipe.trim
+    assert config is not None and config.corpus is not None
+    plan = StagePlan(stage="trim")
+    corpora = [("trim.corpus", config.corpus)]
+    if config.extra_corpus and config.extra_vocab_size > 0:
+        corpora.append(("trim.extra_corpus", config.extra_corpus))
+    documents, parity_pool, parity_chars = 0, 0, float(PARITY_CHARS)
+    for field, spec in corpora:
+        size = source_size(spec, [config.text_column], enough=config.max_documents)
+        read = read_count(size, config.max_documents, config.max_bytes, field, plan)
+        plan.lines.append(source_line(field, spec, size, read))
+        plan.work[field.removeprefix("trim.")] = {"spec": spec, "source_rows": size.rows, "documents": read}
+        if read is None:
+            continue
+        documents += read
+        chars = size.chars or data_value(ctx, "trim_count", "chars")
+        if field == "trim.corpus":  # the parity sample is drawn from the main corpus
+            parity_pool, parity_chars = read, min(chars or PARITY_CHARS, PARITY_CHARS)
+        plan.parts.append(cpu_part(ctx, f"counting {field}", "trim_count", read, chars))
+        if (stream := stream_part(ctx, f"reading {field}", spec, read, chars)) is not None:
+            plan.parts.append(stream)
+        if size.bytes_per_row:
+            plan.work[field.removeprefix("trim.")]["download_gb"] = gb(size.bytes_per_row * read)
+            plan.lines.append(f"  download: about {size_text(size.bytes_per_row * read)} of Parquet")
+    parity = min(config.parity_documents, parity_pool)
+    plan.work["documents"] = documents
+    plan.work["parity_texts"] = 2 * parity
+    if parity:
+        plan.lines.append(f"parity check: {parity:,} documents encoded by the original and the trimmed model")
+        plan.parts.append(encode_part(ctx, "parity: original model", ctx.base, parity, parity_chars))
+        plan.parts.append(encode_part(ctx, "parity: trimmed model", ctx.model, parity, parity_chars))
+    rows = ctx.model.vocab_size
+    plan.work |= {"embedding_rows": rows, "parameters": ctx.model.parameters}
+    plan.lines.append(
+        f"trimmed model: at most {rows:,} embedding rows, {ctx.model.parameters / 1e6:.1f}M parameters "
+        f"(from {ctx.base.vocab_size:,} / {ctx.base.parameters / 1e6:.1f}M)"
+    )
+    plan.disk_gb = gb(ctx.model.parameters * 4)
+    return plan.total()
+
+
+def trimmed_rows(recipe: Recipe, base: ModelShape) -> int:
+    """Embedding rows after trimming (an upper bound: the corpus may use fewer tokens)."""
+    config = recipe.trim
+    if config is None:
+        return base.vocab_size
+    extra = config.extra_vocab_size if config.extra_corpus else 0
+    return min(base.vocab_size, config.vocab_size + extra + KEPT_ON_TOP)
+
+
+def sentence_yield(
+    ctx: Context, spec: str, column: str, min_chars: int, max_chars: int, language: str
+) -> tuple[float, str]:
+    """Eligible sentences per character of a corpus: measured on a local corpus's first documents with the
+    stage's own sampler, else the calibration's yield (64-512 characters; a lower bound)."""
+    from skadapt.sources import iter_texts
+    from skadapt.textsample import sample_sentences
+
+    if not spec.startswith("hub:") and not spec.startswith("wordfreq:"):
+        texts = list(iter_texts(spec, column, max_documents=200))
+        sample = sample_sentences(
+            iter(texts), 10**9, min_chars=min_chars, max_chars=max_chars, seed=0, language=language
+        )
+        chars = sum(map(len, texts))
+        return (sample.eligible / chars if chars else 0.0), f"split on the first {len(texts)} documents"
+    per_doc = data_value(ctx, "renorm_sample", "sentences_per_document")
+    doc_chars = data_value(ctx, "trim_count", "chars")
+    if not per_doc or not doc_chars:
+        return 0.0, "unknown"
+    return per_doc / doc_chars, "the calibration's yield (a lower bound)"
+
+
+def plan_renorm(recipe: Recipe, ctx: Context, language: str) -> StagePlan:
+    """Reading and splitting corpus documents, encoding the sample, choosing on dev."""
+    config = recipe.renorm
+    assert config is not None and config.corpus is not None
+    plan = StagePlan(stage="renorm")
+    size = source_size(config.corpus, [config.text_column], enough=config.max_documents)
+    read = read_count(size, config.max_documents, None, "renorm.corpus", plan)
+    plan.lines.append(source_line("renorm.corpus", config.corpus, size, read))
+    doc_chars = size.chars or data_value(ctx, "trim_count", "chars") or 0.0
+    sentences = config.samples
+    if read is not None:
+        per_char, how = sentence_yield(
+            ctx, config.corpus, config.text_column, config.min_chars, config.max_chars, language
+        )
+        pool = int(read * doc_chars * per_char)
+        sentences = min(config.samples, pool) if per_char else config.samples
+        plan.lines.append(
+            f"sentences of {config.min_chars}-{config.max_chars} chars: about {pool:,} eligible ({how})"
+        )
+        plan.parts.append(cpu_part(ctx, "sentence splitting", "renorm_sample", read, doc_chars))
+        if (stream := stream_part(ctx, "reading renorm.corpus", config.corpus, read, doc_chars)) is not None:
+            plan.parts.append(stream)
+    measured = data_value(ctx, "renorm_sample", "sentence_chars") or (config.min_chars + config.max_chars) / 2
+    chars = min(max(measured, config.min_chars), config.max_chars)
+    plan.work |= {"documents": read, "texts_to_encode": sentences, "samples": config.samples}
+    plan.lines.append(
+        f"texts to encode: {sentences:,} sentences (renorm.samples {config.samples:,}), ~{chars:.0f} chars"
+    )
+    plan.parts.append(encode_part(ctx, "encoding the sample", ctx.model, sentences, chars))
+    dev = recipe.renorm_dev()
+    if dev is not None and config.select != "method":
+        dev_texts, dev_chars = dev_size(dev, plan)
+        plan.work["dev_texts"] = dev_texts
+        plan.lines.append(f"choice on dev (none/R1/R2): {dev_texts:,} dev texts encoded")
+        plan.parts.append(encode_part(ctx, "dev choice", ctx.model, dev_texts, dev_chars))
+    embeddings = sentences * ctx.model.hidden_size * 12  # float32 embeddings + their float64 mean pass
+    plan.parts.append(memory_part("the model and the sample's embeddings", plan.parts, embeddings))
+    plan.disk_gb = gb(ctx.model.parameters * 4)
+    return plan.total()
+
+
+def memory_part(name: str, parts: list[Part], extra_bytes: float) -> Part:
+    """The resident memory of the encoding parts' process plus ``extra_bytes`` held beside the model."""
+    process = max((p.peak_rss_gb for p in parts if p.peak_rss_gb is not None), default=None)
+    if process is None:
+        return Part(name=name)
+    return Part(name=name, peak_rss_gb=round(process + extra_bytes / 2**30, 2))
+
+
+DEV_TEXTS_PER_ROW = {"sts": 2, "retrieval": 2, "triplets": 3, "pairs": 2}
+
+
+def dev_size(dev: Any, plan: StagePlan) -> tuple[int, float]:
+    """(texts one dev evaluation encodes, their average characters) of a recipe's dev sets."""
+    texts, chars = 0, 0.0
+    for entry in dev.sets:
+        columns = list(entry.columns.values()) or [
+            "sentence1",
+            "sentence2",
+            "query",
+            "positive",
+            "anchor",
+            "negative",
+        ]
+        size = source_size(entry.source, columns)
+        if size.rows is None:
+            plan.unknown.append(f"dev set {entry.source}: {size.describe()}")
+            continue
+        per_row = DEV_TEXTS_PER_ROW.get(entry.kind, 2)
+        texts += size.rows * per_row
+        chars += size.rows * (size.chars or 100.0)
+    return texts, chars / texts if texts else 100.0
+
+
+def plan_export(recipe: Recipe, ctx: Context, tasks: list[TaskWork] | None) -> StagePlan:
+    """ONNX export and parity, the speed measurement, the static model's distillation."""
+    config = recipe.export
+    assert config is not None
+    plan = StagePlan(stage="export")
+    suite_texts = sum(t.texts for t in tasks or [] if t.how == "suite files counted")
+    texts = (
+        min(config.speed_texts, suite_texts)
+        if suite_texts and not config.speed_corpus
+        else config.speed_texts
+    )
+    models = 1 + len(config.tiers)
+    plan.work |= {
+        "speed_texts": texts,
+        "parity_encodes": 3 * texts,
+        "speed_encodes": config.speed_repeats * models * texts,
+        "static_tokens": ctx.model.vocab_size if "static" in config.tiers else 0,
+    }
+    plan.lines.append(f"parity: {texts:,} texts encoded by PyTorch, ONNX fp32 and int8")
+    plan.lines.append(
+        f"speed: {config.speed_repeats} rounds x {models} models x {texts:,} texts "
+        f"= {config.speed_repeats * models * texts:,} encodes (each model in a fresh process)"
+    )
+    chars = (
+        sum(t.chars * t.texts for t in tasks or []) / max(1, sum(t.texts for t in tasks or []))
+        if tasks
+        else 100.0
+    )
+    plan.parts.append(encode_part(ctx, "parity", ctx.model, 3 * texts, chars))
+    plan.parts.append(
+        encode_part(ctx, "speed rounds", ctx.model, config.speed_repeats * models * texts, chars)
+    )
+    if "static" in config.tiers:
+        plan.lines.append(
+            f"static tier: {ctx.model.vocab_size:,} vocabulary tokens encoded (model2vec distill)"
+        )
+        plan.parts.append(
+            encode_part(ctx, "static distillation", ctx.model, ctx.model.vocab_size, STATIC_TOKEN_CHARS)
+        )
+    for part in plan.parts:  # the tiers are measured where they will run: on the CPU
+        part.seconds_gpu, part.basis_gpu = part.seconds_cpu, "CPU work (tiers are measured on the CPU)"
+        part.peak_gpu_gb, part.gpu_rate = None, False
+    plan.notes.append(
+        "encodes priced at the PyTorch model's rate (the ONNX and static tiers are faster); ONNX conversion "
+        "and process starts not included"
+    )
+    params = ctx.model.parameters
+    static = (
+        ctx.model.vocab_size * (config.pca_dims or ctx.model.hidden_size) * 2
+        if "static" in config.tiers
+        else 0
+    )
+    plan.disk_gb = gb(params * 4 * 2 + params + static)
+    return plan.total()
+
+
+def evaluated_models(recipe: Recipe, ctx: Context) -> list[tuple[str, ModelShape]]:
+    """(label, shape) of every model the evaluation scores: ``evaluate.models`` and the export's tiers."""
+    config = recipe.evaluate
+    assert config is not None
+    models = [
+        (ref, ctx.base if ref == "base" else ctx.model)
+        for ref in config.models
+        if ref not in ("onnx", "onnx-int8", "static")
+    ]
+    if recipe.export is not None:
+        models += [(tier, ctx.model) for tier in recipe.export.tiers]
+    return models
+
+
+def plan_evaluate(recipe: Recipe, ctx: Context, tasks: list[TaskWork], unknown: list[str]) -> StagePlan:
+    """Texts to encode per task, times the models evaluated."""
+    config = recipe.evaluate
+    assert config is not None
+    plan = StagePlan(stage="evaluate")
+    plan.unknown += unknown
+    models = evaluated_models(recipe, ctx)
+    per_model = sum(t.texts for t in tasks)
+    plan.work |= {
+        "tasks": {t.name: t.texts for t in tasks},
+        "texts_per_model": per_model,
+        "models": [label for label, _ in models],
+        "texts_to_encode": per_model * len(models),
+    }
+    plan.lines.append(
+        f"{len(tasks)} tasks, {per_model:,} texts per model ({tasks[0].how if tasks else '-'}) x "
+        f"{len(models)} models "
+        f"({', '.join(label for label, _ in models)}) = {per_model * len(models):,} texts to encode"
+    )
+    plan.notes.append("texts per task (one model): " + ", ".join(f"{t.name} {t.texts:,}" for t in tasks))
+    for task in sorted(tasks, key=lambda t: -t.texts)[:3]:
+        plan.lines.append(
+            f"  largest: {task.name} ({task.type}) {task.texts:,} texts, ~{task.chars:.0f} chars"
+        )
+    for label, shape in models:
+        parts = [encode_part(ctx, f"{label}: {t.name}", shape, t.texts, t.chars) for t in tasks]
+        plan.parts.append(_merged(f"model {label}", parts))
+    memo = per_model * ctx.model.hidden_size * 4
+    plan.parts.append(memory_part("the model and one model's embedding memo", plan.parts, memo))
+    plan.notes.append(
+        "mteb's own work beside encoding (k-means, classifiers, bootstrap) and the task data's download are "
+        "not included"
+    )
+    plan.disk_gb = 0.01
+    return plan.total()
+
+
+def _merged(name: str, parts: list[Part]) -> Part:
+    """One part summing several (times) and keeping their peaks and their bases (one each)."""
+
+    def basis(found: set[str]) -> str:
+        extrapolated = any("extrapolated" in b for b in found)
+        first = sorted(found)[0].replace(", length extrapolated", "") if found else ""
+        if not extrapolated:
+            return first
+        return first + (", some lengths extrapolated" if len(found) > 1 else ", length extrapolated")
+
+    cpu = [p.seconds_cpu for p in parts if p.seconds_cpu is not None]
+    gpu = [p.seconds_gpu for p in parts if p.seconds_gpu is not None]
+    return Part(
+        name=name,
+        seconds_cpu=sum(cpu) if cpu else None,
+        seconds_gpu=sum(gpu) if gpu else None,
+        basis_cpu=basis({p.basis_cpu for p in parts}),
+        basis_gpu=basis({p.basis_gpu for p in parts}),
+        peak_rss_gb=max((p.peak_rss_gb for p in parts if p.peak_rss_gb is not None), default=None),
+        peak_gpu_gb=max((p.peak_gpu_gb for p in parts if p.peak_gpu_gb is not None), default=None),
+        gpu_rate=any(p.gpu_rate for p in parts),
+    )
+
+
+def evaluation_tasks(recipe: Recipe) -> tuple[list[TaskWork], list[str]]:
+    """The evaluation's tasks and their texts (none without an evaluate stage)."""
+    if recipe.evaluate is None:
+        return [], []
+    return task_work(list(recipe.evaluate.tasks), recipe.language, recipe.evaluate.exclude_tasks)
