@@ -68,10 +68,13 @@ def test_e5_sk_small_runs_against_the_hub(hub_client: HubClient, hub_e5: Path, t
     assert "preflight: " in output and "inputs OK" in output  # the preflight went through the Hub too
     trim = json.loads((run / "trim" / "trim_report.json").read_text())
     assert trim["source"].startswith("hub:HuggingFaceFW/fineweb-2:slk_Latn:train")
+    sklep_commit = "10549a8c63542e6a0db4fcf5fcdc29b3e1b8c4e9"
     fineweb2 = {"hub:HuggingFaceFW/fineweb-2:slk_Latn:train": FINEWEB2_REVISION}  # read at main: its commit
-    for stage in ("trim", "renorm"):
+    sklep = "hub:slovak-nlp/sklep:{}:validation@10549a8c63542e6a0db4fcf5fcdc29b3e1b8c4e9"
+    dev = {sklep.format(config): sklep_commit for config in ("question-answering", "sts", "nli", "rte")}
+    for stage, read in (("trim", fineweb2), ("renorm", {**fineweb2, **dev})):  # renorm chooses on dev
         sources = json.loads((run / stage / "manifest.json").read_text())["sources"]
-        assert {spec: entry["commit"] for spec, entry in sources.items()} == fineweb2
+        assert {spec: entry["commit"] for spec, entry in sources.items()} == read
     for stage in ("trim", "finetune", "renorm", "evaluate"):  # the base model is a Hub read too
         model = json.loads((run / stage / "manifest.json").read_text())["base_model_source"]
         assert model == {
@@ -81,9 +84,10 @@ def test_e5_sk_small_runs_against_the_hub(hub_client: HubClient, hub_e5: Path, t
             "resolved_by": "hub",
         }
     finetune_sources = json.loads((run / "finetune" / "manifest.json").read_text())["sources"]
-    assert len(finetune_sources) == 4 and all(
-        e["commit"].startswith("10549a8c") for e in finetune_sources.values()
+    assert len(finetune_sources) == 8 and all(  # 4 train and 4 dev splits
+        e["commit"] == sklep_commit for e in finetune_sources.values()
     )
+    assert dev.keys() <= finetune_sources.keys()
     training = json.loads((run / "finetune" / "training_report.json").read_text())
     assert [d["name"] for d in training["datasets"]] == ["skquad", "nli", "rte", "sts"]
     contamination = training["contamination"]
