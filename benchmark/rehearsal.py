@@ -25,13 +25,15 @@ plan's estimate beside each measurement.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import math
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -63,10 +65,8 @@ def tree_rss(process: Any) -> int:
 
     total = 0
     for p in [process, *process.children(recursive=True)]:
-        try:
+        with contextlib.suppress(psutil.Error):
             total += p.memory_info().rss
-        except psutil.Error:
-            pass
     return total
 
 
@@ -74,20 +74,19 @@ def disk_bytes(*roots: Path) -> int:
     """Bytes of the files under ``roots`` (apparent sizes; links not followed)."""
     total = 0
     for root in roots:
-        if root.exists():
-            for path in root.rglob("*"):
-                try:
-                    if path.is_file() and not path.is_symlink():
-                        total += path.stat().st_size
-                except OSError:
-                    pass
+        for path in root.rglob("*") if root.exists() else []:
+            with contextlib.suppress(OSError):
+                if path.is_file() and not path.is_symlink():
+                    total += path.stat().st_size
     return total
 
 
 def run_measured(command: list[str], env: dict[str, str], log: Path) -> dict[str, Any]:
-    """Run ``command`` (output appended to ``log``); wall seconds, peak tree RSS, exit code."""
+    """Run ``command`` (output appended to ``log``): wall seconds, CPU seconds (user + system of the whole
+    process tree), peak RSS of the tree, exit code."""
     import psutil
 
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     with log.open("a", encoding="utf-8") as out:
         out.write(f"\n$ {' '.join(command)}\n")
@@ -96,13 +95,15 @@ def run_measured(command: list[str], env: dict[str, str], log: Path) -> dict[str
         watched = psutil.Process(process.pid)
         peak = 0
         while process.poll() is None:
-            try:
+            with contextlib.suppress(psutil.Error):
                 peak = max(peak, tree_rss(watched))
-            except psutil.Error:
-                pass
             time.sleep(0.2)
+    seconds = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - usage.ru_utime) + (after.ru_stime - usage.ru_stime)
     return {
-        "seconds": round(time.perf_counter() - started, 1),
+        "seconds": round(seconds, 1),
+        "cpu_seconds": round(cpu, 1),
         "peak_rss_gb": round(peak / 2**30, 3),
         "returncode": process.returncode,
     }
@@ -133,13 +134,6 @@ def eval_characters(scale: float) -> dict[str, int]:
 
 def _text_chars(stats: dict[str, Any]) -> int:
     return int(stats.get("text_statistics", {}).get("total_text_length", 0))
-
-
-def trainer_rate(run_dir: Path) -> dict[str, Any]:
-    """Steps, seconds and steps/s of the capped fine-tuning, from its report and log."""
-    report_path = next(iter(sorted(run_dir.glob("finetune/training_report.json"))), None)
-    report = json.loads(report_path.read_text()) if report_path else {}
-    return report
 
 
 def plan_estimates(recipe_args: list[str]) -> dict[str, dict[str, float]] | None:
@@ -242,62 +236,117 @@ def extrapolate(
     stage: str, run_dir: Path, args: argparse.Namespace, measured: dict[str, Any]
 ) -> dict[str, Any]:
     """The full-size estimate of a capped stage, with what it was computed from."""
+    import yaml
+
+    recipe = yaml.safe_load(RECIPE.read_text())
     if measured["returncode"] != 0:
         return {}
+    if stage == "trim":
+        return trim_full(run_dir)
     if stage == "finetune":
-        return finetune_full(run_dir, measured)
+        finetune = recipe["finetune"]
+        return finetune_full(run_dir, measured, finetune["batch_size"], finetune["epochs"])
     if stage == "renorm":
-        return renorm_full(run_dir, args, measured)
+        return renorm_full(run_dir, recipe["renorm"]["samples"], measured)
     if stage == "evaluate":
-        return evaluate_full(run_dir, args, measured)
+        return evaluate_full(args.scale, args.eval_tasks, measured)
     return {}
 
 
-def _log_lines(run_dir: Path, pattern: str) -> list[str]:
+def _log_seconds(run_dir: Path, pattern: str) -> float | None:
+    """The number the last ``run.log`` line matching ``pattern`` (one group) reports."""
     log = run_dir / "run.log"
-    return (
-        [line for line in log.read_text(errors="replace").splitlines() if re.search(pattern, line)]
-        if log.is_file()
-        else []
+    found = re.findall(pattern, log.read_text(errors="replace")) if log.is_file() else []
+    return float(found[-1]) if found else None
+
+
+def trim_full(run_dir: Path) -> dict[str, Any]:
+    """The trim stage runs at full size; how much of it was counting the corpus."""
+    counted = _log_seconds(
+        run_dir, r"counted \S+: \d+ documents, [\d.]+ MB, \d+ distinct tokens in ([\d.]+)s"
     )
+    return {"counting_seconds": counted} if counted is not None else {}
 
 
-def finetune_full(run_dir: Path, measured: dict[str, Any]) -> dict[str, Any]:
-    """Full fine-tuning time: the capped run's step rate × the recipe's steps."""
+def finetune_full(run_dir: Path, measured: dict[str, Any], batch: int, epochs: int) -> dict[str, Any]:
+    """Full fine-tuning time: the capped run's seconds per step × the recipe's steps (examples after the
+    contamination drop, per dataset / batch, × epochs), plus everything outside the loop as measured."""
     report = json.loads((run_dir / "finetune" / "training_report.json").read_text())
-    return {"training_report": {k: v for k, v in report.items() if not isinstance(v, dict | list)}}
-
-
-def renorm_full(run_dir: Path, args: argparse.Namespace, measured: dict[str, Any]) -> dict[str, Any]:
-    return {}
-
-
-def evaluate_full(run_dir: Path, args: argparse.Namespace, measured: dict[str, Any]) -> dict[str, Any]:
-    chars = eval_characters(args.scale)
-    done = sum(chars[t] for t in args.eval_tasks)
-    total = sum(chars.values())
+    examples = {d["name"]: d["examples"] for d in report["datasets"]}
+    full_steps = sum(math.ceil(n / batch) for n in examples.values()) * epochs
+    done = report["steps"]["done"]
+    train = report["time_s"]["train"]
+    per_step = train / done
     return {
-        "tasks_run": len(args.eval_tasks),
-        "chars_run": done,
-        "chars_all": total,
-        "full_seconds": round(measured["seconds"] * total / done, 1),
-        "extrapolated": "by characters of the evaluation splits (mteb's descriptive statistics)",
+        "examples": examples,
+        "data_dropped": {d["name"]: d.get("stats", {}).get("dropped") for d in report["datasets"]},
+        "contamination": report.get("contamination"),
+        "steps_run": done,
+        "seconds_per_step": round(per_step, 3),
+        "full_steps": full_steps,
+        "full_seconds": round(measured["seconds"] - train + per_step * full_steps, 1),
+        "extrapolated": f"training loop: {done} steps measured, {full_steps} steps in full",
     }
 
 
-def print_table(results: dict[str, Any]) -> None:
+def renorm_full(run_dir: Path, samples: int, measured: dict[str, Any]) -> dict[str, Any]:
+    """Full renorm time: the encoding scales from the sentences encoded to the recipe's ``samples``."""
+    report = json.loads((run_dir / "renorm" / "renorm_report.json").read_text())
+    seconds = report.get("seconds") or {}
+    encoded = max(int(report["samples"]), 1)
+    encode = float(seconds.get("encode", 0.0))
+    return {
+        "documents_read": report["documents"],
+        "sentence_pool": report["pool"],
+        "sample_seconds": seconds.get("sample"),
+        "encode_seconds": encode,
+        "sentences_encoded": encoded,
+        "full_seconds": round(measured["seconds"] - encode + encode * samples / encoded, 1),
+        "extrapolated": f"encoding: {encoded} sentences measured, × {samples / encoded:.0f}",
+    }
+
+
+def evaluate_full(scale: float, tasks: list[str], measured: dict[str, Any]) -> dict[str, Any]:
+    """Full evaluation time: the run tasks' seconds per character × all 31 tasks' characters."""
+    chars = eval_characters(scale)
+    done = sum(chars[t] for t in tasks)
+    total = sum(chars.values())
+    return {
+        "tasks_run": tasks,
+        "chars_run": done,
+        "chars_all": total,
+        "full_seconds": round(measured["seconds"] * total / done, 1),
+        "extrapolated": f"{len(tasks)} of {len(chars)} tasks run; × {total / done:.1f} by the characters of "
+        "the evaluation splits (mteb's descriptive statistics)",
+    }
+
+
+def table(results: dict[str, Any]) -> str:
+    """The per-stage table (Markdown): measured, extrapolated to the full stage, planned."""
     planned = results.get("planned") or {}
-    print(f"\nrehearsal at scale {results['scale']:g} ({results['machine']})")
-    print(
-        f"{'stage':<10} {'wall s':>9} {'full s':>9} {'peak RSS GB':>12} {'disk GB':>8} {'planned s':>10} {'planned GB':>11}"
-    )
+    lines = [
+        "| stage | wall s | CPU s | full-size s (est.) | peak RSS GB | disk GB | planned s | planned RSS GB "
+        "| planned disk GB |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for stage, m in results["stages"].items():
         p = planned.get(stage, {})
+
+        def cell(key: str, digits: int, p: dict[str, Any] = p) -> str:
+            return f"{p[key]:.{digits}f}" if key in p else "—"
+
         full = m.get("full_seconds", m["seconds"])
-        print(
-            f"{stage:<10} {m['seconds']:>9.1f} {full:>9.1f} {m['peak_rss_gb']:>12.2f} {m['disk_gb']:>8.2f} "
-            f"{p.get('seconds_cpu', float('nan')):>10.0f} {p.get('peak_rss_gb', float('nan')):>11.2f}"
+        lines.append(
+            f"| {stage} | {m['seconds']:.0f} | {m.get('cpu_seconds', float('nan')):.0f} | {full:.0f} "
+            f"| {m['peak_rss_gb']:.2f} | {m['disk_gb']:.2f} | {cell('seconds_cpu', 0)} "
+            f"| {cell('peak_rss_gb', 2)} | {cell('disk_gb', 2)} |"
         )
+    return "\n".join(lines)
+
+
+def print_table(results: dict[str, Any]) -> None:
+    print(f"\nrehearsal at scale {results['scale']:g} ({results['machine']}, {results['date']})")
+    print(table(results))
 
 
 if __name__ == "__main__":

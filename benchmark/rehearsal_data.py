@@ -530,8 +530,11 @@ def write_skmteb(root: Path, gen: Generator, scale: float) -> list[Path]:
 # -- the whole tree ---------------------------------------------------------------------------------------
 
 
-def write_all(root: Path, scale: float, seed: int = 42) -> dict[str, Any]:
-    """Write (or reuse) the rehearsal's repositories under ``root``; a summary (``complete.json``)."""
+def write_all(root: Path, scale: float, seed: int = 42, buffer_chars: int = 12_000_000) -> dict[str, Any]:
+    """Write (or reuse) the rehearsal's repositories under ``root``; a summary (``complete.json``).
+
+    ``buffer_chars``: the size of the Slovak text buffer documents are cut from (smaller: faster, fewer
+    distinct tokens; tests use a small one)."""
     marker = root / "complete.json"
     if marker.is_file():
         summary = json.loads(marker.read_text())
@@ -541,7 +544,7 @@ def write_all(root: Path, scale: float, seed: int = 42) -> dict[str, Any]:
     if root.exists() and any(root.iterdir()):
         raise SystemExit(f"{root} is not empty and has no complete.json: remove it or choose another --root")
     started = time.perf_counter()
-    gen = Generator(seed)
+    gen = Generator(seed, buffer_chars)
     parts: dict[str, Any] = {}
     for name, write in (("sklep", write_sklep), ("skmteb", write_skmteb), ("fineweb2", write_fineweb)):
         t0 = time.perf_counter()
