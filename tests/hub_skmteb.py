@@ -1749,7 +1749,7 @@ def demagog_rows(split: str, demagog: dict[str, list[tuple[str, str, str, str]]]
                 "speaker": speaker,
                 "verdict": verdict,
                 "analysis_text": analysis,
-                "analysis_date": f"2025-{(number - 1) % 12 + 1:02d}-{11 + (number - 1) % 19}",
+                "analysis_date": f"2025-{(number - 1) % 12 + 1:02d}-{11 + (number - 1) % 18}",
             }
         )
     return rows
