@@ -136,19 +136,34 @@ def _text_chars(stats: dict[str, Any]) -> int:
     return int(stats.get("text_statistics", {}).get("total_text_length", 0))
 
 
-def plan_estimates(recipe_args: list[str]) -> dict[str, dict[str, float]] | None:
-    """``skadapt.plan.plan_recipe``'s per-stage estimates for the full recipe, when the plan exists."""
-    try:
-        from skadapt.plan import plan_recipe  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    from skadapt.recipe import load_recipe
+PLAN_CODE = """
+import json, sys
+try:
+    from skadapt.plan import plan_recipe
+except ImportError:
+    print(json.dumps(None)); sys.exit(0)
+from skadapt.recipe import load_recipe
+plan = plan_recipe(load_recipe(sys.argv[1], sys.argv[2:]))
+print(json.dumps({s.stage: {"seconds_cpu": s.seconds_cpu, "seconds_gpu": s.seconds_gpu,
+    "peak_rss_gb": s.peak_rss_gb, "disk_gb": s.disk_gb, "unknown": s.unknown} for s in plan.stages}))
+"""
 
-    plan = plan_recipe(load_recipe(RECIPE, recipe_args))
-    return {
-        s.stage: {"seconds_cpu": s.seconds_cpu, "peak_rss_gb": s.peak_rss_gb, "disk_gb": s.disk_gb}
-        for s in plan.stages
-    }
+
+def plan_estimates(env: dict[str, str], sets: list[str], code_dir: Path) -> dict[str, Any] | None:
+    """``skadapt.plan.plan_recipe``'s per-stage estimates for the uncapped recipe (run against the local
+    Hub, with the skadapt of ``code_dir``); None when that skadapt has no plan."""
+    env = env | {"PYTHONPATH": str(code_dir)}
+    done = subprocess.run(
+        [sys.executable, "-c", PLAN_CODE, str(RECIPE), *sets],
+        env=env,
+        cwd=code_dir,
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        print(f"plan failed: {done.stderr[-2000:]}", flush=True)
+        return None
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -163,6 +178,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--eval-tasks", nargs="*", default=EVAL_TASKS, help="tasks evaluated in full")
     parser.add_argument("--stages", nargs="*", default=["check", "trim", "finetune", "renorm", "evaluate"])
     parser.add_argument("--results", type=Path, default=RESULTS)
+    parser.add_argument(
+        "--plan-code", type=Path, default=REPO_ROOT, help="the skadapt whose plan_recipe is compared"
+    )
     parser.add_argument("--threads", type=int, default=int(os.environ.get("OMP_NUM_THREADS", "2")))
     args = parser.parse_args(argv)
 
@@ -186,7 +204,6 @@ def main(argv: list[str] | None = None) -> int:
         f"renorm.samples={args.renorm_samples}",
         f"finetune.max_steps={args.max_steps}",
     ]
-    planned = plan_estimates([]) if args.scale == 1 else None
     results: dict[str, Any] = {
         "command": " ".join(["benchmark/rehearsal.py", *(argv if argv is not None else sys.argv[1:])]),
         "machine": f"{os.cpu_count()} cores, OMP_NUM_THREADS={args.threads}",
@@ -195,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
         "data": generated,
         "sets": full_sets,
         "stages": {},
-        "planned": planned,
+        "planned": None,
     }
     previous = json.loads(args.results.read_text()) if args.results.is_file() else {}
     if previous.get("scale") == args.scale and "check" not in args.stages:
@@ -206,6 +223,7 @@ def main(argv: list[str] | None = None) -> int:
             "OMP_NUM_THREADS": str(args.threads),
             "PYTHONUNBUFFERED": "1",
         }
+        results["planned"] = plan_estimates(env, [f"output_dir={run_dir}"], args.plan_code.resolve())
         skadapt = [sys.executable, "-m", "skadapt"]
         for stage in args.stages:
             sets = list(full_sets)
@@ -333,7 +351,7 @@ def table(results: dict[str, Any]) -> str:
         p = planned.get(stage, {})
 
         def cell(key: str, digits: int, p: dict[str, Any] = p) -> str:
-            return f"{p[key]:.{digits}f}" if key in p else "—"
+            return f"{p[key]:.{digits}f}" if p.get(key) is not None else "—"
 
         full = m.get("full_seconds", m["seconds"])
         lines.append(
