@@ -179,6 +179,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stages", nargs="*", default=["check", "trim", "finetune", "renorm", "evaluate"])
     parser.add_argument("--results", type=Path, default=RESULTS)
     parser.add_argument(
+        "--renorm-documents",
+        type=int,
+        default=None,
+        help="cap the documents renorm reads and splits into sentences; its sampling time is then "
+        "extrapolated linearly to the recipe's renorm.max_documents",
+    )
+    parser.add_argument(
         "--trim-documents",
         type=int,
         default=None,
@@ -211,6 +218,8 @@ def main(argv: list[str] | None = None) -> int:
         f"renorm.samples={args.renorm_samples}",
         f"finetune.max_steps={args.max_steps}",
     ]
+    if args.renorm_documents:
+        full_sets.append(f"renorm.max_documents={args.renorm_documents}")
     if args.trim_documents:
         full_sets += [f"trim.max_documents={args.trim_documents}", "trim.parity_documents=100"]
     results: dict[str, Any] = {
@@ -274,7 +283,10 @@ def extrapolate(
         finetune = recipe["finetune"]
         return finetune_full(run_dir, measured, finetune["batch_size"], finetune["epochs"])
     if stage == "renorm":
-        return renorm_full(run_dir, recipe["renorm"]["samples"], measured)
+        from skadapt.renorm.config import RenormConfig
+
+        documents = recipe["renorm"].get("max_documents", RenormConfig.model_fields["max_documents"].default)
+        return renorm_full(run_dir, recipe["renorm"]["samples"], documents, measured)
     if stage == "evaluate":
         return evaluate_full(args.scale, args.eval_tasks, measured)
     return {}
@@ -316,20 +328,29 @@ def finetune_full(run_dir: Path, measured: dict[str, Any], batch: int, epochs: i
     }
 
 
-def renorm_full(run_dir: Path, samples: int, measured: dict[str, Any]) -> dict[str, Any]:
-    """Full renorm time: the encoding scales from the sentences encoded to the recipe's ``samples``."""
+def renorm_full(run_dir: Path, samples: int, documents: int, measured: dict[str, Any]) -> dict[str, Any]:
+    """Full renorm time: the encoding scales from the sentences encoded to the recipe's ``samples``, the
+    reading and sentence splitting from the documents read to the recipe's ``documents``."""
     report = json.loads((run_dir / "renorm" / "renorm_report.json").read_text())
     seconds = report.get("seconds") or {}
     encoded = max(int(report["samples"]), 1)
     encode = float(seconds.get("encode", 0.0))
+    sample = float(seconds.get("sample", 0.0))
+    read = max(int(report["documents"]), 1)
+    full_sample = sample * documents / read
+    notes = [f"encoding: {encoded} sentences measured, × {samples / encoded:.0f}"]
+    if read < documents:
+        notes.append(f"reading and splitting: {read} documents measured, × {documents / read:.0f}")
     return {
-        "documents_read": report["documents"],
+        "documents_read": read,
         "sentence_pool": report["pool"],
-        "sample_seconds": seconds.get("sample"),
+        "sample_seconds": sample,
         "encode_seconds": encode,
         "sentences_encoded": encoded,
-        "full_seconds": round(measured["seconds"] - encode + encode * samples / encoded, 1),
-        "extrapolated": f"encoding: {encoded} sentences measured, × {samples / encoded:.0f}",
+        "full_seconds": round(
+            measured["seconds"] - encode - sample + encode * samples / encoded + full_sample, 1
+        ),
+        "extrapolated": "; ".join(notes),
     }
 
 
