@@ -79,6 +79,14 @@ def test_a_long_stream_is_split_in_worker_processes_to_the_same_sample(monkeypat
     assert (serial.documents, serial.eligible) == (300, 300 + 37)
 
 
+def test_spawned_workers_of_python_m_skadapt_do_not_rerun_the_cli():
+    """Under ``python -m skadapt`` the splitting workers (spawn) import ``skadapt.__main__`` as
+    ``__mp_main__``: that must not start the command line a second time in every worker."""
+    import runpy
+
+    runpy.run_module("skadapt", run_name="__mp_main__")  # the CLI would exit (SystemExit) on no arguments
+
+
 def test_duplicate_detection_holds_hashes_not_the_sentences(monkeypatch):
     """The set of sentences seen is what grows with the corpus: ~100 bytes a sentence, not the text."""
     import tracemalloc
