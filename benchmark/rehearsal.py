@@ -242,6 +242,8 @@ def main(argv: list[str] | None = None) -> int:
             "PYTHONUNBUFFERED": "1",
         }
         results["planned"] = plan_estimates(env, [f"output_dir={run_dir}"], args.plan_code.resolve())
+        args.results.parent.mkdir(parents=True, exist_ok=True)
+        args.results.write_text(json.dumps(results, indent=2) + "\n")
         skadapt = [sys.executable, "-m", "skadapt"]
         for stage in args.stages:
             sets = list(full_sets)
