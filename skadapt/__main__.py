@@ -2,4 +2,5 @@
 
 from skadapt.cli import app
 
-app()
+if __name__ == "__main__":  # spawned worker processes import this module as __mp_main__: no second CLI run
+    app()

@@ -132,11 +132,15 @@ FINEWEB2_SCHEMA = [
 ]
 
 
-def fineweb2_rows(language: str, split: str, shard: int) -> list[dict[str, Any]]:
-    """The rows of ``data/{language}/{split}/000_{shard:05d}.parquet``, with FineWeb2's columns."""
+def fineweb2_rows(
+    language: str, split: str, shard: int, texts: list[str] | None = None
+) -> list[dict[str, Any]]:
+    """The rows of ``data/{language}/{split}/000_{shard:05d}.parquet``, with FineWeb2's columns (the
+    fixture's texts unless ``texts`` are given)."""
     code, script = language.split("_")
     rows = []
-    for number, text in enumerate(FINEWEB2_TEXTS[language][split][shard]):
+    shard_texts = FINEWEB2_TEXTS[language][split][shard] if texts is None else texts
+    for number, text in enumerate(shard_texts):
         url = f"https://{FINEWEB2_DOMAINS[language]}/{split}/{shard}/clanok-{number + 1}"
         score = round(0.9712 + 0.0041 * number - 0.0023 * shard, 4)
         rows.append(
@@ -169,13 +173,15 @@ def fineweb2_files() -> Iterator[tuple[str, list[dict[str, Any]]]]:
                 )
 
 
-def fineweb2_readme() -> str:
+def fineweb2_readme(languages: dict[str, Any] | None = None) -> str:
+    """FineWeb2's card: a ``configs:`` entry per language (``languages``: language -> splits; the
+    fixture's by default)."""
     configs = [
         {
             "config_name": language,
             "data_files": [{"split": split, "path": f"data/{language}/{split}/*"} for split in splits],
         }
-        for language, splits in FINEWEB2_TEXTS.items()
+        for language, splits in (FINEWEB2_TEXTS if languages is None else languages).items()
     ]
     card = {
         "license": "odc-by",
@@ -467,7 +473,15 @@ SKLEP_FEATURES: dict[str, list[dict[str, Any]]] = {
 """skLEP's ``dataset_info`` features (README YAML form) of the four configs served."""
 
 
-def sklep_readme() -> str:
+def sklep_readme(files: dict[tuple[str, str], tuple[int, int]] | None = None) -> str:
+    """skLEP's card; ``files``: (config, split) -> (bytes, rows) of its data files (the fixture's by
+    default)."""
+    if files is None:
+        files = {
+            (c, s): (len(_json_lines(sklep_rows(c, s)).encode()), len(sklep_rows(c, s)))
+            for c in SKLEP_FEATURES
+            for s in SKLEP_SPLITS
+        }
     card = {
         "language": ["sk"],
         "license": ["cc-by-sa-4.0"],
@@ -479,11 +493,7 @@ def sklep_readme() -> str:
                 "config_name": config,
                 "features": features,
                 "splits": [
-                    {
-                        "name": s,
-                        "num_bytes": len(_json_lines(sklep_rows(config, s)).encode()),
-                        "num_examples": len(sklep_rows(config, s)),
-                    }
+                    {"name": s, "num_bytes": files[config, s][0], "num_examples": files[config, s][1]}
                     for s in SKLEP_SPLITS
                 ],
             }

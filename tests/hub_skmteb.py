@@ -245,10 +245,10 @@ BELEBELE_PASSAGES = [  # (link, {language: passage}, [(question per language, an
 ]
 
 
-def belebele_rows(language: str) -> Rows:
+def belebele_rows(language: str, passages_data: list[Any] | None = None) -> Rows:
     """Belebele's columns for one language (the questions of each FLORES passage)."""
     rows = []
-    for link, passages, questions in BELEBELE_PASSAGES:
+    for link, passages, questions in BELEBELE_PASSAGES if passages_data is None else passages_data:
         for number, (question, answers, correct) in enumerate(questions, 1):
             row: Row = {"link": link, "question_number": number, "flores_passage": passages[language]}
             row["question"] = question[language]
@@ -1640,17 +1640,17 @@ def _qrels(pairs: list[tuple[str, str]]) -> Rows:
     return [{"query-id": query, "corpus-id": doc, "score": 1} for query, doc in pairs]
 
 
-def _belebele() -> FixtureRepo:
+def _belebele(data: SkmtebData) -> FixtureRepo:
     repo = FixtureRepo("mteb/belebele", "979a211276faa22f671e69d096634193567cfd05")
     for language in ("eng_Latn", "slk_Latn"):
-        repo.parquet(language, language, {"test": belebele_rows(language)}, BELEBELE_COLUMNS)
+        repo.parquet(language, language, {"test": belebele_rows(language, data.belebele)}, BELEBELE_COLUMNS)
     return repo
 
 
-def _slovaksum() -> FixtureRepo:
+def _slovaksum(data: SkmtebData) -> FixtureRepo:
     repo = FixtureRepo("NaiveNeuron/slovaksum", "85d6b32f2762313714618171b9d1a65eb7408835")
     repo.body = "---\nlicense: openrail\n---\n"
-    for split, rows in SLOVAKSUM.items():
+    for split, rows in data.slovaksum.items():
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
         writer.writerow(["title", "sum", "text"])
@@ -1659,10 +1659,10 @@ def _slovaksum() -> FixtureRepo:
     return repo
 
 
-def _smesum_retrieval() -> FixtureRepo:
+def _smesum_retrieval(data: SkmtebData) -> FixtureRepo:
     repo = FixtureRepo("mteb/SMESumRetrieval", "06a0b78f807ea6ab4c82cb729509416ac9b16469")
     corpus, queries = [], []
-    for number, (title, introduction, text) in enumerate(SMESUM_RETRIEVAL, 1):
+    for number, (title, introduction, text) in enumerate(data.smesum_retrieval, 1):
         corpus.append({"_id": f"d{number}", "text": text, "title": title})
         queries.append({"_id": f"q{number}", "text": introduction})
     _retrieval_v1(
@@ -1671,11 +1671,11 @@ def _smesum_retrieval() -> FixtureRepo:
     return repo
 
 
-def _skquad_retrieval() -> FixtureRepo:
+def _skquad_retrieval(data: SkmtebData) -> FixtureRepo:
     repo = FixtureRepo("TUKE-KEMT/retrieval-skquad", "09f81f51dd5b8497da16d02c69c98d5cb5993ef2")
-    corpus = [{"_id": i, "title": title, "text": text} for i, title, text in SKQUAD_CORPUS]
-    queries = [{"_id": i, "text": text} for i, text, _ in SKQUAD_QUERIES]
-    qrels = _qrels([(i, doc) for i, _, docs in SKQUAD_QUERIES for doc in docs])
+    corpus = [{"_id": i, "title": title, "text": text} for i, title, text in data.skquad_corpus]
+    queries = [{"_id": i, "text": text} for i, text, _ in data.skquad_queries]
+    qrels = _qrels([(i, doc) for i, _, docs in data.skquad_queries for doc in docs])
     repo.texts |= {"corpus.jsonl": _json_lines(corpus), "queries.jsonl": _json_lines(queries)}
     repo.texts["qrels/test.jsonl"] = _json_lines(qrels)
     repo.config("default", {"test": "qrels/test.jsonl"})
@@ -1684,20 +1684,20 @@ def _skquad_retrieval() -> FixtureRepo:
     return repo
 
 
-def _webfaq_retrieval() -> FixtureRepo:
+def _webfaq_retrieval(data: SkmtebData) -> FixtureRepo:
     repo = FixtureRepo("mteb/WebFAQRetrieval", "f64f483ad0f31d2e78209d524c14a4a867965959")
-    corpus = [{"id": d, "text": answer, "title": ""} for d, answer, _, _ in WEBFAQ_RETRIEVAL]
-    queries = [{"id": q, "text": question} for _, _, q, question in WEBFAQ_RETRIEVAL if q]
-    qrels = _qrels([(q, d) for d, _, q, _ in WEBFAQ_RETRIEVAL if q])
+    corpus = [{"id": d, "text": answer, "title": ""} for d, answer, _, _ in data.webfaq_retrieval]
+    queries = [{"id": q, "text": question} for _, _, q, question in data.webfaq_retrieval if q]
+    qrels = _qrels([(q, d) for d, _, q, _ in data.webfaq_retrieval if q])
     repo.parquet("slk-corpus", "slk-corpus", {"test": corpus}, CORPUS_V2)
     repo.parquet("slk-qrels", "slk-qrels", {"test": qrels}, QRELS)
     repo.parquet("slk-queries", "slk-queries", {"test": queries}, QUERIES_V2)
     return repo
 
 
-def _reranking(repo_id: str, revision: str) -> FixtureRepo:
+def _reranking(data: SkmtebData, repo_id: str, revision: str) -> FixtureRepo:
     repo = FixtureRepo(repo_id, revision)
-    corpus_rows, query_rows = RERANKING[repo_id]
+    corpus_rows, query_rows = data.reranking[repo_id]
     corpus = [{"id": i, "text": text, "title": title} for i, title, text in corpus_rows]
     queries = [{"id": i, "text": text} for i, text, _, _ in query_rows]
     qrels = _qrels([(i, relevant) for i, _, _, relevant in query_rows])
@@ -1723,21 +1723,23 @@ def _sts(
     return repo
 
 
-def _nli_sk() -> FixtureRepo:
+def _nli_sk(data: SkmtebData) -> FixtureRepo:
     repo = FixtureRepo(
         "natalia-nk/NLI-SK-annotated", "79914f425b59d8b9fabb6d38c37f6d81f9723f46", gated="auto"
     )  # gated on the Hub: its files need a token that accepted the terms
     names = ("Source", "Premise", "Hypothesis", "Label", "Gold")
     columns = features(**dict.fromkeys(names, STRING))
-    splits = {split: [dict(zip(names, row, strict=True)) for row in rows] for split, rows in NLI_SK.items()}
+    splits = {
+        split: [dict(zip(names, row, strict=True)) for row in rows] for split, rows in data.nli_sk.items()
+    }
     repo.parquet("default", "data", splits, columns)
     return repo
 
 
-def demagog_rows(split: str) -> Rows:
+def demagog_rows(split: str, demagog: dict[str, list[tuple[str, str, str, str]]] | None = None) -> Rows:
     """DemagogSK's records (a subset of its fields) of one split."""
     rows = []
-    for number, (speaker, statement, verdict, analysis) in enumerate(DEMAGOG[split], 1):
+    for number, (speaker, statement, verdict, analysis) in enumerate((demagog or DEMAGOG)[split], 1):
         slug = f"{split}-{number}"
         rows.append(
             {
@@ -1747,17 +1749,17 @@ def demagog_rows(split: str) -> Rows:
                 "speaker": speaker,
                 "verdict": verdict,
                 "analysis_text": analysis,
-                "analysis_date": f"2025-0{number}-1{number}",
+                "analysis_date": f"2025-{(number - 1) % 12 + 1:02d}-{11 + (number - 1) % 18}",
             }
         )
     return rows
 
 
-def _demagog() -> FixtureRepo:
+def _demagog(data: SkmtebData) -> FixtureRepo:
     repo = FixtureRepo("NaiveNeuron/DemagogSK", "0f9e0f902da3aca1fd6c940cd852e95c9ef5327f")
     repo.card = {"language": ["sk"], "license": "other", "pretty_name": "Demagog.sk Vyroky"}
-    for split in DEMAGOG:
-        repo.texts[f"data/{split}.jsonl"] = _json_lines(demagog_rows(split))
+    for split in data.demagog:
+        repo.texts[f"data/{split}.jsonl"] = _json_lines(demagog_rows(split, data.demagog))
     return repo
 
 
@@ -1770,40 +1772,47 @@ def _text_label(repo_id: str, revision: str, splits: dict[str, list[tuple[str, i
     return repo
 
 
-def sib200_rows(split: str) -> Rows:
-    """SIB-200's ``slk_Latn`` rows of a split: ``index_id``, ``category``, ``text``."""
-    picks = {"train": (0, 1), "validation": (2,), "test": (3,)}[split]
-    texts = [(category, texts[i]) for i in picks for category, texts in SIB200.items()]
+def sib200_rows(split: str, sib200: dict[str, dict[str, list[str]]] | None = None) -> Rows:
+    """SIB-200's ``slk_Latn`` rows of a split: ``index_id``, ``category``, ``text`` (categories
+    interleaved)."""
+    per_category = {c: texts[split] for c, texts in (sib200 or sib200_splits(SIB200)).items()}
+    depth = max(map(len, per_category.values()))
+    texts = [(c, t[i]) for i in range(depth) for c, t in per_category.items() if i < len(t)]
     offset = {"train": 0, "validation": 700, "test": 800}[split]
     return [{"index_id": offset + n, "category": c, "text": t} for n, (c, t) in enumerate(texts)]
 
 
-def _sib200() -> FixtureRepo:
+def sib200_splits(sib200: dict[str, tuple[str, str, str, str]]) -> dict[str, dict[str, list[str]]]:
+    """:data:`SIB200`'s texts per category and split (two train texts, one validation, one test)."""
+    return {c: {"train": [a, b], "validation": [v], "test": [t]} for c, (a, b, v, t) in sib200.items()}
+
+
+def _sib200(data: SkmtebData) -> FixtureRepo:
     repo = FixtureRepo("mteb/sib200", "a74d7350ea12af010cfb1c21e34f1f81fd2e615b")
     columns = features(index_id="int64", category=STRING, text=STRING)
     splits = ("train", "validation", "test")
     for split in splits:
-        repo.tables[f"{split}/slk_Latn.parquet"] = (sib200_rows(split), columns)
+        repo.tables[f"{split}/slk_Latn.parquet"] = (sib200_rows(split, data.sib200), columns)
     repo.config("slk_Latn", {split: f"{split}/slk_Latn.parquet" for split in splits})
     return repo
 
 
-def _multilingual_sentiment() -> FixtureRepo:
+def _multilingual_sentiment(data: SkmtebData) -> FixtureRepo:
     repo = FixtureRepo(
         "mteb/multilingual-sentiment-classification", "2b9b4d10fc589af67794141fe8cbd3739de1eb33"
     )
     columns = features(text=STRING, label="int64", lang=STRING)
-    for split, pairs in MULTILINGUAL_SENTIMENT.items():
+    for split, pairs in data.multilingual_sentiment.items():
         rows = [{"text": text, "label": label, "lang": "slk"} for text, label in pairs]
         repo.tables[f"{split}/slk.parquet"] = (rows, columns)
-    repo.config("default", {split: f"{split}/*.parquet" for split in MULTILINGUAL_SENTIMENT})
-    repo.config("slk", {split: f"{split}/slk.parquet" for split in MULTILINGUAL_SENTIMENT})
+    repo.config("default", {split: f"{split}/*.parquet" for split in data.multilingual_sentiment})
+    repo.config("slk", {split: f"{split}/slk.parquet" for split in data.multilingual_sentiment})
     return repo
 
 
-def parlasent_rows() -> Rows:
+def parlasent_rows(parlasent: dict[str, list[str]] | None = None) -> Rows:
     """ParlaSent's ``SK`` records: id, country, sentence, label (interleaved by label)."""
-    by_label = [[(label, text) for text in texts] for label, texts in PARLASENT_SK.items()]
+    by_label = [[(label, text) for text in texts] for label, texts in (parlasent or PARLASENT_SK).items()]
     ordered = [pair for trio in zip(*by_label, strict=True) for pair in trio]
     return [
         {"id": f"ParlaMint-SK_{2019 + n % 4}-{n:03d}", "country": "SK", "sentence": text, "label": label}
@@ -1811,21 +1820,26 @@ def parlasent_rows() -> Rows:
     ]
 
 
-def _parlasent() -> FixtureRepo:
+def _parlasent(data: SkmtebData) -> FixtureRepo:
     repo = FixtureRepo("classla/ParlaSent", "0587c2b6499fbc68a7623439c2af2b24748968dc")
-    repo.texts["ParlaSent_SK.jsonl"] = _json_lines(parlasent_rows())
+    repo.texts["ParlaSent_SK.jsonl"] = _json_lines(parlasent_rows(data.parlasent))
     configs = [{"config_name": "SK", "data_files": "ParlaSent_SK.jsonl"}]
     repo.card = {"language": ["sk"], "license": "cc-by-sa-4.0", "configs": configs}
     return repo
 
 
-def _multieup_party() -> FixtureRepo:
+def multieup_party_splits(party: list[tuple[str, str, str]]) -> dict[str, list[tuple[str, int]]]:
+    """:data:`MULTIEUP_PARTY` as ``(text, label)`` per split (two train texts and one test per group)."""
     splits: dict[str, list[tuple[str, int]]] = {"train": [], "test": []}
-    for label, (first, second, test) in enumerate(MULTIEUP_PARTY):
+    for label, (first, second, test) in enumerate(party):
         splits["train"] += [(first, label), (second, label)]
         splits["test"].append((test, label))
+    return splits
+
+
+def _multieup_party(data: SkmtebData) -> FixtureRepo:
     return _text_label(
-        "mteb/MultiEupSlovakPartyClassification", "3758b0758c1ac4af8e36d27858bef579db5d2eee", splits
+        "mteb/MultiEupSlovakPartyClassification", "3758b0758c1ac4af8e36d27858bef579db5d2eee", data.party
     )
 
 
@@ -1835,21 +1849,21 @@ def _clustering(repo_id: str, revision: str, rows: Rows, columns: list[Feature])
     return repo
 
 
-def _opus() -> FixtureRepo:
+def _opus(data: SkmtebData) -> FixtureRepo:
     repo = FixtureRepo("Helsinki-NLP/opus-100", "805090dc28bf78897da9641cdf08b61287580df9")
     columns = features(translation={"translation": {"languages": ["en", "sk"]}})
     rows = {
         split: [{"translation": {"en": en, "sk": sk}} for en, sk in pairs]
-        for split, pairs in OPUS_EN_SK.items()
+        for split, pairs in data.opus.items()
     }
     repo.parquet("en-sk", "en-sk", rows, columns)
     return repo
 
 
-def _tatoeba() -> FixtureRepo:
+def _tatoeba(data: SkmtebData) -> FixtureRepo:
     repo = FixtureRepo("mteb/tatoeba-bitext-mining", "69e8f12da6e31d59addadda9a9c8a2e601a0e282")
     columns = features(sentence1=STRING, sentence2=STRING, lang=STRING)
-    rows = [{"sentence1": slk, "sentence2": eng, "lang": "slk-eng"} for slk, eng in TATOEBA_SLK_ENG]
+    rows = [{"sentence1": slk, "sentence2": eng, "lang": "slk-eng"} for slk, eng in data.tatoeba]
     repo.tables["test/slk-eng.parquet"] = (rows, columns)
     repo.config("default", {"test": "test/*.parquet"})
     repo.config("slk-eng", {"test": "test/slk-eng.parquet"})
@@ -1870,67 +1884,149 @@ def _parallel(repo_id: str, revision: str, splits: dict[str, list[tuple[str, str
     return repo
 
 
-def _webfaq_bitexts() -> FixtureRepo:
+def _webfaq_bitexts(data: SkmtebData) -> FixtureRepo:
     repo = FixtureRepo("PaDaS-Lab/webfaq-bitexts", "a1bc0e8fd36c3d5015bd64c14ca098596774784a")
     names = ("question1", "answer1", "question2", "answer2")
     columns = features(**dict.fromkeys(names, STRING))
-    for pair, rows in WEBFAQ_BITEXTS.items():
+    for pair, rows in data.webfaq_bitexts.items():
         repo.parquet(pair, pair, {"default": [dict(zip(names, row, strict=True)) for row in rows]}, columns)
     return repo
 
 
-def skmteb_repos() -> list[FixtureRepo]:
-    """Every fixture repository of the benchmark's tasks (``slovak-nlp/sklep`` aside: see the module doc).
+@dataclass
+class SkmtebData:
+    """The rows every builder of :func:`skmteb_repos` lays out, in the shapes of this module's constants
+    (:data:`HANDWRITTEN`: the hand-written fixture; ``benchmark/rehearsal_data.py`` fills the same shapes at
+    the real sizes for the cost rehearsal)."""
+
+    belebele: list[Any]
+    slovaksum: dict[str, list[tuple[str, str, str]]]
+    smesum_retrieval: list[tuple[str, str, str]]
+    skquad_corpus: list[tuple[str, str, str]]
+    skquad_queries: list[tuple[str, str, list[str]]]
+    webfaq_retrieval: list[tuple[str, str, str, str]]
+    reranking: dict[str, tuple[list[tuple[str, str, str]], list[tuple[str, str, list[str], str]]]]
+    slovak_sts: list[tuple[str, str, float]]
+    slovak_sts_synthetic: dict[str, list[tuple[str, str, int]]]
+    nli_sk: dict[str, list[tuple[str, str, str, str, str]]]
+    demagog: dict[str, list[tuple[str, str, str, str]]]
+    hate_speech: dict[str, list[tuple[str, int]]]
+    movie_reviews: dict[str, list[tuple[str, int]]]
+    sib200: dict[str, dict[str, list[str]]]
+    multilingual_sentiment: dict[str, list[tuple[str, int]]]
+    parlasent: dict[str, list[str]]
+    party: dict[str, list[tuple[str, int]]]
+    gender: dict[str, list[tuple[str, int]]]
+    news: list[tuple[str, str, str, str]]
+    sme_uncategorized: list[tuple[str, str]]
+    pravda_tags: dict[str, list[tuple[str, str]]]
+    pravda_urls: dict[str, list[tuple[str, str]]]
+    opus: dict[str, list[tuple[str, str]]]
+    tatoeba: list[tuple[str, str]]
+    flores: dict[str, list[tuple[str, str, str]]]
+    ntrex: list[tuple[str, str, str]]
+    webfaq_bitexts: dict[str, list[tuple[str, str, str, str]]]
+
+
+HANDWRITTEN = SkmtebData(
+    belebele=BELEBELE_PASSAGES,
+    slovaksum=SLOVAKSUM,
+    smesum_retrieval=SMESUM_RETRIEVAL,
+    skquad_corpus=SKQUAD_CORPUS,
+    skquad_queries=SKQUAD_QUERIES,
+    webfaq_retrieval=WEBFAQ_RETRIEVAL,
+    reranking=RERANKING,
+    slovak_sts=SLOVAK_STS,
+    slovak_sts_synthetic=SLOVAK_STS_SYNTHETIC,
+    nli_sk=NLI_SK,
+    demagog=DEMAGOG,
+    hate_speech=HATE_SPEECH,
+    movie_reviews=MOVIE_REVIEWS,
+    sib200=sib200_splits(SIB200),
+    multilingual_sentiment=MULTILINGUAL_SENTIMENT,
+    parlasent=PARLASENT_SK,
+    party=multieup_party_splits(MULTIEUP_PARTY),
+    gender=MULTIEUP_GENDER,
+    news=NEWS,
+    sme_uncategorized=SME_UNCATEGORIZED,
+    pravda_tags=PRAVDA_TAGS,
+    pravda_urls=PRAVDA_URLS,
+    opus=OPUS_EN_SK,
+    tatoeba=TATOEBA_SLK_ENG,
+    flores=FLORES,
+    ntrex=NTREX,
+    webfaq_bitexts=WEBFAQ_BITEXTS,
+)
+"""The hand-written rows of the committed fixture (``tests/data/hub``)."""
+
+
+def skmteb_repos(data: SkmtebData = HANDWRITTEN, *, shared: bool = True) -> list[FixtureRepo]:
+    """Every fixture repository of the benchmark's tasks (``slovak-nlp/sklep`` aside: see the module doc),
+    laid out from ``data``.
 
     ``mteb/sib200`` and ``mteb/belebele`` also hold the Czech and Ukrainian configs of
-    :func:`tests.hub_ces_ukr.extend_shared` (the same commit serves both recipes' tasks).
+    :func:`tests.hub_ces_ukr.extend_shared` (the same commit serves both recipes' tasks) unless ``shared``
+    is false.
     """
     from tests.hub_ces_ukr import extend_shared
 
-    news = NEWS
+    def extended(repo: FixtureRepo) -> FixtureRepo:
+        return extend_shared(repo) if shared else repo
+
+    news = data.news
     slovaksum_url = [{"sentences": f"{title} {lead}", "labels": label} for title, lead, label, _ in news]
     sme = [{"title": t, "introduction": i, "category": c} for t, i, _, c in news]
-    sme += [{"title": t, "introduction": i, "category": "none"} for t, i in SME_UNCATEGORIZED]
+    sme += [{"title": t, "introduction": i, "category": "none"} for t, i in data.sme_uncategorized]
     pravda_tag = [
         {"title": t, "summary": s, "assigned_label": tag}
-        for tag, rows in PRAVDA_TAGS.items()
+        for tag, rows in data.pravda_tags.items()
         for t, s in rows
     ]
     pravda_url = [
-        {"title": t, "summary": s, "url_category": cat} for cat, rows in PRAVDA_URLS.items() for t, s in rows
+        {"title": t, "summary": s, "url_category": cat}
+        for cat, rows in data.pravda_urls.items()
+        for t, s in rows
     ]
     return [
-        extend_shared(_belebele()),
-        _slovaksum(),
-        _smesum_retrieval(),
-        _skquad_retrieval(),
-        _webfaq_retrieval(),
-        _sts("mteb/SlovakSTS", "620c09a567e524c727d4dd20e4339fb4d3ed442f", {"test": SLOVAK_STS}, "score"),
+        extended(_belebele(data)),
+        _slovaksum(data),
+        _smesum_retrieval(data),
+        _skquad_retrieval(data),
+        _webfaq_retrieval(data),
+        _sts(
+            "mteb/SlovakSTS", "620c09a567e524c727d4dd20e4339fb4d3ed442f", {"test": data.slovak_sts}, "score"
+        ),
         _sts(
             "slovak-nlp/slovak-sts-synthetic",
             "6286d808151adb399ef35b5bfaba1d7461ee6df3",
-            SLOVAK_STS_SYNTHETIC,
+            data.slovak_sts_synthetic,
             "similarity_score",
         ),
-        _nli_sk(),
-        _demagog(),
-        _text_label("mteb/slovak_hate_speech", "691fe861df0ffa25066cbf6da8e64ebd296af6ab", HATE_SPEECH),
+        _nli_sk(data),
+        _demagog(data),
+        _text_label("mteb/slovak_hate_speech", "691fe861df0ffa25066cbf6da8e64ebd296af6ab", data.hate_speech),
         _text_label(
-            "mteb/slovak_movie_review_sentiment", "29a7405aabcfd4860a51ae6f65a5650d63108f26", MOVIE_REVIEWS
+            "mteb/slovak_movie_review_sentiment",
+            "29a7405aabcfd4860a51ae6f65a5650d63108f26",
+            data.movie_reviews,
         ),
-        extend_shared(_sib200()),
-        _multilingual_sentiment(),
-        _parlasent(),
-        _multieup_party(),
+        extended(_sib200(data)),
+        _multilingual_sentiment(data),
+        _parlasent(data),
+        _multieup_party(data),
         _text_label(
             "mteb/MultiEupSlovakGenderClassification",
             "5990c9386f75401ff518cbc213cdf8292bf123fe",
-            MULTIEUP_GENDER,
+            data.gender,
         ),
-        _reranking("TUKE-KEMT/reranking-skquad", "3997eba1c60721e34f7b01db400f5b14a40218ea"),
-        _reranking("slovak-nlp/slovak-pharmacy-drmax-reranking", "b557bbc99cf4d410b32a5e25a22f34f08b540e06"),
+        _reranking(data, "TUKE-KEMT/reranking-skquad", "3997eba1c60721e34f7b01db400f5b14a40218ea"),
         _reranking(
-            "slovak-nlp/slovak-pharmacy-mojalekaren-reranking", "e4ac8bb50c5252d154996df080d9901774556368"
+            data, "slovak-nlp/slovak-pharmacy-drmax-reranking", "b557bbc99cf4d410b32a5e25a22f34f08b540e06"
+        ),
+        _reranking(
+            data,
+            "slovak-nlp/slovak-pharmacy-mojalekaren-reranking",
+            "e4ac8bb50c5252d154996df080d9901774556368",
         ),
         _clustering(
             "NaiveNeuron/pravda-sk-tag-clustering",
@@ -1956,11 +2052,11 @@ def skmteb_repos() -> list[FixtureRepo]:
             sme,
             features(title=STRING, introduction=STRING, category=STRING),
         ),
-        _opus(),
-        _tatoeba(),
-        _parallel("mteb/FloresBitextMining", "2144d16cc15edd22d4a9237d12bff5f31f5c07fc", FLORES),
-        _parallel("mteb/NTREXBitextMining", "66b8b27efc99658903127730575e9fa0cb9f075c", {"test": NTREX}),
-        _webfaq_bitexts(),
+        _opus(data),
+        _tatoeba(data),
+        _parallel("mteb/FloresBitextMining", "2144d16cc15edd22d4a9237d12bff5f31f5c07fc", data.flores),
+        _parallel("mteb/NTREXBitextMining", "66b8b27efc99658903127730575e9fa0cb9f075c", {"test": data.ntrex}),
+        _webfaq_bitexts(data),
     ]
 
 

@@ -47,6 +47,23 @@ def test_folded_words_is_stronger_than_the_sampling_key() -> None:
     assert normalize_text(text) == "peter, včera kúpil — nové ａｕｔｏ!!"  # case and whitespace only
 
 
+def test_folded_words_matches_its_per_character_definition_on_every_code_point() -> None:
+    """The one-pass translate equals the definition: NFKC, casefold, each P*/S* character a space, runs of
+    whitespace one space, stripped — checked on every Unicode code point between letters."""
+    import re
+    import unicodedata
+
+    def definition(text: str) -> str:
+        text = unicodedata.normalize("NFKC", text).casefold()
+        text = "".join(" " if unicodedata.category(ch)[0] in "PS" else ch for ch in text)
+        return re.sub(r"\s+", " ", text).strip()
+
+    points = [chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
+    for start in range(0, len(points), 4096):
+        text = " Ab".join(points[start : start + 4096]) + ", x "
+        assert folded_words(text) == definition(text), hex(start)
+
+
 def test_exact_and_normalised_overlap(tmp_path: Path) -> None:
     suite = make_suite(tmp_path)
     train = ["Peter včera kúpil nové auto.", "NA TRHU predávajú ovocie", "Úplne iná veta o počasí."]

@@ -57,6 +57,55 @@ def test_sample_is_a_seeded_reservoir_of_the_whole_stream():
     assert 0.4 < late < 0.6
 
 
+def test_a_long_stream_is_split_in_worker_processes_to_the_same_sample(monkeypatch):
+    """Past PARALLEL_AFTER texts the splitting moves to worker processes; sample and counts are the same."""
+    from skadapt import textsample
+
+    texts = [f"Dokument {i} má prvú vetu dosť dlhú. A druhú vetu číslo {i % 37} tiež." for i in range(300)]
+    serial = sample_sentences(texts, 25, min_chars=20, max_chars=80, seed=3, language="sk", workers=1)
+    monkeypatch.setattr(textsample, "PARALLEL_AFTER", 10)
+    monkeypatch.setattr(textsample, "BATCH", 7)
+    spawned = []
+    real = textsample.ProcessPoolExecutor
+
+    def counting(*args, **kwargs):
+        spawned.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(textsample, "ProcessPoolExecutor", counting)
+    parallel = sample_sentences(texts, 25, min_chars=20, max_chars=80, seed=3, language="sk", workers=2)
+    assert spawned == [(2,)]
+    assert parallel == serial
+    assert (serial.documents, serial.eligible) == (300, 300 + 37)
+
+
+def test_spawned_workers_of_python_m_skadapt_do_not_rerun_the_cli():
+    """Under ``python -m skadapt`` the splitting workers (spawn) import ``skadapt.__main__`` as
+    ``__mp_main__``: that must not start the command line a second time in every worker."""
+    import runpy
+
+    runpy.run_module("skadapt", run_name="__mp_main__")  # the CLI would exit (SystemExit) on no arguments
+
+
+def test_duplicate_detection_holds_hashes_not_the_sentences(monkeypatch):
+    """The set of sentences seen is what grows with the corpus: ~100 bytes a sentence, not the text."""
+    import tracemalloc
+
+    from skadapt import textsample
+
+    monkeypatch.setattr(textsample, "split_sentences", lambda text, language: [text])  # one sentence each
+    count, length = 40_000, 300
+    texts = (f"{i:07d} " + "x" * (length - 9) + "." for i in range(count))  # one unique sentence each
+    tracemalloc.start()
+    try:
+        sample = sample_sentences(texts, 10, min_chars=20, max_chars=400, seed=1, language="sk", workers=1)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert sample.eligible == count
+    assert peak / count < 150, peak / count  # the sentences are 300 characters (~350 bytes as str objects)
+
+
 def test_reservoir_sample_is_uniform():
     counts = [0] * 20
     for seed in range(2000):

@@ -18,6 +18,7 @@ so the choice is never made on test texts; the report records every set with its
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -91,6 +92,8 @@ class RenormResult:
     dimension: int
     seed: int
     selection: dict[str, Any] | None = None
+    seconds: dict[str, float] | None = None
+    """Wall time of reading and sampling the corpus (``sample``) and of encoding the sample (``encode``)."""
 
 
 def prompt_text(model: Any, prompt: PromptChoice) -> str:
@@ -243,6 +246,7 @@ def renormalize(
 
     model = SentenceTransformer(model_path)  # a GPU when there is one: the mean needs ~100k encodings
     text = prompt_text(model, prompt)
+    started = time.perf_counter()
     sample = sample_sentences(
         iter_texts(corpus, config.text_column, max_documents=config.max_documents),
         samples,
@@ -260,7 +264,9 @@ def renormalize(
         )
     if len(sentences) < samples:
         log.warning("renorm: only %d sentences available (asked for %d)", len(sentences), samples)
+    sampled = time.perf_counter()
     embeddings = encode(model, sentences, text, batch_size)
+    encoded = time.perf_counter()
     mu = embeddings.astype(np.float64).mean(axis=0)
     unit = mu / np.linalg.norm(mu)
     selection = select_on_dev(model, mu, dev, test_texts=test_texts) if dev is not None else None
@@ -293,6 +299,7 @@ def renormalize(
         dimension=int(mu.shape[0]),
         seed=seed,
         selection=asdict(selection) if selection is not None else None,
+        seconds={"sample": round(sampled - started, 3), "encode": round(encoded - sampled, 3)},
     )
     artifacts.write_json(out_dir / REPORT, asdict(result))
     return result

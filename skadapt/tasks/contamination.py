@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import importlib
 import logging
-import re
 import unicodedata
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -56,15 +55,29 @@ class ContaminationCheckError(SkadaptError):
     """The check cannot read an evaluation task's test data (the run stops: the check fails closed)."""
 
 
+class _PunctuationToSpace(dict[int, str]):
+    """A ``str.translate`` table: punctuation and symbols (Unicode categories P*, S*) to a space, every
+    other character to itself; filled as characters are first met."""
+
+    def __missing__(self, code: int) -> str:
+        char = chr(code)
+        value = " " if unicodedata.category(char)[0] in "PS" else char
+        self[code] = value
+        return value
+
+
+_PUNCTUATION_TO_SPACE = _PunctuationToSpace()
+
+
 def folded_words(text: str) -> str:
     """The words of ``text``: NFKC, case-folded, punctuation and symbols dropped, single spaces.
 
     The contamination check's loose match key: ``"PETER, včera — auto!"`` and ``"peter včera auto"`` are
-    the same text.
+    the same text. (One ``str.translate`` pass: the check folds every training and test text, ~150 million
+    characters for the Slovak recipe.)
     """
     text = unicodedata.normalize("NFKC", text).casefold()
-    text = "".join(" " if unicodedata.category(ch)[0] in "PS" else ch for ch in text)
-    return re.sub(r"\s+", " ", text).strip()
+    return " ".join(text.translate(_PUNCTUATION_TO_SPACE).split())
 
 
 def _is_id(name: Any) -> bool:
@@ -265,13 +278,19 @@ def check_overlap(train_texts: Iterable[str], test_texts: dict[str, list[str]]) 
         ``{"train_texts", "tasks": {task: {test_texts, exact, normalized, rate, examples}}, "max_rate"}``;
         ``normalized`` counts the task's folded test texts found among the folded training texts.
     """
-    train = {t for t in train_texts if len(folded_words(t)) >= MIN_CHARS}
-    train_folded = {folded_words(t) for t in train}
+    train: set[str] = set()
+    train_folded: set[str] = set()
+    for text in train_texts:  # each text folded once
+        key = folded_words(text)
+        if len(key) >= MIN_CHARS:
+            train.add(text)
+            train_folded.add(key)
     tasks: dict[str, Any] = {}
     for name, texts in test_texts.items():
-        unique = {t for t in texts if len(folded_words(t)) >= MIN_CHARS}
+        keys = {t: folded_words(t) for t in set(texts)}
+        unique = {t for t, key in keys.items() if len(key) >= MIN_CHARS}
         exact = sorted(t for t in unique if t in train)
-        folded = {folded_words(t) for t in unique}
+        folded = {keys[t] for t in unique}
         found = sorted(n for n in folded if n in train_folded)
         rate = len(found) / len(folded) if folded else 0.0
         tasks[name] = {

