@@ -36,7 +36,7 @@ BASE = {
 }
 LIBRARY = {"sources", "llm", "tasks", "annotate", "cards", "stage"}
 STAGES = {"trim", "train", "renorm", "evaluate", "robustness", "synth", "human", "publish", "export"}
-RUN = {"recipe", "stages", "pipeline", "preflight", "choose"}
+RUN = {"recipe", "stages", "pipeline", "preflight", "choose", "plan"}
 SURFACE = {"cli", "commands", "templates", "__main__"}
 LAYER = {
     **dict.fromkeys(BASE, 0),
