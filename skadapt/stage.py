@@ -55,6 +55,19 @@ class RunFacts:
     contamination_allow: bool = False
     human_dir: Path | None = None
 
+    def test_texts(self, allow: bool) -> tuple[dict[str, list[str]], dict[str, str]]:
+        """The evaluation tasks' test texts (task -> texts) and the unreachable ones, as every stage that
+        keeps them apart reads them (:func:`skadapt.tasks.contamination.gather_test_texts`)."""
+        from skadapt.tasks.contamination import gather_test_texts
+
+        return gather_test_texts(
+            list(self.eval_tasks),
+            allow,
+            language=self.language.code,
+            mirrors=dict(self.dataset_mirrors) or None,
+            exclude=self.excluded_tasks,
+        )
+
     @property
     def text_language(self) -> str:
         """ISO 639-1 code for sentence splitting and text checks (``en`` where the language has none)."""

@@ -33,7 +33,6 @@ from skadapt.renorm.config import RenormConfig
 from skadapt.sources import iter_texts
 from skadapt.stage import RunFacts, Stage, StageContext
 from skadapt.tasks.config import DevSets
-from skadapt.tasks.contamination import gather_test_texts
 from skadapt.tasks.selection import evaluation_texts, suite_files
 from skadapt.textsample import sample_sentences
 
@@ -318,13 +317,7 @@ def run_stage(ctx: StageContext[RenormConfig]) -> dict[str, Any]:
     dev = run.dev if config.select != "method" else None
     test_texts = None
     if dev is not None:  # fails closed as fine-tuning's check does (finetune.contamination.allow)
-        test_texts, _ = gather_test_texts(
-            list(run.eval_tasks),
-            run.contamination_allow,
-            language=run.language.code,
-            mirrors=dict(run.dataset_mirrors) or None,
-            exclude=run.excluded_tasks,
-        )
+        test_texts, _ = run.test_texts(run.contamination_allow)
     result = renormalize(
         ctx.input_model,
         ctx.out_dir,

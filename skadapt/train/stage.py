@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from skadapt import artifacts
 from skadapt.prompts import model_prompts
 from skadapt.stage import RunFacts, Stage, StageContext
-from skadapt.tasks.contamination import gather_test_texts, judge_overlap, overlapping_rows
+from skadapt.tasks.contamination import judge_overlap, overlapping_rows
 from skadapt.tasks.rows import TrainingDataError
 from skadapt.tasks.selection import evaluation_texts, suite_files
 from skadapt.train.anchor import build_anchor_dataset
@@ -192,13 +192,7 @@ def _contamination(
         The report, and the evaluation test texts (task -> texts) it checked against.
     """
     settings = config.contamination
-    test_texts, unreachable = gather_test_texts(
-        list(run.eval_tasks),
-        settings.allow,
-        language=run.language.code,
-        mirrors=dict(run.dataset_mirrors) or None,
-        exclude=run.excluded_tasks,
-    )
+    test_texts, unreachable = run.test_texts(settings.allow)
     dropped = None
     if settings.action == "drop":
         keep, dropped = overlapping_rows({d.name: d.rows() for d in datasets}, test_texts)
