@@ -6,8 +6,9 @@ texts are never trained or evaluated on):
 - ``trim_count``: documents/s of ``skadapt.trim.counting.count_source`` (reading a JSONL file, counting
   every token on all cores with mE5's tokenizer, drawing the parity sample) on FineWeb2-like ~3,000-char
   documents;
-- ``renorm_sample``: documents/s of ``skadapt.textsample.sample_sentences`` (pysbd sentence splitting,
-  the 64-512-char window, the reservoir) on the same documents, and how many eligible sentences of which
+- ``renorm_sample``: documents/s of ``skadapt.textsample.sample_sentences`` (pysbd sentence splitting in
+  worker processes, one per core, as renorm runs it; the 64-512-char window, the reservoir) on the same
+  documents, and how many eligible sentences of which
   length a document yields;
 - ``read_jsonl`` / ``read_parquet``: rows/s of ``skadapt.sources.read_rows`` on QA-shaped rows (question
   ~60, passage ~1,200 chars) from JSONL, and from Parquet through ``datasets`` streaming (a Hub stream's
@@ -162,18 +163,18 @@ def measure(tokenizer: Path, scale: float = 1.0) -> dict[str, Any]:
 
     from skadapt.sources import read_rows
     from skadapt.tasks.contamination import overlapping_rows
-    from skadapt.textsample import sample_sentences
+    from skadapt.textsample import PARALLEL_AFTER, sample_sentences, split_workers
     from skadapt.train.config import FinetuneDataset
     from skadapt.train.datasets import build_task_datasets
     from skadapt.trim.counting import count_source
 
     rng = random.Random(11)
-    n_docs, n_sentenced, n_rows, n_nli, n_index = (int(x * scale) for x in (6000, 1500, 20000, 30000, 50000))
+    n_docs, n_sentenced, n_rows, n_nli, n_index = (int(x * scale) for x in (6000, 3000, 20000, 30000, 50000))
     pool = words()
     rates: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
-        docs = documents(n_docs, rng)
+        docs = documents(max(n_docs, PARALLEL_AFTER + 2 * n_sentenced), rng)
         tokenizer_json = tokenizer.read_text(encoding="utf-8")
 
         def count(n: int) -> Any:
@@ -181,16 +182,20 @@ def measure(tokenizer: Path, scale: float = 1.0) -> dict[str, Any]:
             return count_source(tokenizer_json, str(corpus), parity_documents=1000, use_cache=False)
 
         rates["trim_count"] = marginal(count, n_docs // 10, n_docs, "documents")
-        rates["trim_count"]["chars"] = round(sum(map(len, docs)) / n_docs)
+        rates["trim_count"]["chars"] = round(sum(map(len, docs[:n_docs])) / n_docs)
 
         def sentences(n: int) -> Any:
             return sample_sentences(iter(docs[:n]), 10**9, min_chars=64, max_chars=512, seed=1, language="sk")
 
-        rates["renorm_sample"] = marginal(sentences, n_sentenced // 10, n_sentenced, "documents")
-        sample = sentences(n_sentenced)
+        # past PARALLEL_AFTER documents the stream is split in worker processes, as renorm runs it: both
+        # points lie beyond it, so the workers' start-up cancels out and the rate is the parallel one
+        first = PARALLEL_AFTER + n_sentenced // 10
+        rates["renorm_sample"] = marginal(sentences, first, first + n_sentenced, "documents")
+        rates["renorm_sample"]["workers"] = split_workers()
+        sample = sentences(first + n_sentenced)
         rates["renorm_sample"] |= {
             "chars": rates["trim_count"]["chars"],
-            "sentences_per_document": round(sample.eligible / n_sentenced, 2),
+            "sentences_per_document": round(sample.eligible / (first + n_sentenced), 2),
             "sentence_chars": round(sum(map(len, sample.sentences)) / max(1, len(sample.sentences))),
             "note": "unique sentences of 64-512 chars; documents repeat the demo's passages, so the yield "
             "is a lower bound",

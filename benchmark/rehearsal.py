@@ -145,7 +145,8 @@ except ImportError:
 from skadapt.recipe import load_recipe
 plan = plan_recipe(load_recipe(sys.argv[1], sys.argv[2:]))
 print(json.dumps({s.stage: {"seconds_cpu": s.seconds_cpu, "seconds_gpu": s.seconds_gpu,
-    "peak_rss_gb": s.peak_rss_gb, "disk_gb": s.disk_gb, "unknown": s.unknown} for s in plan.stages}))
+    "peak_rss_gb": s.peak_rss_gb, "disk_gb": s.disk_gb, "unknown": s.unknown,
+    "parts": {p.name: p.seconds_cpu for p in s.parts}} for s in plan.stages}))
 """
 
 

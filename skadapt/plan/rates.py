@@ -8,8 +8,10 @@ the process's peak RSS; a CPU file adds the data paths (documents/s of counting 
 rows/s of reading, grouping and the contamination check). Times for other batches, lengths and models
 are extrapolated from these: by tokens per batch along the line through the two measured shapes (a fixed
 part: optimizer and embeddings; a part per token), linear in the text length between the two encoded
-lengths, by the non-embedding parameter ratio for another architecture. A CPU file of a shared machine
-also holds CPU seconds; its times are CPU seconds / threads: what the machine gives a run it has alone.
+lengths, by the non-embedding parameter ratio for another architecture. Every figure is wall-clock time
+on a quiet machine (``gpu_check.py`` records the load average before and after): CPU seconds / threads
+would assume torch's threads scale perfectly, which on this machine they did not (a process used 0.9-1.0
+of its 2 cores).
 """
 
 from __future__ import annotations
@@ -60,21 +62,9 @@ class Rates:
         return str(self.data.get("environment", {}).get("device", "cpu"))
 
     @property
-    def threads(self) -> int:
-        """Threads the measurements ran with (torch's; the CPU count without it)."""
-        env = self.data.get("environment", {})
-        return int(env.get("torch_threads") or env.get("cpu_count") or 1)
-
-    @property
-    def by_cpu_time(self) -> bool:
-        """Whether times come from CPU seconds (a CPU file that has them): what the machine gives a run that
-        has it alone, where the wall seconds of a shared machine include waiting for the cores."""
-        return self.device == "cpu" and any(
-            "cpu_s_per_step" in shape
-            for label in self.data.get("finetune", {}).values()
-            for precision in label.values()
-            for shape in precision.values()
-        )
+    def cores(self) -> int:
+        """CPU cores of the machine measured."""
+        return int(self.data.get("environment", {}).get("cpu_count") or 1)
 
     @property
     def title(self) -> str:
@@ -86,11 +76,7 @@ class Rates:
         else:
             where = f"this CPU ({self.data.get('machine') or self.name}, {env.get('cpu_count', '?')} cores)"
         script = str(self.data.get("source", "gpu_check.py")).removeprefix("benchmark/")
-        title = f"{where}, measured by {script} {self.data.get('date', '')}".strip()
-        if self.by_cpu_time:
-            load = env.get("load_average", ["?"])[0]
-            title += f" (shared, load {load}: times are CPU seconds / {self.threads} threads)"
-        return title
+        return f"{where}, measured by {script} {self.data.get('date', '')}".strip()
 
     def _finetune(self, label: str, precision: str) -> dict[str, Any]:
         return self.data.get("finetune", {}).get(label, {}).get(precision, {})
@@ -117,13 +103,11 @@ class Rates:
             ratio = sibling[shape]["s_per_step"] / sibling[other]["s_per_step"]
             own = self._finetune(label, precision)[other]
             found = {**own, "s_per_step": own["s_per_step"] * ratio}
-            if own.get("cpu_s_per_step"):
-                found["cpu_s_per_step"] = own["cpu_s_per_step"] * ratio
             basis = f"extrapolated: {other} x the {label}-trimmed {shape}/{other} ratio"
         measured_batch = int(found.get("batch") or self.data.get("settings", {}).get("batch", 32))
         factor = batch / measured_batch
         state = float(found.get("parameters") or 0) * TRAINING_BYTES / 2**30
-        seconds = self._seconds(found) * factor
+        seconds = float(found["s_per_step"]) * factor
         fit = self._fit(label, precision) if basis == "measured" else None
         if factor != 1 and fit is not None:
             tokens = found["tokens_per_batch"] * factor
@@ -140,19 +124,13 @@ class Rates:
             _scaled_memory(found.get("peak_rss_gb"), factor, state + PROCESS_GB),
         )
 
-    def _seconds(self, found: dict[str, Any]) -> float:
-        """Seconds per step of a measurement: CPU seconds / threads where the file times by CPU seconds."""
-        if self.by_cpu_time and found.get("cpu_s_per_step"):
-            return float(found["cpu_s_per_step"]) / self.threads
-        return float(found["s_per_step"])
-
     def _fit(self, label: str, precision: str) -> tuple[float, float] | None:
         """(seconds, seconds per token) of a step: the line through the two measured shapes' (tokens per
         batch, seconds) - a fixed part (the optimizer, the embeddings) and a part growing with the tokens."""
         rows = [r for r in self._finetune(label, precision).values() if r.get("tokens_per_batch")]
         if len(rows) != 2 or rows[0]["tokens_per_batch"] == rows[1]["tokens_per_batch"]:
             return None
-        (t1, s1), (t2, s2) = ((r["tokens_per_batch"], self._seconds(r)) for r in rows)
+        (t1, s1), (t2, s2) = ((r["tokens_per_batch"], float(r["s_per_step"])) for r in rows)
         per_token = (s2 - s1) / (t2 - t1)
         fixed = s1 - per_token * t1
         return (fixed, per_token) if per_token > 0 and fixed >= 0 else None
@@ -167,7 +145,7 @@ class Rates:
             found, note = table.get(f"{label}-trimmed", {}).get(precision), f" ({label}-trimmed's rate)"
         if not found or "short" not in found or "long" not in found:
             return None
-        short, long = self._per_text(found["short"]), self._per_text(found["long"])
+        short, long = 1 / found["short"]["texts_per_s"], 1 / found["long"]["texts_per_s"]
         x = min(max(chars, 1.0), MAX_ENCODE_CHARS)
         slope = (long - short) / (ENCODE_CHARS["long"] - ENCODE_CHARS["short"])
         if x < ENCODE_CHARS["short"]:
@@ -180,22 +158,14 @@ class Rates:
         rss = max(found["short"].get("peak_rss_gb") or 0, found["long"].get("peak_rss_gb") or 0) or None
         return Rate(seconds, basis, peak, rss)
 
-    def _per_text(self, found: dict[str, Any]) -> float:
-        if self.by_cpu_time and found.get("texts_per_cpu_s"):
-            return 1 / (found["texts_per_cpu_s"] * self.threads)
-        return 1 / found["texts_per_s"]
-
     def data_path(self, name: str) -> dict[str, Any] | None:
         """A data-path figure (CPU files), e.g. ``trim_count``: ``{documents_per_s, fixed_s, ...}``."""
         return self.data.get("data", {}).get(name)
 
     def items_per_s(self, name: str) -> float | None:
-        """Items per second of a data path: per CPU second when the file times by CPU seconds (the paths run
-        on one thread; the counting's tokenizer threads are counted as one, which errs on the slow side)."""
+        """Items per (wall) second of a data path."""
         rate = self.data_path(name) or {}
-        wall = next((v for k, v in rate.items() if k.endswith("_per_s") and not k.endswith("_cpu_s")), None)
-        cpu = next((v for k, v in rate.items() if k.endswith("_per_cpu_s")), None)
-        return cpu if self.by_cpu_time and cpu else wall
+        return next((v for k, v in rate.items() if k.endswith("_per_s") and not k.endswith("_cpu_s")), None)
 
 
 def _scaled_memory(peak: float | None, factor: float, fixed: float) -> float | None:
