@@ -54,8 +54,9 @@ EVAL_TASKS = [
     "Tatoeba",
     "MultiEupSlovakGenderClassification",
     "SMESumRetrieval",
+    "SlovakPharmacyMojaLekarenReranking",
 ]
-"""Evaluated in full at every scale (one or more of each task type but reranking and pair-classification's
+"""Evaluated in full at every scale (one or more of each of the seven task types; not pair-classification's
 long DemagogSK); the other tasks are extrapolated from their characters."""
 
 
@@ -258,6 +259,7 @@ def main(argv: list[str] | None = None) -> int:
             before = disk_bytes(run_dir, home)
             print(f"stage {stage}: running", flush=True)
             measured = run_measured(command, env, log) | {"sets": sets[1:]}
+            measured["planned"] = (plan_estimates(env, sets, args.plan_code.resolve()) or {}).get(stage)
             measured["disk_gb"] = round((disk_bytes(run_dir, home) - before) / 1e9, 3)
             measured |= extrapolate(stage, run_dir, args, measured)
             results["stages"][stage] = measured
@@ -291,7 +293,7 @@ def extrapolate(
         documents = recipe["renorm"].get("max_documents", RenormConfig.model_fields["max_documents"].default)
         return renorm_full(run_dir, recipe["renorm"]["samples"], documents, measured)
     if stage == "evaluate":
-        return evaluate_full(args.scale, args.eval_tasks, measured)
+        return evaluate_full(run_dir, args.scale, args.eval_tasks, measured)
     return {}
 
 
@@ -357,13 +359,20 @@ def renorm_full(run_dir: Path, samples: int, documents: int, measured: dict[str,
     }
 
 
-def evaluate_full(scale: float, tasks: list[str], measured: dict[str, Any]) -> dict[str, Any]:
-    """Full evaluation time: the run tasks' seconds per character × all 31 tasks' characters."""
+def evaluate_full(run_dir: Path, scale: float, tasks: list[str], measured: dict[str, Any]) -> dict[str, Any]:
+    """Full evaluation time: the run tasks' seconds per character × all 31 tasks' characters; and mteb's
+    own ``evaluation_time`` of each task and model (encoding and scoring, without loading the data)."""
     chars = eval_characters(scale)
     done = sum(chars[t] for t in tasks)
     total = sum(chars.values())
+    per_task: dict[str, dict[str, float]] = {}
+    for path in sorted((run_dir / "evaluate" / "results").glob("*/*.json")):
+        seconds = json.loads(path.read_text()).get("evaluation_time")
+        if seconds is not None:
+            per_task.setdefault(path.stem, {})[path.parent.name] = round(float(seconds), 1)
     return {
         "tasks_run": tasks,
+        "task_seconds": per_task,
         "chars_run": done,
         "chars_all": total,
         "full_seconds": round(measured["seconds"] * total / done, 1),
@@ -373,24 +382,27 @@ def evaluate_full(scale: float, tasks: list[str], measured: dict[str, Any]) -> d
 
 
 def table(results: dict[str, Any]) -> str:
-    """The per-stage table (Markdown): measured, extrapolated to the full stage, planned."""
+    """The per-stage table (Markdown): measured beside the plan of the same capped run (the ratio), the
+    full-size extrapolation beside the plan of the uncapped recipe."""
     planned = results.get("planned") or {}
     lines = [
-        "| stage | wall s | CPU s | full-size s (est.) | peak RSS GB | disk GB | planned s | planned RSS GB "
-        "| planned disk GB |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| stage | wall s | CPU s | planned s (same caps) | measured / planned | peak RSS GB "
+        "| planned RSS GB | disk GB | full-size s (est.) | planned s (full) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
+
+    def cell(value: float | None, digits: int) -> str:
+        return f"{value:.{digits}f}" if value is not None else "—"
+
     for stage, m in results["stages"].items():
-        p = planned.get(stage, {})
-
-        def cell(key: str, digits: int, p: dict[str, Any] = p) -> str:
-            return f"{p[key]:.{digits}f}" if p.get(key) is not None else "—"
-
-        full = m.get("full_seconds", m["seconds"])
+        same = m.get("planned") or {}
+        capped = same.get("seconds_cpu")
+        ratio = m["seconds"] / capped if capped else None
         lines.append(
-            f"| {stage} | {m['seconds']:.0f} | {m.get('cpu_seconds', float('nan')):.0f} | {full:.0f} "
-            f"| {m['peak_rss_gb']:.2f} | {m['disk_gb']:.2f} | {cell('seconds_cpu', 0)} "
-            f"| {cell('peak_rss_gb', 2)} | {cell('disk_gb', 2)} |"
+            f"| {stage} | {m['seconds']:.0f} | {cell(m.get('cpu_seconds'), 0)} | {cell(capped, 0)} "
+            f"| {cell(ratio, 2)} | {m['peak_rss_gb']:.2f} | {cell(same.get('peak_rss_gb'), 2)} "
+            f"| {cell(m.get('disk_gb'), 2)} | {cell(m.get('full_seconds', m['seconds']), 0)} "
+            f"| {cell(planned.get(stage, {}).get('seconds_cpu'), 0)} |"
         )
     return "\n".join(lines)
 

@@ -81,9 +81,21 @@ def data_value(ctx: Context, path: str, key: str) -> float | None:
     return float(value) if value else None
 
 
+PARALLEL_PATHS = {"trim_count": None, "renorm_sample": 16}
+"""Data paths that use every core (the tokenizer's threads; one sentence-splitting process per core, at most
+16) and the most cores they use (None: all)."""
+
+
+def _cores(rates: Rates | None, path: str) -> int:
+    cores = rates.cores if rates is not None else 1
+    most = PARALLEL_PATHS[path]
+    return min(cores, most) if most else cores
+
+
 def cpu_part(ctx: Context, name: str, path: str, items: float, chars: float | None = None) -> Part:
     """CPU work at a measured data-path rate (``path``: ``trim_count``, ``nli_grouping``, ...); with
-    ``chars``, items are scaled to the measured items' length. The GPU machine does it at the same rate."""
+    ``chars``, items are scaled to the measured items' length. The GPU machine does it at the same rate,
+    or, for a path that uses every core, at the rate scaled by its cores."""
     rate = ctx.cpu.data_path(path) if ctx.cpu is not None else None
     per_s = ctx.cpu.items_per_s(path) if ctx.cpu is not None else None
     if rate is None or not per_s:
@@ -92,14 +104,20 @@ def cpu_part(ctx: Context, name: str, path: str, items: float, chars: float | No
     if path == "renorm_sample":  # the calibration split the documents it counted
         measured_chars = measured_chars or data_value(ctx, "trim_count", "chars")
     factor = chars / measured_chars if chars and measured_chars else 1.0
-    seconds = float(rate.get("fixed_s", 0.0)) + items * factor / per_s
+    fixed = float(rate.get("fixed_s", 0.0))
+    seconds = fixed + items * factor / per_s
     basis = f"measured {path} rate" + (f", x{factor:.2g} for the text length" if factor != 1 else "")
+    seconds_gpu, basis_gpu = seconds, CPU_WORK
+    if path in PARALLEL_PATHS and ctx.gpu is not None:
+        here, there = _cores(ctx.cpu, path), _cores(ctx.gpu, path)
+        seconds_gpu = fixed + (seconds - fixed) * here / there
+        basis_gpu = f"{CPU_WORK}, extrapolated: {here} -> {there} cores"
     return Part(
         name=name,
         seconds_cpu=seconds,
-        seconds_gpu=seconds,
+        seconds_gpu=seconds_gpu,
         basis_cpu=basis,
-        basis_gpu=CPU_WORK,
+        basis_gpu=basis_gpu,
         peak_rss_gb=rate.get("peak_rss_gb"),
     )
 
