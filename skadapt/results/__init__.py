@@ -6,7 +6,8 @@ back through the type. The types sit below the stages (the library layer) becaus
 another: the publish stage reads the others' reports through these types, never through their packages.
 
 Modules (one per stage that writes a report): ``trim``, ``finetune``, ``renorm``, ``export``, ``evaluate``,
-``robustness``; ``manifest`` (what the pipeline records); ``base`` (:class:`StageReport`, :class:`ReportError`).
+``robustness``; ``manifest`` (what the pipeline records); ``base`` (:class:`StageReport`,
+:class:`ReportError`).
 """
 
 from skadapt.results.base import Part, ReportError, StageReport

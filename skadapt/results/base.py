@@ -40,13 +40,13 @@ class Part(BaseModel):
                 f"{'.'.join(map(str, e['loc'])) or '(top level)'}: {e['msg']}" for e in error.errors()
             )
             raise ReportError(
-                f"{source or cls.__name__}: not a {cls.__name__} ({problems}); the report was written by another "
-                "version of skadapt or edited by hand: run its stage again"
+                f"{source or cls.__name__}: not a {cls.__name__} ({problems}); the report was written by "
+                "another version of skadapt or edited by hand: run its stage again"
             ) from error
 
     def as_json(self) -> dict[str, Any]:
-        """The data as JSON (declared and kept fields)."""
-        return self.model_dump(mode="json")
+        """The data as JSON, as it was read (declared and kept fields; defaults it did not hold left out)."""
+        return self.model_dump(mode="json", exclude_unset=True)
 
 
 class StageReport(Part):

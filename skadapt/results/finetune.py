@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import Field
+
 from skadapt.results.base import Part, StageReport
 
 
@@ -69,5 +71,5 @@ class TrainingReport(StageReport):
 class FinetuneSummary(Part):
     """The part of the ``finetune`` stage's manifest ``result`` the run's summary prints."""
 
-    dropped_rows: dict[str, str] = {}
+    dropped_rows: dict[str, str] = Field(default_factory=dict)
     """Recipe dataset -> the line on its rows not trained on."""

@@ -1,4 +1,4 @@
-"""``robustness.json``: the ``robustness`` stage's score changes under LLM rewrites of the evaluation texts."""
+"""``robustness.json``: the ``robustness`` stage's score changes under LLM rewrites of the evaluated texts."""
 
 from __future__ import annotations
 
