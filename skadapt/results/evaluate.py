@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from pydantic import Field
 
 from skadapt.results.base import Part, StageReport
@@ -79,7 +81,7 @@ class EvaluationReport(StageReport):
     """
 
     FILE = "report.json"
-    MARKDOWN = "report.md"
+    MARKDOWN: ClassVar[str] = "report.md"
     """Its readable companion in the same directory."""
 
     task_types: dict[str, str]

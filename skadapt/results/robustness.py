@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import Field
 
@@ -33,7 +33,7 @@ class RobustnessReport(StageReport):
     """
 
     FILE = "robustness.json"
-    MARKDOWN = "robustness.md"
+    MARKDOWN: ClassVar[str] = "robustness.md"
     """Its readable companion in the same directory."""
 
     transforms: list[str]
