@@ -39,9 +39,10 @@ class Part(BaseModel):
             problems = "; ".join(
                 f"{'.'.join(map(str, e['loc'])) or '(top level)'}: {e['msg']}" for e in error.errors()
             )
+            where = source or getattr(cls, "FILE", cls.__name__)
             raise ReportError(
-                f"{source or cls.__name__}: not a {cls.__name__} ({problems}); the report was written by "
-                "another version of skadapt or edited by hand: run its stage again"
+                f"{where}: not a {cls.__name__} ({problems}); the report was written by another version of "
+                "skadapt or edited by hand: run its stage again"
             ) from error
 
     def as_json(self) -> dict[str, Any]:
