@@ -11,21 +11,23 @@ Modules (one per stage that writes a report): ``trim``, ``finetune``, ``renorm``
 """
 
 from skadapt.results.base import Part, ReportError, StageReport
-from skadapt.results.evaluate import HUMAN_SCORES, EvaluationReport
+from skadapt.results.evaluate import HUMAN_SCORES, EvaluationReport, EvaluationSummary
 from skadapt.results.export import ExportReport
 from skadapt.results.finetune import FinetuneSummary, TrainingReport
 from skadapt.results.manifest import StageManifest
-from skadapt.results.renorm import RenormReport
+from skadapt.results.renorm import RenormReport, RenormSummary
 from skadapt.results.robustness import RobustnessReport
 from skadapt.results.trim import TrimReport
 
 __all__ = [
     "HUMAN_SCORES",
     "EvaluationReport",
+    "EvaluationSummary",
     "ExportReport",
     "FinetuneSummary",
     "Part",
     "RenormReport",
+    "RenormSummary",
     "ReportError",
     "RobustnessReport",
     "StageManifest",

@@ -94,3 +94,14 @@ class EvaluationReport(StageReport):
     def rows(self) -> dict[str, ModelRow]:
         """Model label -> its row."""
         return {row.model: row for row in self.models}
+
+
+class EvaluationSummary(Part):
+    """The part of the ``evaluate`` stage's manifest ``result`` the run's summary prints."""
+
+    verdicts: dict[str, str] = Field(default_factory=dict)
+    """``a->b`` -> the verdict on ``b`` against its input ``a``."""
+    harms: list[str] = Field(default_factory=list)
+    """The ``a->b`` pairs whose verdict is ``harms``."""
+    harmed_tasks: dict[str, list[str]] = Field(default_factory=dict)
+    """``a->b`` -> the tasks below the margin."""

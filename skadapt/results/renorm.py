@@ -49,3 +49,10 @@ class RenormReport(StageReport):
     mean_cos_to_mu_after: float
     seed: int
     selection: Selection | None = None
+
+
+class RenormSummary(Part):
+    """The part of the ``renorm`` stage's manifest ``result`` the run's summary prints (the stage records
+    its whole report there)."""
+
+    selection: Selection | None = None
