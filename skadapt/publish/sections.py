@@ -122,13 +122,14 @@ def usage_section(repo_id: str, prompts: dict[str, str], policy: dict[str, str])
 def training_section(
     report: TrainingReport | None,
     config: dict[str, Any],
-    non_default: dict[str, Any],
+    non_default: dict[str, Any] | None,
     licenses: list[DataLicense],
 ) -> list[str]:
     """Training datasets (sizes, losses, licenses) and hyperparameters.
 
     ``config``: the ``finetune`` section the run recorded (its datasets and anchor, when there is no
-    report); ``non_default``: its fields that differ from their defaults (the hyperparameters shown).
+    report); ``non_default``: its fields that differ from their defaults (the hyperparameters shown; None
+    when not recorded).
     """
     if report is None and not config:
         return []
@@ -155,17 +156,18 @@ def training_section(
 
 
 def hyperparameters(
-    report: TrainingReport | None, config: dict[str, Any], non_default: dict[str, Any]
+    report: TrainingReport | None, config: dict[str, Any], non_default: dict[str, Any] | None
 ) -> list[str]:
     """The training hyperparameters as a bullet list: the recipe's non-default settings (as
     sentence-transformers' trainer lists its non-default training arguments; nested sections such as the
     datasets and the anchor have their own lines), then what the run did."""
     lines = ["Hyperparameters:", ""]
-    shown = [f"`{name}` {value}" for name, value in non_default.items() if not isinstance(value, dict | list)]
-    if not shown and report is not None and not config:
+    settings = (non_default or {}).items()
+    shown = [f"`{name}` {value}" for name, value in settings if not isinstance(value, dict | list)]
+    if non_default is None and report is not None:
         shown.append(f"`sampling` {report.sampling}")
     if not shown:
-        shown.append("skadapt's defaults" if config else "(not recorded)")
+        shown.append("(not recorded)" if non_default is None else "skadapt's defaults")
     lines.append("- " + ", ".join(shown))
     if report is not None:
         steps = report.steps

@@ -115,10 +115,13 @@ class Target:
         manifest = self.manifests.get(stage)
         return dict(manifest.config) if manifest is not None else {}
 
-    def non_default_config(self, stage: str) -> dict[str, Any]:
-        """The fields of a stage's recipe section that differ from their defaults (from its manifest)."""
+    def non_default_config(self, stage: str) -> dict[str, Any] | None:
+        """The fields of a stage's recipe section that differ from their defaults (from its manifest); None
+        when no manifest recorded them."""
         manifest = self.manifests.get(stage)
-        return dict(manifest.non_default_config) if manifest is not None else {}
+        if manifest is None or "non_default_config" not in manifest.model_fields_set:
+            return None
+        return dict(manifest.non_default_config)
 
     @property
     def base_model(self) -> str | None:
