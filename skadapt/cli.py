@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -13,6 +13,9 @@ from skadapt.languages import LANGUAGES, get_language
 from skadapt.recipe import Recipe, load_recipe, recipe_to_yaml
 from skadapt.stages import STAGE_NAMES as STAGES
 from skadapt.templates import render_recipe
+
+if TYPE_CHECKING:
+    from skadapt.pipeline import StageOutcome
 
 app = typer.Typer(
     help="Adapt a multilingual text-embedding model to one language: trim, fine-tune, renormalize, evaluate.",
@@ -123,27 +126,36 @@ def train(
     for outcome in outcomes:
         table.add_row(outcome.stage, outcome.status, f"{outcome.seconds:.1f}", str(outcome.path))
     out.print(table)
-    report = loaded.run_dir / "evaluate" / "report.md"
+    _summary(loaded, outcomes)
+
+
+def _summary(loaded: Recipe, outcomes: list[StageOutcome]) -> None:
+    """What the run's stages say, read through their result types (:mod:`skadapt.results`)."""
+    from skadapt.results import EvaluationReport, EvaluationSummary, FinetuneSummary, RenormSummary
+
+    by_stage = {outcome.stage: outcome for outcome in outcomes}
+    report = loaded.run_dir / "evaluate" / EvaluationReport.MARKDOWN
     if "evaluate" in loaded.enabled_stages() and report.is_file():
         out.print(f"evaluation report: {report}")
-    renormed = next((o for o in outcomes if o.stage == "renorm"), None)
-    if renormed is not None and renormed.result.get("selection"):
-        selection = renormed.result["selection"]
-        means = ", ".join(f"{c['name']} {c['mean']:.4f}" for c in selection["candidates"])
-        kept = "kept its input (no renormalization)" if selection["choice"] == "none" else "kept"
-        out.print(f"renorm chosen on dev: {selection['choice']} {kept} (mean dev score: {means})")
-    finetuned = next((o for o in outcomes if o.stage == "finetune"), None)
-    for name, line in ((finetuned.result.get("dropped_rows") or {}) if finetuned else {}).items():
+    renormed = by_stage.get("renorm")
+    selection = RenormSummary.parse(renormed.result).selection if renormed is not None else None
+    if selection is not None:
+        means = ", ".join(f"{c.name} {c.mean:.4f}" for c in selection.candidates)
+        kept = "kept its input (no renormalization)" if selection.choice == "none" else "kept"
+        out.print(f"renorm chosen on dev: {selection.choice} {kept} (mean dev score: {means})")
+    finetuned = by_stage.get("finetune")
+    for name, line in (FinetuneSummary.parse(finetuned.result).dropped_rows if finetuned else {}).items():
         out.print(f"finetune data {name}: {line}", markup=False)
-    evaluated = next((o for o in outcomes if o.stage == "evaluate"), None)
+    evaluated = by_stage.get("evaluate")
     if evaluated is not None:
-        harmed_tasks = evaluated.result.get("harmed_tasks") or {}
-        for pair, verdict in (evaluated.result.get("verdicts") or {}).items():
-            named = f" (below the margin on {', '.join(harmed_tasks[pair])})" if pair in harmed_tasks else ""
+        summary = EvaluationSummary.parse(evaluated.result)
+        for pair, verdict in summary.verdicts.items():
+            tasks = summary.harmed_tasks.get(pair)
+            named = f" (below the margin on {', '.join(tasks)})" if tasks is not None else ""
             out.print(f"do-no-harm {pair}: {verdict}{named}")
-        harms = evaluated.result.get("harms") or []
-        if harms and loaded.evaluate is not None and loaded.evaluate.fail_on_harm:
-            fail(f"evaluate.fail_on_harm: harm beyond the margin cannot be excluded for {', '.join(harms)}")
+        if summary.harms and loaded.evaluate is not None and loaded.evaluate.fail_on_harm:
+            harms = ", ".join(summary.harms)
+            fail(f"evaluate.fail_on_harm: harm beyond the margin cannot be excluded for {harms}")
 
 
 def _plan(loaded: Recipe, path: Path) -> None:

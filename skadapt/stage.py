@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from skadapt.languages import Language
 from skadapt.llm.config import LLMConfig
+from skadapt.results.base import StageReport
 from skadapt.tasks.config import DevSets
 
 C = TypeVar("C", bound=BaseModel)
@@ -125,6 +126,8 @@ class Stage(Generic[C]):
         reads: The :class:`RunFacts` fields it reads besides ``run_dir``, ``language``, ``seed`` and ``llm``
             (the evaluation tasks it keeps apart, the dev sets it chooses on, ...): they join its key, so
             changing one re-runs it.
+        report: The type of the report it writes (its ``FILE`` in the stage directory): the pipeline checks
+            the report against it and records it in the manifest; other stages read it through it.
     """
 
     name: str
@@ -136,6 +139,7 @@ class Stage(Generic[C]):
     uses_llm: bool = False
     distributed: bool = False
     reads: tuple[str, ...] = ()
+    report: type[StageReport] | None = None
 
     def facts_read(self, run: RunFacts) -> dict[str, Any]:
         """The run facts of :attr:`reads`, as JSON (for keys)."""

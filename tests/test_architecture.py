@@ -3,7 +3,7 @@
 Every import counts: module level, inside functions, under ``TYPE_CHECKING``. Layers, low to high:
 
     base      errors, artifacts, paths, config, languages, signedrank, ... (no skadapt package above them)
-    library   sources, llm, tasks, annotate, cards, stage (the stage contract)
+    library   sources, llm, tasks, annotate, cards, stage (the stage contract), results (their reports)
     stages    trim, train, renorm, evaluate, robustness, synth, human, publish — never each other
     run       recipe (composes the stage configs), stages (the list), pipeline, preflight
     surface   cli, commands, templates
@@ -34,7 +34,7 @@ BASE = {
     "model_sources",
     "signedrank",
 }
-LIBRARY = {"sources", "llm", "tasks", "annotate", "cards", "stage"}
+LIBRARY = {"sources", "llm", "tasks", "annotate", "cards", "stage", "results"}
 STAGES = {"trim", "train", "renorm", "evaluate", "robustness", "synth", "human", "publish", "export"}
 RUN = {"recipe", "stages", "pipeline", "preflight", "choose", "plan"}
 SURFACE = {"cli", "commands", "templates", "__main__"}

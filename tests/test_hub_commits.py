@@ -294,23 +294,27 @@ def test_a_stage_reads_one_commit_per_source(tmp_path: Path, monkeypatch: pytest
 
 def test_card_section_names_each_commit_read_and_says_when_unknown() -> None:
     from skadapt.publish.sections import hub_sources_section
+    from skadapt.results import StageManifest
+
+    def manifests(**stages: dict[str, Any]) -> dict[str, StageManifest]:
+        return {s: StageManifest(stage=s, status="complete", **fields) for s, fields in stages.items()}
 
     known = {"repo": "org/c", "revision": "main", "commit": "a" * 40, "resolved_by": "hub"}
     unknown = {"repo": "org/c", "revision": "main", "commit": UNKNOWN_OFFLINE, "resolved_by": UNKNOWN_OFFLINE}
     lines = hub_sources_section(
-        {
-            "trim": {"sources": {"hub:org/c": known}},
-            "finetune": {"sources": {}},
-            "renorm": {"sources": {"hub:org/c": unknown}},
-            "evaluate": {},
-        }
+        manifests(
+            trim={"sources": {"hub:org/c": known}},
+            finetune={"sources": {}},
+            renorm={"sources": {"hub:org/c": unknown}},
+            evaluate={},
+        )
     )
     assert lines[0] == "## Data read from the Hub"
     assert f"| `hub:org/c` | trim | `main` | `{'a' * 40}` |" in lines
     assert "| `hub:org/c` | renorm | `main` | unknown (offline) |" in lines
-    assert hub_sources_section({"trim": {"sources": {}}, "evaluate": {}}) == []
+    assert hub_sources_section(manifests(trim={"sources": {}}, evaluate={})) == []
     model = {"repo": "org/model", "revision": "main", "commit": "b" * 40, "resolved_by": "hub"}
     with_model = hub_sources_section(
-        {s: {"sources": {}, "base_model_source": model} for s in ("trim", "evaluate")}
+        manifests(**{s: {"sources": {}, "base_model_source": model} for s in ("trim", "evaluate")})
     )
     assert f"| `org/model (base model)` | trim, evaluate | `main` | `{'b' * 40}` |" in with_model

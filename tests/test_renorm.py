@@ -330,7 +330,10 @@ def test_a_stage_that_keeps_no_model_leaves_final_on_its_input(tiny_models: dict
     seen: dict[str, str] = {}
 
     def renorm_lost(ctx: StageContext) -> dict[str, object]:
-        (ctx.out_dir / "renorm_report.json").write_text('{"method": "none", "kept": false}')
+        report = {"method": "none", "kept": False, "corpus": str(CORPUS), "prompt_text": "", "seed": 42}
+        report |= dict.fromkeys(("samples", "pool", "documents", "dropped_eval_overlap"), 1)
+        report |= dict.fromkeys(("mu_norm", "mean_cos_to_mu_before", "mean_cos_to_mu_after"), 0.5)
+        (ctx.out_dir / "renorm_report.json").write_text(json.dumps(report))
         return {"method": "none", "kept": False}
 
     def evaluate_sees(ctx: StageContext) -> dict[str, object]:

@@ -10,6 +10,7 @@ from skadapt.evaluate.aggregate import Table, aggregate, comparison_pairs
 from skadapt.evaluate.bootstrap import SuiteIntervals, experiment_deltas
 from skadapt.evaluate.stats import Comparison, compare
 from skadapt.evaluate.verdicts import Verdict, stage_verdicts, verdicts_markdown
+from skadapt.results import EvaluationReport
 from skadapt.tasks.runner import TaskScore
 
 
@@ -291,7 +292,7 @@ def write_report(
         parents=parents,
     )
     markdown = report_markdown(table, items, verdicts, intervals, alpha)
-    (out_dir / "report.md").write_text(markdown, encoding="utf-8")
+    (out_dir / EvaluationReport.MARKDOWN).write_text(markdown, encoding="utf-8")
     data = {
         **table.to_dict(),
         "scores": [vars(s) for s in scores],
@@ -302,6 +303,6 @@ def write_report(
         else {"resamples": intervals.resamples, "scores": intervals.scores},
         "settings": {"tost_margin": margin, "alpha": alpha, **(extra or {})},
     }
-    artifacts.write_json(out_dir / "report.json", data)
+    artifacts.write_json(out_dir / EvaluationReport.FILE, data)
     plot(table, out_dir / "report.png", intervals)
     return table, items, verdicts

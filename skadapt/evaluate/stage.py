@@ -17,6 +17,7 @@ from skadapt.evaluate.config import EvaluateConfig
 from skadapt.evaluate.report import write_report
 from skadapt.evaluate.stats import Comparison
 from skadapt.evaluate.verdicts import HARMS, Verdict
+from skadapt.results import HUMAN_SCORES, EvaluationReport
 from skadapt.stage import RunFacts, Stage, StageContext
 from skadapt.tasks.runner import evaluate_models, validate_prompt_policy
 from skadapt.tasks.selection import select_tasks, suite_files, suites_in
@@ -161,10 +162,10 @@ def _human_comparison(
     """Score the models on the human subset; add the comparison to the report."""
     from skadapt.evaluate.human import comparison, figure, markdown
 
-    human = artifacts.read_json(human_dir / "human_scores.json")
+    human = artifacts.read_json(human_dir / HUMAN_SCORES)
     if not isinstance(human, dict):
         raise EvaluateStageError(
-            f"{human_dir}: no human_scores.json; fill the sheets and run `skadapt human score {human_dir}`"
+            f"{human_dir}: no {HUMAN_SCORES}; fill the sheets and run `skadapt human score {human_dir}`"
         )
     tasks = select_tasks([str(human_dir / "subset" / "suite.yaml")], language=language)
     scores = evaluate_models(
@@ -174,12 +175,12 @@ def _human_comparison(
     text = markdown(rows)
     (out_dir / "human.md").write_text(text, encoding="utf-8")
     figure(rows, out_dir / "human.png")
-    with (out_dir / "report.md").open("a", encoding="utf-8") as handle:
+    with (out_dir / EvaluationReport.MARKDOWN).open("a", encoding="utf-8") as handle:
         handle.write("\n" + text + "\n![human](human.png)\n")
-    report = artifacts.read_json(out_dir / "report.json")
+    report = artifacts.read_json(out_dir / EvaluationReport.FILE)
     if isinstance(report, dict):
         report["human"] = rows
-        artifacts.write_json(out_dir / "report.json", report)
+        artifacts.write_json(out_dir / EvaluationReport.FILE, report)
 
 
 def _selected_models(
@@ -223,13 +224,13 @@ def _selected_models(
 def _human_dir(run: RunFacts) -> Path | None:
     """The run's human baseline directory once its sheets are scored, else None."""
     directory = run.human_dir
-    return directory if directory is not None and (directory / "human_scores.json").is_file() else None
+    return directory if directory is not None and (directory / HUMAN_SCORES).is_file() else None
 
 
 def input_files(config: EvaluateConfig, run: RunFacts) -> list[Path]:
     """Data files of the local suites evaluated and the human scores (the pipeline fingerprints them:
     scoring the human sheets re-runs the evaluation)."""
-    human = [run.human_dir / "human_scores.json"] if run.human_dir is not None else []
+    human = [run.human_dir / HUMAN_SCORES] if run.human_dir is not None else []
     return [*suite_files(list(config.tasks)), *human]
 
 
@@ -283,4 +284,4 @@ def run_stage(ctx: StageContext[EvaluateConfig]) -> dict[str, Any]:
     }
 
 
-STAGE = Stage("evaluate", EvaluateConfig, run_stage, input_files)
+STAGE = Stage("evaluate", EvaluateConfig, run_stage, input_files, report=EvaluationReport)

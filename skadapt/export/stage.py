@@ -37,6 +37,7 @@ from skadapt.export.onnx import (
 from skadapt.export.speed import measure
 from skadapt.export.static import distill_static
 from skadapt.modeldir import finalize_model_dir
+from skadapt.results import ExportReport
 from skadapt.stage import RunFacts, Stage, StageContext
 from skadapt.tasks.backends import EXPORT_MODEL_DIR, EXPORT_REPORT, ONNX_DIR, load_sentence_model
 from skadapt.tasks.selection import suite_files, suites_in
@@ -351,4 +352,12 @@ def run_stage(ctx: StageContext[ExportConfig]) -> dict[str, Any]:
     }
 
 
-STAGE = Stage("export", ExportConfig, run_stage, input_files, makes_tiers=True, reads=("eval_tasks",))
+STAGE = Stage(
+    "export",
+    ExportConfig,
+    run_stage,
+    input_files,
+    makes_tiers=True,
+    reads=("eval_tasks",),
+    report=ExportReport,
+)

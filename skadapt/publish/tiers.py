@@ -13,18 +13,19 @@ from typing import Any
 
 from skadapt import artifacts
 from skadapt.publish.target import STATIC_SUFFIX, Target
+from skadapt.results import ExportReport
 from skadapt.tasks.backends import EXPORT_MODEL_DIR, ONNX_DIR
 
 SPEED_KEYS = ("texts_per_s", "speedup", "size_mb", "peak_rss_mb")
 
 
-def _export(target: Target) -> tuple[Path, dict[str, Any]] | None:
+def _export(target: Target) -> tuple[Path, ExportReport] | None:
     """The run's export directory and report, when its parent is the published model."""
-    report = target.reports.get("export")
-    if not report or target.run_dir is None:
+    report = target.reports.export
+    if report is None or target.run_dir is None:
         return None
     directory = target.run_dir / "export"
-    parent = artifacts.resolved_path(str(report.get("parent", "")), directory.parent)
+    parent = artifacts.resolved_path(report.parent, directory.parent)
     if not parent or Path(parent).resolve() != target.model_dir.resolve():
         return None
     return directory, report
@@ -41,9 +42,9 @@ def onnx_files(target: Target) -> list[Path]:
 def static_dir(target: Target) -> Path | None:
     """The static model exported from the published model, if any."""
     found = _export(target)
-    if found is None or "static" not in (found[1].get("tiers") or {}):
+    if found is None or "static" not in found[1].tiers:
         return None
-    directory = found[0] / found[1]["tiers"]["static"]
+    directory = found[0] / found[1].tiers["static"]
     return directory if directory.is_dir() else None
 
 
@@ -54,23 +55,22 @@ def tier_rows(target: Target) -> list[dict[str, Any]]:
     if found is None:
         return []
     report = found[1]
-    evaluation = target.reports.get("evaluate") or {}
-    means = {row["model"]: row["All"] for row in evaluation.get("models", [])}
-    verdicts = {v["b"]: v for v in evaluation.get("verdicts", []) if v.get("verdict") == "tier"}
-    speed = report.get("speed") or {}
-    parent = next(iter(verdicts.values()))["a"] if verdicts else None
+    evaluation = target.reports.evaluate
+    means = {row.model: row.All for row in evaluation.models} if evaluation is not None else {}
+    verdicts = {v.b: v for v in evaluation.verdicts if v.verdict == "tier"} if evaluation is not None else {}
+    parent = next(iter(verdicts.values())).a if verdicts else None
     rows = []
-    for label in ["pytorch", *report.get("tiers", {})]:
+    for label in ["pytorch", *report.tiers]:
         verdict = verdicts.get(label)
         rows.append(
             {
                 "tier": label,
-                "file": Path(report["tiers"][label]).name if label.startswith("onnx") else None,
+                "file": Path(report.tiers[label]).name if label.startswith("onnx") else None,
                 "mean": means.get(parent if label == "pytorch" else label),
-                "delta": verdict["mean_diff"] if verdict else None,
-                "low": verdict["ci_low"] if verdict else None,
-                "high": verdict["ci_high"] if verdict else None,
-                **{k: speed.get(label, {}).get(k) for k in SPEED_KEYS},
+                "delta": verdict.mean_diff if verdict else None,
+                "low": verdict.ci_low if verdict else None,
+                "high": verdict.ci_high if verdict else None,
+                **{k: report.speed.get(label, {}).get(k) for k in SPEED_KEYS},
             }
         )
     return rows

@@ -30,6 +30,7 @@ from skadapt.errors import SkadaptError
 from skadapt.modeldir import finalize_model_dir
 from skadapt.prompts import role_prompt
 from skadapt.renorm.config import RenormConfig
+from skadapt.results import RenormReport
 from skadapt.sources import iter_texts
 from skadapt.stage import RunFacts, Stage, StageContext
 from skadapt.tasks.config import DevSets
@@ -40,7 +41,7 @@ log = logging.getLogger("skadapt.renorm")
 
 Method = Literal["r1", "r2"]
 PromptChoice = Literal["none", "query", "passage"]
-REPORT = "renorm_report.json"
+REPORT = RenormReport.FILE
 CANDIDATES: tuple[str, ...] = ("none", "r1", "r2")
 """In order of preference on a tie: no change first."""
 TIE_TOLERANCE = 1e-9
@@ -338,4 +339,5 @@ STAGE = Stage(
     input_files,
     makes_model=True,
     reads=("eval_tasks", "excluded_tasks", "dataset_mirrors", "dev", "contamination_allow"),
+    report=RenormReport,
 )

@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from skadapt.results import RobustnessReport
 from skadapt.robustness.transforms import AXES
 
 
@@ -216,5 +217,6 @@ def _save(fig: Any, path: Path) -> Path:
 
 def write_reports(report: dict[str, Any], error_table: str, out_dir: Path, judge_table: str = "") -> None:
     """``robustness.md`` and ``figures/*.png``."""
-    (out_dir / "robustness.md").write_text(markdown(report, error_table, judge_table), encoding="utf-8")
+    text = markdown(report, error_table, judge_table)
+    (out_dir / RobustnessReport.MARKDOWN).write_text(text, encoding="utf-8")
     figures(report, out_dir / "figures")

@@ -26,6 +26,7 @@ from skadapt.llm.config import JudgeConfig, LLMConfig
 from skadapt.llm.generate import GenerationStats
 from skadapt.llm.judge import Judge, score_summary
 from skadapt.llm.session import LLMSession, sampling_of
+from skadapt.results import RobustnessReport
 from skadapt.robustness.diversity import diversity
 from skadapt.robustness.rewrite import PROMPT_VERSION, Rewrites, judge_rewrites, rewrite
 from skadapt.robustness.stats import holm, kendall_tau, summarize
@@ -406,6 +407,6 @@ def run_robustness(
         "diversity": diversity_report(out_dir, plan, scoring["first_model"]),
         "texts_encoded": scoring["texts_encoded"],
     }
-    artifacts.write_json(out_dir / "robustness.json", report)
+    artifacts.write_json(out_dir / RobustnessReport.FILE, report)
     write_reports(report, generation["markdown"], out_dir, judge_table=generation.get("judge_markdown", ""))
     return report

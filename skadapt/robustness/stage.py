@@ -6,6 +6,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from skadapt.results import RobustnessReport
 from skadapt.robustness.config import RobustnessConfig
 from skadapt.robustness.run import RobustnessPlan, axis_table, run_robustness
 from skadapt.robustness.transforms import resolve_settings
@@ -83,4 +84,5 @@ STAGE = Stage(
     run_stage,
     uses_llm=True,
     reads=("eval_tasks", "excluded_tasks", "dataset_mirrors", "prompt_policy"),
+    report=RobustnessReport,
 )

@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from skadapt import artifacts
+from skadapt.results import ExportReport
 
 ONNX_DIR = "onnx"
-EXPORT_REPORT = "export_report.json"
+EXPORT_REPORT = ExportReport.FILE
 """The export stage's report, beside its tiers: it names the model each tier came from."""
 EXPORT_MODEL_DIR = "model"
 """The export directory's sentence-transformers directory that holds the ONNX files (``model/onnx/``)."""

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from skadapt import artifacts
 from skadapt.prompts import model_prompts
+from skadapt.results import TrainingReport
 from skadapt.stage import RunFacts, Stage, StageContext
 from skadapt.tasks.contamination import judge_overlap, overlapping_rows
 from skadapt.tasks.rows import TrainingDataError
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-REPORT = "training_report.json"
+REPORT = TrainingReport.FILE
 
 
 def build_datasets(config: FinetuneConfig) -> list[TaskDataset]:
@@ -308,4 +309,5 @@ STAGE = Stage(
     makes_model=True,
     distributed=True,
     reads=("eval_tasks", "excluded_tasks", "dataset_mirrors"),
+    report=TrainingReport,
 )

@@ -6,10 +6,11 @@ from pathlib import Path
 from typing import Any
 
 from skadapt import artifacts
+from skadapt.results import TrimReport
 from skadapt.trim.coverage import CorpusCoverage
 from skadapt.trim.parity import PARITY_TOLERANCE, ParityResult
 
-REPORT_FILE = "trim_report.json"
+REPORT_FILE = TrimReport.FILE
 
 
 def fidelity(

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from skadapt import artifacts
+from skadapt.results import TrimReport
 from skadapt.stage import Stage, StageContext
 from skadapt.trim.config import TrimConfig
 from skadapt.trim.parity import compare_tokenization
@@ -70,4 +71,4 @@ def evaluation_tokenization(specs: list[str], original: Path, trimmed: Path) -> 
     }
 
 
-STAGE = Stage("trim", TrimConfig, run_stage, makes_model=True, reads=("eval_tasks",))
+STAGE = Stage("trim", TrimConfig, run_stage, makes_model=True, reads=("eval_tasks",), report=TrimReport)

@@ -1,0 +1,37 @@
+"""Typed stage results: each stage's report file as a pydantic model, as mteb's ``TaskResult`` is.
+
+A stage writes its report (``FILE``); the pipeline checks it against its type after the stage and records
+its name in the stage's manifest (:class:`StageManifest`); ``skadapt publish`` and the run's summary read it
+back through the type. The types sit below the stages (the library layer) because stages never import one
+another: the publish stage reads the others' reports through these types, never through their packages.
+
+Modules (one per stage that writes a report): ``trim``, ``finetune``, ``renorm``, ``export``, ``evaluate``,
+``robustness``; ``manifest`` (what the pipeline records); ``base`` (:class:`StageReport`,
+:class:`ReportError`).
+"""
+
+from skadapt.results.base import Part, ReportError, StageReport
+from skadapt.results.evaluate import HUMAN_SCORES, EvaluationReport, EvaluationSummary
+from skadapt.results.export import ExportReport
+from skadapt.results.finetune import FinetuneSummary, TrainingReport
+from skadapt.results.manifest import StageManifest
+from skadapt.results.renorm import RenormReport, RenormSummary
+from skadapt.results.robustness import RobustnessReport
+from skadapt.results.trim import TrimReport
+
+__all__ = [
+    "HUMAN_SCORES",
+    "EvaluationReport",
+    "EvaluationSummary",
+    "ExportReport",
+    "FinetuneSummary",
+    "Part",
+    "RenormReport",
+    "RenormSummary",
+    "ReportError",
+    "RobustnessReport",
+    "StageManifest",
+    "StageReport",
+    "TrainingReport",
+    "TrimReport",
+]

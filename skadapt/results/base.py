@@ -1,0 +1,71 @@
+"""The base of every stage report: a pydantic model whose ``FILE`` is the JSON it is read from and written to.
+
+A report model declares the fields other code reads; fields it does not declare are kept as they are
+(``extra="allow"``), so reading a report and writing it back changes nothing. A report that lacks a declared
+field, or holds one of the wrong type, is an error naming the file and the field: a renamed key fails loudly
+instead of silently dropping what was read from it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar, Self
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from skadapt import artifacts
+from skadapt.errors import SkadaptError
+
+
+class ReportError(SkadaptError, ValueError):
+    """A stage report that does not match its type (a missing or renamed field, a wrong value)."""
+
+
+class Part(BaseModel):
+    """A report or a nested part of one: declared fields typed, the others kept."""
+
+    model_config = ConfigDict(extra="allow")
+
+    @classmethod
+    def parse(cls, data: Any, source: str = "") -> Self:
+        """The report from its JSON data.
+
+        Raises:
+            ReportError: The data does not match the type; the message names the fields.
+        """
+        try:
+            return cls.model_validate(data)
+        except ValidationError as error:
+            problems = "; ".join(
+                f"{'.'.join(map(str, e['loc'])) or '(top level)'}: {e['msg']}" for e in error.errors()
+            )
+            where = source or getattr(cls, "FILE", cls.__name__)
+            raise ReportError(
+                f"{where}: not a {cls.__name__} ({problems}); the report was written by another version of "
+                "skadapt or edited by hand: run its stage again"
+            ) from error
+
+    def as_json(self) -> dict[str, Any]:
+        """The data as JSON, as it was read (declared and kept fields; defaults it did not hold left out)."""
+        return self.model_dump(mode="json", exclude_unset=True)
+
+
+class StageReport(Part):
+    """A stage's report file (``FILE`` in the stage directory)."""
+
+    FILE: ClassVar[str]
+
+    @classmethod
+    def read(cls, directory: Path) -> Self | None:
+        """The report in ``directory``, or None when it has none.
+
+        Raises:
+            ReportError: The file is not JSON or does not match the type.
+        """
+        path = Path(directory) / cls.FILE
+        if not path.is_file():
+            return None
+        data = artifacts.read_json(path)
+        if data is None:
+            raise ReportError(f"{path}: not readable as JSON; run its stage again")
+        return cls.parse(data, str(path))

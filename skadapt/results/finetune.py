@@ -1,0 +1,75 @@
+"""``training_report.json``: what the ``finetune`` stage trained on, how long, and what it chose."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from skadapt.results.base import Part, StageReport
+
+
+class TrainedDataset(Part):
+    """One recipe dataset (or the anchor) as trained on."""
+
+    name: str
+    kind: str
+    source: str
+    examples: int
+    loss: str | None = None
+
+
+class Steps(Part):
+    """Optimizer steps done and planned."""
+
+    done: int
+    planned: int | None
+
+
+class SeqLengths(Part):
+    """The maximum sequence length in training and the one the saved model keeps for inference."""
+
+    training: int
+    inference: int | None
+
+
+class Interpolation(Part):
+    """The weight interpolation with the input model chosen on the dev set."""
+
+    chosen: float | None
+    metric: str | None = None
+
+
+class TrainingReport(StageReport):
+    """What fine-tuning did (:func:`skadapt.train.stage.finetune` writes it).
+
+    Attributes:
+        model: The input model (relative to the run when inside it).
+        seed: The training seed.
+        datasets: Every dataset trained on, with its size and loss.
+        sampling: How batches were drawn from the datasets.
+        world_size: DDP processes trained with.
+        steps: Steps done and planned.
+        max_seq_length: Training and inference lengths.
+        train_metrics: The trainer's metrics (``train_loss``, ...).
+        interpolation: The interpolation chosen on the dev set, or None.
+    """
+
+    FILE = "training_report.json"
+
+    model: str
+    seed: int
+    datasets: list[TrainedDataset]
+    sampling: str
+    world_size: int
+    steps: Steps
+    max_seq_length: SeqLengths
+    train_metrics: dict[str, Any]
+    interpolation: Interpolation | None
+
+
+class FinetuneSummary(Part):
+    """The part of the ``finetune`` stage's manifest ``result`` the run's summary prints."""
+
+    dropped_rows: dict[str, str] = Field(default_factory=dict)
+    """Recipe dataset -> the line on its rows not trained on."""
