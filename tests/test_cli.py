@@ -103,49 +103,41 @@ def _flat(text: str) -> str:
 def _fake_evaluation(seen: dict) -> object:
     from skadapt.evaluate.aggregate import Table
 
-    def run_evaluation(models: dict, tasks: list, out_dir: object, **options: object) -> tuple:
-        seen.update(options, models=models, tasks=tasks)
+    def run_evaluation(config: object, models: dict, out_dir: object, **facts: object) -> tuple:
+        seen.update(facts, config=config, models=models)
         return Table(task_types={}, rows=[]), [], []
 
     return run_evaluation
 
 
-def test_evaluate_options_come_from_the_config_and_old_spellings_warn(
+def _no_such_option(result: object, flag: str) -> bool:
+    """Whether click refused ``flag`` as an option the command does not have (exit 2)."""
+    return result.exit_code == 2 and f"No such option: {flag}" in _flat(result.output)  # type: ignore[attr-defined]
+
+
+def test_evaluate_options_come_from_the_config_and_old_spellings_are_refused(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    new: dict = {}
-    monkeypatch.setattr("skadapt.evaluate.stage.run_evaluation", _fake_evaluation(new))
+    seen: dict = {}
+    monkeypatch.setattr("skadapt.evaluate.stage.run_evaluation", _fake_evaluation(seen))
     args = ["evaluate", "A=org/model", "--tasks", str(SUITE), "--batch-size", "8", "--bootstrap", "0"]
     result = runner.invoke(
         app,
         [*args, "--prompt-policy", "STS=query: ", "--dataset-mirrors", "T=/d", "--tost-margin", "1.5"],
     )
     assert result.exit_code == 0, result.output
-    assert "deprecated" not in result.output
-    assert new["language"] is None  # no language filter unless asked
-    assert new["prompt_policy"] == {"STS": "query: "} and new["dataset_mirrors"] == {"T": "/d"}
-    assert new["margin"] == 1.5 and new["batch_size"] == 8 and new["bootstrap"] == 0
-    assert new["models"] == {"A": "org/model"} and new["tasks"] == [str(SUITE)]
+    assert seen["language"] is None and seen["recompute"] is False  # no language filter unless asked
+    config = seen["config"]
+    assert config.prompt_policy == {"STS": "query: "} and config.dataset_mirrors == {"T": "/d"}
+    assert config.tost_margin == 1.5 and config.batch_size == 8 and config.bootstrap == 0
+    assert seen["models"] == {"A": "org/model"} and config.tasks == [str(SUITE)]
 
-    old: dict = {}
-    monkeypatch.setattr("skadapt.evaluate.stage.run_evaluation", _fake_evaluation(old))
-    result = runner.invoke(
-        app, [*args, "--prompt", "STS=query: ", "--mirror", "T=/d", "--margin", "1.5", "--language", "slk"]
-    )
-    assert result.exit_code == 0, result.output
-    text = _flat(result.output)
-    for flag, new_flag in (
-        ("--prompt", "--prompt-policy"),
-        ("--mirror", "--dataset-mirrors"),
-        ("--margin", "--tost-margin"),
-    ):
-        assert (
-            f"warning: {flag} is deprecated and will be removed in the next release; use {new_flag}" in text
-        )
-    assert {k: old[k] for k in ("prompt_policy", "dataset_mirrors", "margin")} == {
-        k: new[k] for k in ("prompt_policy", "dataset_mirrors", "margin")
-    }
-    assert old["language"] == "slk"
+    again = runner.invoke(app, [*args, "--no-cache", "--language", "slk"])
+    assert again.exit_code == 0, again.output
+    assert seen["recompute"] is True and seen["language"] == "slk"
+
+    for old, value in (("--prompt", "STS=query: "), ("--mirror", "T=/d"), ("--margin", "1.5")):
+        assert _no_such_option(runner.invoke(app, [*args, old, value]), old), old
 
     bad = runner.invoke(app, [*args, "--prompt-policy", "STS"])
     assert bad.exit_code == 2 and "--prompt-policy 'STS': expected KEY=VALUE" in bad.output
