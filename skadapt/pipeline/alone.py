@@ -23,8 +23,12 @@ from skadapt.stage import Launch, RunFacts, StageContext
 from skadapt.stages import BY_NAME
 
 
-def alone_work_dir(out_dir: Path, stage: str, key: str) -> Path:
-    """The scratch directory of ``stage`` run alone into ``out_dir`` with ``key``."""
+def alone_work_dir(
+    stage: str, config: BaseModel, facts: RunFacts, models: dict[str, str], out_dir: Path
+) -> Path:
+    """The scratch directory of ``stage`` run alone into ``out_dir``: a hidden sibling keyed by its inputs
+    (:func:`~skadapt.pipeline.keys.alone_key`), so that only the same run resumes from it."""
+    key, _ = alone_key(stage, config, facts, models)
     return out_dir.parent / f".{out_dir.name}.{stage}-{key[:12]}"
 
 
@@ -61,8 +65,7 @@ def run_alone(
     launch = launch or Launch.from_env()
     if not overwrite:
         artifacts.refuse_nonempty(out_dir)
-    key, _ = alone_key(stage, config, facts, models)
-    work_dir = alone_work_dir(out_dir, stage, key)
+    work_dir = alone_work_dir(stage, config, facts, models, out_dir)
     work_dir.mkdir(parents=True, exist_ok=True)
 
     def context(target: Path) -> StageContext[Any]:
