@@ -65,20 +65,15 @@ def default_suite() -> Path:
 
 def skadapt_side(model: str, suite: Path, bootstrap: int) -> tuple[float, dict[str, float]]:
     """Seconds for ``run_evaluation`` (no cache; results and report written), and its task scores."""
+    from skadapt.evaluate.config import EvaluateConfig
     from skadapt.evaluate.stage import run_evaluation
 
+    config = EvaluateConfig(
+        tasks=[str(suite)], prompt_policy=POLICY, batch_size=BATCH_SIZE, bootstrap=bootstrap
+    )
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
-        table, _, _ = run_evaluation(
-            {"m": model},
-            [str(suite)],
-            Path(tmp),
-            language="slk",
-            cache_dir=None,
-            prompt_policy=POLICY,
-            batch_size=BATCH_SIZE,
-            bootstrap=bootstrap,
-        )
+        table, _, _ = run_evaluation(config, {"m": model}, Path(tmp), language="slk", cache_dir=None)
     seconds = time.perf_counter() - start
     return seconds, {task: round(score, 4) for task, score in table.rows[0].tasks.items()}
 

@@ -33,6 +33,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
 
+    from skadapt.evaluate.config import EvaluateConfig
     from skadapt.evaluate.stage import run_evaluation
 
     shutil.rmtree(args.out, ignore_errors=True)
@@ -44,12 +45,11 @@ def main() -> None:
     print(f"export: {time.perf_counter() - start:.1f} s (incl. the speed runs)")
     models = {"final": args.model, **{t: str(args.out / rel) for t, rel in report["tiers"].items()}}
     table, _, verdicts = run_evaluation(
+        EvaluateConfig(tasks=[args.suite], prompt_policy=DEMO_POLICY),
         models,
-        [args.suite],
         args.out / "evaluate",
         language="slk",
         cache_dir=None,
-        prompt_policy=DEMO_POLICY,
         parents=dict.fromkeys(report["tiers"], "final"),
     )
     means = {row.model: row.all for row in table.rows}

@@ -101,7 +101,7 @@ class Recipe(Section):
         return [stage for stage in STAGE_NAMES if getattr(self, stage) is not None]
 
     def context(self, stage: str, input_model: str, out_dir: Path, work_dir: Path) -> StageContext[Any]:
-        """The context of ``stage`` run on ``input_model`` outside a pipeline run (stage commands, tests)."""
+        """The context of ``stage`` run on ``input_model`` outside a pipeline run (tests)."""
         models = {"base": input_model, "final": input_model}
         return StageContext(
             stage, getattr(self, stage), self.run_facts(), models, Path(out_dir), Path(work_dir)

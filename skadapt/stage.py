@@ -8,6 +8,7 @@ directories (``ctx.models``) and at the run-wide facts of :class:`RunFacts`.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +22,39 @@ from skadapt.results.base import StageReport
 from skadapt.tasks.config import DevSets
 
 C = TypeVar("C", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class Launch:
+    """Where this process sits in a distributed launch (a single process is rank 0 of 1).
+
+    Attributes:
+        rank: Global rank (``RANK``).
+        world_size: Number of processes (``WORLD_SIZE``).
+        run_id: Id shared by the ranks of one launch (``TORCHELASTIC_RUN_ID``), recorded in manifests so
+            the other ranks recognise the stages rank 0 finished in this launch.
+        poll_seconds: How often a waiting rank looks for rank 0's manifest.
+    """
+
+    rank: int = 0
+    world_size: int = 1
+    run_id: str | None = None
+    poll_seconds: float = 2.0
+
+    @classmethod
+    def from_env(cls) -> Launch:
+        """The launch described by the torchrun/accelerate environment variables (the one place that
+        reads them; everything else takes the Launch it is given)."""
+        return cls(
+            rank=int(os.environ.get("RANK", "0")),
+            world_size=int(os.environ.get("WORLD_SIZE", "1")),
+            run_id=os.environ.get("TORCHELASTIC_RUN_ID"),
+        )
+
+    @property
+    def is_main(self) -> bool:
+        """Whether this process writes artifacts (rank 0)."""
+        return self.rank == 0
 
 
 @dataclass(frozen=True)
@@ -86,8 +120,10 @@ class StageContext(Generic[C]):
         models: Model references made so far: ``base`` (the base model), one entry per finished model stage
             (its directory, or its input model when it kept none), ``final`` (the newest model kept) and the
             deployment tiers of ``final`` made so far (``skadapt.config.TIERS``: a directory or an ONNX file).
-        out_dir: Temporary directory to write the stage's artifact into; it becomes ``<run_dir>/<stage>``.
+        out_dir: Temporary directory to write the stage's artifact into; it becomes ``<run_dir>/<stage>``
+            (or a stage command's ``--out``).
         work_dir: Persistent scratch directory that survives an interrupted attempt (e.g. checkpoints).
+        launch: Where this process sits in a distributed launch (only rank 0 writes ``out_dir``).
     """
 
     stage: str
@@ -96,6 +132,7 @@ class StageContext(Generic[C]):
     models: dict[str, str]
     out_dir: Path
     work_dir: Path
+    launch: Launch = field(default_factory=Launch)
 
     @property
     def input_model(self) -> str:

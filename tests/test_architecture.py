@@ -156,3 +156,60 @@ def test_stage_list_matches_the_recipe_sections() -> None:
     for stage in LISTED:
         annotation = Recipe.model_fields[stage.name].annotation
         assert stage.config in typing.get_args(annotation), (stage.name, annotation)
+
+
+LAUNCH_VARIABLES = {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE"}
+KEY_FUNCTIONS = {
+    "hash_json",
+    "input_fingerprint",
+    "path_fingerprint",
+    "stage_key",
+    "section_key",
+    "alone_key",
+}
+
+
+def _strings_and_names(path: Path) -> tuple[set[str], set[str]]:
+    """The string constants of a module, and the names it uses (``f``, ``x.f``, ``from m import f``)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    strings = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    names |= {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    names |= {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
+    return strings, names
+
+
+def test_the_launch_is_read_from_the_environment_in_one_place() -> None:
+    """Only ``Launch.from_env`` (skadapt/stage.py) reads RANK/WORLD_SIZE; the pipeline and the stages take
+    the Launch they are given."""
+    readers = sorted(
+        str(path.relative_to(ROOT))
+        for path in ROOT.rglob("*.py")
+        if _strings_and_names(path)[0] & LAUNCH_VARIABLES
+    )
+    assert readers == ["stage.py"]
+
+
+@pytest.mark.parametrize("path", sorted(ROOT.joinpath("commands").glob("*.py")), ids=lambda p: p.name)
+def test_a_stage_command_neither_keys_work_nor_reads_the_launch(path: Path) -> None:
+    """A stage command hands a one-stage run to skadapt.pipeline (which keys its work directory and knows
+    the launch): it computes no key or fingerprint and reads no RANK/WORLD_SIZE itself."""
+    strings, names = _strings_and_names(path)
+    assert not strings & LAUNCH_VARIABLES, f"{path.name} reads {sorted(strings & LAUNCH_VARIABLES)}"
+    assert not names & KEY_FUNCTIONS, f"{path.name} computes keys with {sorted(names & KEY_FUNCTIONS)}"
+    assert "skadapt.pipeline.keys" not in _imports(path)
+
+
+def test_the_llm_transport_fields_are_defined_once() -> None:
+    def targets(node: ast.AST) -> list[ast.expr]:
+        if isinstance(node, ast.Assign):
+            return node.targets
+        return [node.target] if isinstance(node, ast.AnnAssign) else []
+
+    definitions = [
+        str(path.relative_to(ROOT))
+        for path in ROOT.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if any(isinstance(t, ast.Name) and t.id == "LLM_TRANSPORT" for t in targets(node))
+    ]
+    assert definitions == ["pipeline/keys.py"]

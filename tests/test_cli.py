@@ -103,49 +103,41 @@ def _flat(text: str) -> str:
 def _fake_evaluation(seen: dict) -> object:
     from skadapt.evaluate.aggregate import Table
 
-    def run_evaluation(models: dict, tasks: list, out_dir: object, **options: object) -> tuple:
-        seen.update(options, models=models, tasks=tasks)
+    def run_evaluation(config: object, models: dict, out_dir: object, **facts: object) -> tuple:
+        seen.update(facts, config=config, models=models)
         return Table(task_types={}, rows=[]), [], []
 
     return run_evaluation
 
 
-def test_evaluate_options_come_from_the_config_and_old_spellings_warn(
+def _no_such_option(result: object, flag: str) -> bool:
+    """Whether click refused ``flag`` as an option the command does not have (exit 2)."""
+    return result.exit_code == 2 and f"No such option: {flag}" in _flat(result.output)  # type: ignore[attr-defined]
+
+
+def test_evaluate_options_come_from_the_config_and_old_spellings_are_refused(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    new: dict = {}
-    monkeypatch.setattr("skadapt.evaluate.stage.run_evaluation", _fake_evaluation(new))
+    seen: dict = {}
+    monkeypatch.setattr("skadapt.evaluate.stage.run_evaluation", _fake_evaluation(seen))
     args = ["evaluate", "A=org/model", "--tasks", str(SUITE), "--batch-size", "8", "--bootstrap", "0"]
     result = runner.invoke(
         app,
         [*args, "--prompt-policy", "STS=query: ", "--dataset-mirrors", "T=/d", "--tost-margin", "1.5"],
     )
     assert result.exit_code == 0, result.output
-    assert "deprecated" not in result.output
-    assert new["language"] is None  # no language filter unless asked
-    assert new["prompt_policy"] == {"STS": "query: "} and new["dataset_mirrors"] == {"T": "/d"}
-    assert new["margin"] == 1.5 and new["batch_size"] == 8 and new["bootstrap"] == 0
-    assert new["models"] == {"A": "org/model"} and new["tasks"] == [str(SUITE)]
+    assert seen["language"] is None and seen["recompute"] is False  # no language filter unless asked
+    config = seen["config"]
+    assert config.prompt_policy == {"STS": "query: "} and config.dataset_mirrors == {"T": "/d"}
+    assert config.tost_margin == 1.5 and config.batch_size == 8 and config.bootstrap == 0
+    assert seen["models"] == {"A": "org/model"} and config.tasks == [str(SUITE)]
 
-    old: dict = {}
-    monkeypatch.setattr("skadapt.evaluate.stage.run_evaluation", _fake_evaluation(old))
-    result = runner.invoke(
-        app, [*args, "--prompt", "STS=query: ", "--mirror", "T=/d", "--margin", "1.5", "--language", "slk"]
-    )
-    assert result.exit_code == 0, result.output
-    text = _flat(result.output)
-    for flag, new_flag in (
-        ("--prompt", "--prompt-policy"),
-        ("--mirror", "--dataset-mirrors"),
-        ("--margin", "--tost-margin"),
-    ):
-        assert (
-            f"warning: {flag} is deprecated and will be removed in the next release; use {new_flag}" in text
-        )
-    assert {k: old[k] for k in ("prompt_policy", "dataset_mirrors", "margin")} == {
-        k: new[k] for k in ("prompt_policy", "dataset_mirrors", "margin")
-    }
-    assert old["language"] == "slk"
+    again = runner.invoke(app, [*args, "--no-cache", "--language", "slk"])
+    assert again.exit_code == 0, again.output
+    assert seen["recompute"] is True and seen["language"] == "slk"
+
+    for old, value in (("--prompt", "STS=query: "), ("--mirror", "T=/d"), ("--margin", "1.5")):
+        assert _no_such_option(runner.invoke(app, [*args, old, value]), old), old
 
     bad = runner.invoke(app, [*args, "--prompt-policy", "STS"])
     assert bad.exit_code == 2 and "--prompt-policy 'STS': expected KEY=VALUE" in bad.output
@@ -160,36 +152,36 @@ def test_evaluate_without_language_needs_languages_of_local_tasks(tmp_path: Path
 
 
 def _fake_robustness(seen: dict) -> object:
-    def run_robustness(tasks: list, plan: object, llm: object, language: object, out_dir: Path) -> dict:
+    def run_robustness(
+        tasks: list, plan: object, llm: object, language: object, out_dir: Path, **kwargs: object
+    ) -> dict:
         seen.update(plan=plan, llm=llm, language=language, out_dir=out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
         (out_dir / "robustness.md").write_text("# profile\n")
         (out_dir / "robustness.json").write_text("{}\n")
         (out_dir / "cache").mkdir(exist_ok=True)
-        return {}
+        return {"statistics": {"models": {}}, "texts_encoded": 0}
 
     return run_robustness
 
 
-def test_robustness_options_old_spellings_and_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_robustness_options_and_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     seen: dict = {}
-    monkeypatch.setattr("skadapt.robustness.run.run_robustness", _fake_robustness(seen))
+    monkeypatch.setattr("skadapt.robustness.stage.run_robustness", _fake_robustness(seen))
     out = tmp_path / "out"
     base = ["robustness", "m=org/model", "-t", str(SUITE), "--llm-model", "x", "--out", str(out)]
     missing = runner.invoke(app, base)
     assert missing.exit_code == 2 and "--language" in missing.output
 
+    options = ["--language", "slk", "--transforms", "paraphrase", "--transforms", "style", "--seeds", "7"]
     result = runner.invoke(
         app,
         [
             *base,
-            "--language",
-            "slk",
-            "--transforms",
-            "paraphrase,style",
+            *options,
             "--seeds",
-            "7,8",
-            "--prompt",
+            "8",
+            "--prompt-policy",
             "STS=query: ",
             "--llm-temperature",
             "0.2",
@@ -198,10 +190,8 @@ def test_robustness_options_old_spellings_and_out(tmp_path: Path, monkeypatch: p
         ],
     )
     assert result.exit_code == 0, result.output
-    text = _flat(result.output)
-    assert "--transforms A,B is deprecated" in text and "use --transforms A --transforms B" in text
-    assert "--seeds A,B is deprecated" in text and "--prompt is deprecated" in text
     plan, llm = seen["plan"], seen["llm"]
+    assert plan.models == {"m": "org/model"}
     assert plan.transforms == ["paraphrase", "style"] and plan.seeds == [7, 8]
     assert plan.prompt_policy == {"STS": "query: "} and plan.temperature is None
     assert llm.temperature == 0.2 and llm.max_tokens == 64 and llm.structured == "auto"
@@ -209,32 +199,19 @@ def test_robustness_options_old_spellings_and_out(tmp_path: Path, monkeypatch: p
     assert sorted(p.name for p in out.iterdir()) == ["robustness.json", "robustness.md"]  # no cache
     assert [p.name for p in tmp_path.iterdir()] == ["out"]  # the work directory is gone
 
-    again = runner.invoke(
-        app,
-        [
-            *base,
-            "--language",
-            "slk",
-            "--transforms",
-            "paraphrase",
-            "--transforms",
-            "style",
-            "--seeds",
-            "7",
-            "--seeds",
-            "8",
-            "--prompt-policy",
-            "STS=query: ",
-        ],
-    )
+    again = runner.invoke(app, [*base, *options])
     assert again.exit_code == 1 and "already exists" in again.output
-    assert "deprecated" not in again.output
     replaced = runner.invoke(app, [*base, "--language", "slk", "--seeds", "9", "--overwrite"])
     assert replaced.exit_code == 0, replaced.output
     assert seen["plan"].seeds == [9]
+    comma = runner.invoke(
+        app, [*base, "--language", "slk", "--overwrite", "--transforms", "paraphrase,style"]
+    )
+    assert comma.exit_code == 2 and "paraphrase,style" in comma.output, comma.output  # one value, not split
+    assert _no_such_option(runner.invoke(app, [*base, "--language", "slk", "--prompt", "STS=q"]), "--prompt")
 
 
-def test_synth_sts_options_old_spellings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_synth_sts_options(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     seen: dict = {}
 
     def synthesize_sts(
@@ -255,11 +232,12 @@ def test_synth_sts_options_old_spellings(tmp_path: Path, monkeypatch: pytest.Mon
             *base,
             "--language",
             "slk",
-            "--per-level",
+            "--annotation-sample-per-level",
             "7",
-            "--contamination-task",
+            "--contamination-tasks",
             "T",
-            "--contamination-allow",
+            "--set",
+            "contamination.allow=true",
             "--temperature",
             "0.5",
             "--llm-temperature",
@@ -267,32 +245,16 @@ def test_synth_sts_options_old_spellings(tmp_path: Path, monkeypatch: pytest.Mon
         ],
     )
     assert result.exit_code == 0, result.output
-    text = _flat(result.output)
-    assert "--per-level is deprecated" in text and "use --annotation-sample-per-level" in text
-    assert "--contamination-task is deprecated" in text and "use --contamination-tasks" in text
-    assert "--contamination-allow is deprecated" in text and "use --set contamination.allow=true" in text
     config, llm = seen["config"], seen["llm"]
     assert config.annotation_sample_per_level == 7 and config.contamination_tasks == ["T"]
     assert config.contamination.allow and config.temperature == 0.5 and llm.temperature == 0.1
     assert llm.max_tokens == 2048 and seen["seed"] == 42 and seen["pilot"] == 2  # the config defaults
     assert seen["out_dir"] != out and (out / "error_rates.md").is_file()
 
-    new = runner.invoke(
-        app,
-        [
-            *base,
-            "--language",
-            "slk",
-            "--annotation-sample-per-level",
-            "7",
-            "--overwrite",
-            "--set",
-            "contamination.allow=true",
-            "--set",
-            "llm.max_tokens=2048",
-        ],
-    )
+    new = runner.invoke(app, [*base, "--language", "slk", "--overwrite", "--set", "llm.max_tokens=100"])
     assert new.exit_code == 0, new.output
-    assert "deprecated" not in new.output
-    assert seen["config"].contamination.allow and seen["llm"].max_tokens == 2048
+    assert not seen["config"].contamination.allow and seen["llm"].max_tokens == 100
     assert seen["config"].contamination_tasks == ["MTEB(slk, v1)"]  # the language's benchmark
+    for old in ("--per-level", "--contamination-task", "--contamination-allow"):
+        value = [] if old == "--contamination-allow" else ["7"]
+        assert _no_such_option(runner.invoke(app, [*base, "--language", "slk", old, *value]), old), old

@@ -170,7 +170,7 @@ USAGE_ERRORS = {
     ),
     "annotate split without the dataset": (
         ["annotate", "split", "{tmp}", "--language", "slk", "--out", "{tmp}/o"],
-        "give the synth-sts dataset/ directory",
+        "Missing argument 'dataset'",
     ),
     "human export without --tasks": (
         ["human", "export", "--language", "slk", "--out", "{tmp}/o"],

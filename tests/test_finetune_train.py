@@ -153,13 +153,11 @@ def test_cli_contamination_stops_and_set_allows(tiny_models: dict[str, Path], tm
     data["evaluate"] = {"tasks": [str(tmp_path / "suite.yaml")]}
     recipe = write_recipe(tmp_path, data)
     out = tmp_path / "out"
-    args = ["finetune", str(tiny_models["unigram"]), "--recipe", str(recipe), "--out", str(out)]
+    args = ["finetune", str(tiny_models["unigram"]), "--config", str(recipe), "--out", str(out)]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 1 and "Leaky: 2/2 test texts" in result.output, result.output
-    assert "--recipe FILE is deprecated" in result.output and "use --config FILE" in result.output
-    assert not out.exists()
+    assert not out.exists() and not list(tmp_path.glob(".out.finetune-*"))  # nothing to resume from
 
-    args[args.index("--recipe")] = "--config"  # the spelling of this release
     result = CliRunner().invoke(app, [*args, "--set", "finetune.contamination.allow=true"])
     assert result.exit_code == 0, result.output
     report = json.loads((out / REPORT).read_text(encoding="utf-8"))
@@ -199,21 +197,23 @@ def test_full_warmup_ratio_warms_up_over_the_whole_run(tiny_models: dict[str, Pa
 def test_standalone_checkpoint_directory_is_keyed_by_the_inputs(
     tiny_models: dict[str, Path], tmp_path: Path
 ) -> None:
-    from skadapt.commands.finetune import work_dir_for
+    from skadapt.pipeline.alone import alone_work_dir
 
     model = str(tiny_models["unigram"])
     out = tmp_path / "out"
 
-    def key(**changes: object) -> Path:
+    def key(model: str = model, **changes: object) -> Path:
         recipe = validate_recipe(recipe_data(tiny_models["unigram"], tmp_path, **changes))
         assert recipe.finetune is not None
-        return work_dir_for(out, model, recipe.finetune, recipe.run_facts())
+        models = {"base": model, "final": model}
+        return alone_work_dir("finetune", recipe.finetune, recipe.run_facts(), models, out)
 
     first = key()
     assert first == key()
     other = key(epochs=1)
     assert first != other and first.parent == other.parent == tmp_path
     assert first.name.startswith(".out.finetune-")
+    assert key(model=str(tiny_models["wordpiece"])) != first  # another model: another run
 
 
 def test_nli_pairs_are_trained_and_the_dropped_share_is_reported(

@@ -40,15 +40,16 @@ def exported(tmp_path: Path) -> Path:
     return out
 
 
-def test_export_old_spellings_still_work_with_a_warning(tmp_path: Path) -> None:
-    """``human export TASKS`` (positional) and ``--size`` still work, with a deprecation warning."""
+def test_export_takes_tasks_and_sizes_as_options_only(tmp_path: Path) -> None:
+    """``--tasks``/``--sizes``; tasks as arguments and ``--size`` (never released) are refused."""
     suite = write_tiny_suite(tmp_path / "suite")
     out = tmp_path / "human"
-    args = ["human", "export", str(suite), "--language", "slk", "--out", str(out), "--size", "STS=3"]
-    result = runner.invoke(app, args)
-    assert result.exit_code == 0, result.output
-    assert "TASKS as arguments is deprecated" in result.output and "--size is deprecated" in result.output
-    assert (out / "sheets").is_dir()
+    args = ["human", "export", "--language", "slk", "--out", str(out)]
+    positional = runner.invoke(app, [*args, str(suite)])
+    assert positional.exit_code == 2 and "Got unexpected extra argument" in positional.output
+    size = runner.invoke(app, [*args, "--tasks", str(suite), "--size", "STS=3"])
+    assert size.exit_code == 2 and "No such option: --size" in size.output
+    assert not out.exists()
 
 
 def fill(directory: Path, answer) -> None:

@@ -283,10 +283,12 @@ def test_robustness_judge_excludes_low_rewrites(tmp_path: Path, tiny_models: dic
 def test_judge_transport_fields_do_not_change_keys(tmp_path: Path, tiny_models: dict[str, Path]) -> None:
     """A judge LLM's new address or cache file neither invalidates a finished stage nor a command's work
     directory; its model does."""
-    from skadapt.commands.robustness import work_dir_for
+    from skadapt.languages import get_language
+    from skadapt.pipeline.alone import alone_work_dir
     from skadapt.pipeline.keys import stage_key
     from skadapt.recipe import validate_recipe
-    from skadapt.robustness.run import RobustnessPlan
+    from skadapt.robustness.config import RobustnessConfig
+    from skadapt.stage import RunFacts
 
     def recipe(**judge_llm: object) -> object:
         return validate_recipe(
@@ -309,8 +311,10 @@ def test_judge_transport_fields_do_not_change_keys(tmp_path: Path, tiny_models: 
 
     def work_dir(**judge_llm: object) -> Path:
         judge = JudgeConfig(llm=LLMConfig(**{"model": "judge", **judge_llm}))  # type: ignore[arg-type]
-        plan = RobustnessPlan(models={"m": "x"}, transforms=["paraphrase"], seeds=[1], judge=judge)
-        return work_dir_for(tmp_path / "out", plan, [], "slk", LLMConfig(model="rewriter"))
+        config = RobustnessConfig(tasks=["SlovakSTS"], transforms=["paraphrase"], seeds=[1], judge=judge)
+        moved_too = {k: v for k, v in judge_llm.items() if k != "model"}  # the rewriter's transport too
+        facts = RunFacts(tmp_path, get_language("slk"), llm=LLMConfig(model="rewriter", **moved_too))
+        return alone_work_dir("robustness", config, facts, {"m": "x"}, tmp_path / "out")
 
     assert work_dir() == work_dir(**moved)
     assert work_dir() != work_dir(model="another-judge")

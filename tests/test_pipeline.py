@@ -331,7 +331,7 @@ def test_edited_suite_data_file_reruns_the_stages_that_read_it(tmp_path: Path) -
 def test_a_stage_key_covers_the_other_sections_it_reads(tmp_path: Path) -> None:
     """Fine-tuning keeps the evaluation's tasks apart and renorm chooses on finetune.dev: changing what they
     read re-keys them (and only them); the standalone finetune command's work directory follows too."""
-    from skadapt.commands.finetune import work_dir_for
+    from skadapt.pipeline.alone import alone_work_dir
     from skadapt.pipeline.keys import stage_key
 
     def keys(**overrides: object) -> dict[str, str]:
@@ -340,7 +340,8 @@ def test_a_stage_key_covers_the_other_sections_it_reads(tmp_path: Path) -> None:
 
     def work_dir(**overrides: object) -> Path:
         recipe = make_recipe(tmp_path, **overrides)
-        return work_dir_for(tmp_path / "out", "m", recipe.finetune, recipe.run_facts())
+        models = {"base": "m", "final": "m"}
+        return alone_work_dir("finetune", recipe.finetune, recipe.run_facts(), models, tmp_path / "out")
 
     base = keys()
     excluded = keys(evaluate__exclude_tasks=["TinyBitext"])

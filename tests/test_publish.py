@@ -860,31 +860,17 @@ def test_dataset_license_option_errors() -> None:
     assert empty.exit_code == 2 and "--dataset-licenses: expected NAME=LICENSE" in empty.output
 
 
-def test_deprecated_spellings_still_work_with_a_warning(run_dir: Path) -> None:
-    """``--dataset-license``, ``--public`` and ``--branch`` mean ``--dataset-licenses``, ``--no-private``,
-    ``--revision`` for one more release."""
+def test_one_spelling_per_option(run_dir: Path) -> None:
+    """``--dataset-licenses``, ``--no-private``, ``--revision``; the spellings of a release that never
+    happened (``--dataset-license``, ``--public``, ``--branch``) are refused by name."""
+    args = ["publish", str(run_dir), "--repo-id", "me/m", "--dry-run"]
+    for old, value in (("--dataset-license", ["nli=cc-by-sa-4.0"]), ("--public", []), ("--branch", ["v1"])):
+        refused = runner.invoke(app, [*args, old, *value])
+        assert refused.exit_code == 2 and f"No such option: {old}" in refused.output, refused.output
     result = runner.invoke(
-        app,
-        [
-            "publish",
-            str(run_dir),
-            "--repo-id",
-            "me/m",
-            "--dry-run",
-            "--dataset-license",
-            "nli=cc-by-sa-4.0",
-            "--public",
-            "--branch",
-            "v1",
-        ],
+        app, [*args, "--dataset-licenses", "nli=cc-by-sa-4.0", "--no-private", "--revision", "v1"]
     )
     assert result.exit_code == 0, result.output
-    for old, new in (
-        ("--dataset-license", "--dataset-licenses"),
-        ("--public", "--no-private"),
-        ("--branch", "--revision"),
-    ):
-        assert f"{old} is deprecated" in result.output and f"use {new}" in result.output
     report = json.loads((run_dir / "publish" / "publish.json").read_text())
     assert report["private"] is False and report["revision"] == "v1"
     assert {d["name"]: d["license"] for d in report["dataset_licenses"]}["nli"] == "cc-by-sa-4.0"

@@ -241,6 +241,7 @@ def test_pipeline_renorm_then_evaluate(tiny_models: dict[str, Path], tmp_path: P
 @pytest.mark.slow
 @pytest.mark.real_model
 def test_real_e5_small_base_r1_r2_on_slovak_suite(e5_small: Path, tmp_path: Path):
+    from skadapt.evaluate.config import EvaluateConfig
     from skadapt.evaluate.stage import run_evaluation
     from skadapt.tasks.selection import evaluation_texts
 
@@ -258,12 +259,11 @@ def test_real_e5_small_base_r1_r2_on_slovak_suite(e5_small: Path, tmp_path: Path
         t: "query: " for t in ("STS", "PairClassification", "Classification", "Clustering", "BitextMining")
     }
     table, items, _ = run_evaluation(
+        EvaluateConfig(tasks=[str(SUITE_SK)], prompt_policy=policy),
         models,
-        [str(SUITE_SK)],
         tmp_path / "eval",
         language="slk",
         cache_dir=tmp_path / "cache",
-        prompt_policy=policy,
     )
     assert [r.model for r in table.rows] == ["base", "r1", "r2"]
     assert len(table.task_types) == 7 and len(items) == 2

@@ -192,26 +192,13 @@ def split(tmp_path: Path, annotation: Path) -> None:
     assert result.exit_code == 0, result.output
 
 
-def test_annotate_split_old_dataset_option_still_works(tmp_path: Path) -> None:
-    with scripted_server(script_for({})) as server:
-        synthesize_sts(config(10), llm(server.url, tmp_path / "c"), SLOVAK, tmp_path / "s", seed=3)
-    annotation = tmp_path / "s" / "annotation"
-    fill_sheets(annotation, lambda score, number: int(score))
-    dataset, out = tmp_path / "s" / "dataset", tmp_path / "final"
-    args = [
-        "annotate",
-        "split",
-        str(annotation),
-        "--dataset",
-        str(dataset),
-        "--language",
-        "slk",
-        "--out",
-        str(out),
-    ]
-    result = CliRunner().invoke(app, args)
-    assert result.exit_code == 0, result.output
-    assert "--dataset DATASET is deprecated" in result.output and (out / "suite.yaml").is_file()
+def test_annotate_split_takes_the_dataset_as_its_second_argument(tmp_path: Path) -> None:
+    """The dataset is an argument (required); ``--dataset`` (never released) is refused."""
+    args = ["annotate", "split", str(tmp_path / "annotation"), "--language", "slk", "--out", str(tmp_path)]
+    missing = CliRunner().invoke(app, args)
+    assert missing.exit_code == 2 and "Missing argument 'dataset'" in missing.output
+    old = CliRunner().invoke(app, [*args, "--dataset", str(tmp_path / "dataset")])
+    assert old.exit_code == 2 and "No such option: --dataset" in old.output
 
 
 def test_annotation_round_trip_and_test_split(tmp_path: Path) -> None:
@@ -346,7 +333,7 @@ def test_cli_fails_closed_without_reachable_evaluation_data(tmp_path: Path) -> N
             "slk",
             "--n-sources",
             "8",
-            "--per-level",
+            "--annotation-sample-per-level",
             "2",
             "--llm-model",
             "scripted",
@@ -362,11 +349,9 @@ def test_cli_fails_closed_without_reachable_evaluation_data(tmp_path: Path) -> N
         assert "contamination" in closed.output and "cannot be reached" in closed.output
         assert [p.name for p in tmp_path.iterdir() if "out" in p.name] == []  # no half-written --out
         suite = Path(__file__).parent / "data" / "suite_sk" / "suite.yaml"
-        checked = CliRunner().invoke(app, [*args, "--contamination-task", str(suite)])
+        checked = CliRunner().invoke(app, [*args, "--contamination-tasks", str(suite)])
         assert checked.exit_code == 0, checked.output
         assert "| wrong_language |" in checked.output
-        flat = " ".join(checked.output.split())
-        assert "--per-level is deprecated" in flat and "--contamination-task is deprecated" in flat
         again = CliRunner().invoke(app, [*args, "--contamination-tasks", str(suite)])
         assert again.exit_code == 1 and "already exists" in again.output
         assert [p.name for p in tmp_path.iterdir() if "out" in p.name] == ["out"]

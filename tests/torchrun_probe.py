@@ -64,10 +64,10 @@ def _install_hang(directory: Path) -> None:
 
     train = stage.train
 
-    def hanging_train(*args: Any, callbacks: list[Any] | None = None) -> Any:
+    def hanging_train(*args: Any, callbacks: list[Any] | None = None, **kwargs: Any) -> Any:
         if len(args) > 6:  # finetune passes callbacks positionally
             *args, callbacks = args  # type: ignore[assignment]
-        return train(*args, [*(callbacks or []), HangAfterFirstCheckpoint()])
+        return train(*args, [*(callbacks or []), HangAfterFirstCheckpoint()], **kwargs)
 
     stage.train = hanging_train  # type: ignore[assignment]
 

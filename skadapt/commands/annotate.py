@@ -132,18 +132,10 @@ def split(
     sheets: SheetsDir,
     out_dir: Annotated[Path, typer.Option("--out", help="Directory for the train/test dataset and suite.")],
     language: Annotated[str, typer.Option(help="ISO 639-3 code of the data.")],
-    dataset: Annotated[Path | None, typer.Argument(help="The synth-sts dataset/ directory.")] = None,
-    old_dataset: Annotated[Path | None, typer.Option("--dataset", hidden=True)] = None,
+    dataset: Annotated[Path, typer.Argument(help="The synth-sts dataset/ directory.")],
 ) -> None:
     """Make train + test (annotated pairs scored by the mean rating) and a one-task evaluation suite."""
-    from skadapt.commands.options import deprecated
     from skadapt.synth.dataset import build_test_split
-
-    if old_dataset is not None:
-        deprecated("--dataset DATASET", "DATASET as the second argument")
-        dataset = dataset or old_dataset
-    if dataset is None:
-        raise typer.BadParameter("give the synth-sts dataset/ directory as the second argument")
 
     result = build_test_split(dataset, sheets, out_dir, language)
     out.print(

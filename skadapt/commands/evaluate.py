@@ -7,16 +7,11 @@ from typing import Annotated
 
 import typer
 
-from skadapt.commands.options import Options, config_command, parse_key_values
+from skadapt.commands.options import Options, config_command
 from skadapt.console import console, fail, handle_errors, out, usage_error
 from skadapt.errors import UsageError
 from skadapt.evaluate.config import EvaluateConfig
 from skadapt.evaluate.verdicts import HARMS
-
-
-def _pairs(values: list[str] | None, option: str) -> dict[str, str]:
-    """``KEY=VALUE`` options as a mapping (kept for callers; see :func:`parse_key_values`)."""
-    return parse_key_values(values, option)
 
 
 def labelled_models(values: list[str]) -> dict[str, str]:
@@ -59,12 +54,7 @@ def _require_local_languages(specs: list[str]) -> None:
                 )
 
 
-EVALUATE_OPTIONS = Options(
-    "evaluate",
-    exclude=frozenset({"models"}),
-    renamed={"--prompt": "prompt_policy", "--mirror": "dataset_mirrors", "--margin": "tost_margin"},
-    short={"tasks": "-t"},
-)
+EVALUATE_OPTIONS = Options("evaluate", exclude=frozenset({"models"}), short={"tasks": "-t"})
 
 
 @handle_errors
@@ -116,28 +106,21 @@ def command(
     if language is None:
         _require_local_languages(tasks)
     labelled = labelled_models(models)
-    options = {
+    facts = {
         "language": language,
         "cache_dir": cache_dir or default_cache_dir(),
         "recompute": no_cache,
-        "prompt_policy": dict(config.prompt_policy),
-        "dataset_mirrors": dict(config.dataset_mirrors),
-        "exclude_tasks": list(config.exclude_tasks),
-        "batch_size": config.batch_size,
-        "margin": margin,
-        "alpha": alpha,
-        "bootstrap": config.bootstrap,
         "human_dir": human,
         "parents": tier_parents(labelled),
     }
     console.print(f"evaluating {', '.join(labelled)} on {', '.join(tasks)}")
     if out_dir is not None:
         with atomic_dir(out_dir, overwrite=overwrite) as tmp:
-            table, items, verdicts = run_evaluation(labelled, tasks, tmp, **options)
+            table, items, verdicts = run_evaluation(config, labelled, tmp, **facts)
         if human is not None:
             out.print((out_dir / "human.md").read_text(encoding="utf-8"))
     else:
-        table, items, verdicts = run_evaluation(labelled, tasks, None, **options)
+        table, items, verdicts = run_evaluation(config, labelled, None, **facts)
 
     over = f"over {table.coverage}, {', '.join(table.excluded)} left out; " if table.excluded else ""
     summary = RichTable(title=f"main scores ×100 ({over}All = mean over tasks, Type = mean over types)")

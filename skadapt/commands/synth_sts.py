@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from skadapt.commands.options import Options, config_command, deprecated
+from skadapt.commands.options import Options, config_command
 from skadapt.console import console, handle_errors, out
 from skadapt.llm.config import LLMConfig
 from skadapt.synth.config import SynthSTSConfig
@@ -18,22 +18,12 @@ from skadapt.synth.config import SynthSTSConfig
 def command(
     out_dir: Annotated[Path, typer.Option("--out", help="Output directory.")],
     language: Annotated[str, typer.Option(help="ISO 639-3 language of the sources and variants (required).")],
-    config: Annotated[
-        SynthSTSConfig,
-        Options(
-            "synth_sts",
-            renamed={
-                "--per-level": "annotation_sample_per_level",
-                "--contamination-task": "contamination_tasks",
-            },
-        ),
-    ],
+    config: Annotated[SynthSTSConfig, Options("synth_sts")],
     llm: Annotated[LLMConfig, Options("llm")],
     seed: Annotated[int, typer.Option(help="Seed of the source sample, the generation and the split.")] = 42,
     pilot: Annotated[
         int | None, typer.Option(min=1, help="Generate for K sources and write pilot_review.csv only.")
     ] = None,
-    contamination_allow: Annotated[bool, typer.Option("--contamination-allow", hidden=True)] = False,
     overwrite: Annotated[bool, typer.Option(help="Replace an existing --out directory.")] = False,
 ) -> None:
     """Pick source sentences, have the LLM write six variants (scores 0-5) each, check and save them.
@@ -49,9 +39,6 @@ def command(
     if not overwrite:
         refuse_to_replace(out_dir, REVIEW_ANSWERS)
     lang = get_language(language)
-    if contamination_allow:
-        deprecated("--contamination-allow", "--set contamination.allow=true")
-        config.contamination = config.contamination.model_copy(update={"allow": True})
     if config.contamination_tasks is None:
         config.contamination_tasks = list(lang.eval_tasks)
     console.print(

@@ -37,37 +37,37 @@ def default_cache_dir() -> Path:
 
 
 def run_evaluation(
+    config: EvaluateConfig,
     models: dict[str, str],
-    task_specs: list[str],
     out_dir: Path | None,
     *,
     language: str | None,
     cache_dir: Path | None,
-    prompt_policy: dict[str, str] | None = None,
-    dataset_mirrors: dict[str, str] | None = None,
-    exclude_tasks: list[str] | None = None,
-    batch_size: int = 32,
-    margin: float = 2.0,
-    alpha: float = 0.05,
     seed: int = 42,
-    bootstrap: int = 1000,
-    show_progress: bool = False,
     human_dir: Path | None = None,
-    recompute: bool = False,
     parents: dict[str, str] | None = None,
+    recompute: bool = False,
+    show_progress: bool = False,
 ) -> tuple[Table, list[Comparison], list[Verdict]]:
-    """Evaluate labelled models on the selected tasks; write results and the report into ``out_dir``.
+    """Evaluate labelled models as ``config`` says; write results and the report into ``out_dir``.
+
+    ``config`` is the evaluate section (its tasks, the excluded ones, prompt policy, mirrors, batch size,
+    TOST margin, alpha, bootstrap resamples; its ``models`` and ``fail_on_harm`` are the caller's to apply).
+    The other arguments are what the run decides: the language filter, the mteb result cache (``recompute``
+    ignores and refreshes it), the seed, the human baseline and the tiers.
 
     ``out_dir`` gets ``results/<model>/<task>.json`` (mteb's result files), ``report.md``, ``report.json``
     and ``report.png``. Without ``out_dir`` the report is built in memory only. With ``human_dir`` (a
     ``skadapt human`` directory with scored sheets) the models are also scored on the human subset and the
     report gets the human comparison (``human.md``/``human.png``, a section of report.md, ``human`` in
     report.json). ``parents`` marks deployment tiers (tier label -> the label of the model it came from):
-    their verdict compares them with that model and states the loss. ``exclude_tasks`` leaves named tasks
-    of the selection out; the averages then say what they are over ("30 of 31 tasks").
+    their verdict compares them with that model and states the loss. ``config.exclude_tasks`` leaves named
+    tasks of the selection out; the averages then say what they are over ("30 of 31 tasks").
     """
-    excluded = list(exclude_tasks or [])
-    tasks = select_tasks(task_specs, language=language, mirrors=dataset_mirrors, seed=seed, exclude=excluded)
+    task_specs, excluded = list(config.tasks), list(config.exclude_tasks)
+    prompt_policy, bootstrap, batch_size = dict(config.prompt_policy), config.bootstrap, config.batch_size
+    mirrors = dict(config.dataset_mirrors)
+    tasks = select_tasks(task_specs, language=language, mirrors=mirrors, seed=seed, exclude=excluded)
     if excluded:
         log.warning(
             "evaluate: %s left out (evaluate.exclude_tasks): every average is over %d of %d tasks",
@@ -80,7 +80,7 @@ def run_evaluation(
         for suite in (suites_in(task_specs) if bootstrap else [])
         if (kept := [t for t in suite.tasks if t.name not in excluded])
     ]
-    policy = validate_prompt_policy(dict(prompt_policy or {}))
+    policy = validate_prompt_policy(prompt_policy)
     draws: dict[str, ModelDraws] = {}
 
     def bootstrap_model(label: str, model: Any) -> None:  # while mteb's embeddings are in the model's memo
@@ -115,12 +115,12 @@ def run_evaluation(
         },
         "tasks": task_specs,
         "exclude_tasks": excluded,
-        "prompt_policy": prompt_policy or {},
+        "prompt_policy": prompt_policy,
         "language": language,
     }
     report = {
-        "margin": margin,
-        "alpha": alpha,
+        "margin": config.tost_margin,
+        "alpha": config.alpha,
         "intervals": intervals,
         "extra": settings,
         "bootstrap": bootstrap,
@@ -239,19 +239,12 @@ def run_stage(ctx: StageContext[EvaluateConfig]) -> dict[str, Any]:
     config = ctx.config
     models, parents = _selected_models(config, ctx.models)
     table, items, verdicts = run_evaluation(
+        config,
         models,
-        list(config.tasks),
         ctx.out_dir,
         language=ctx.run.language.code,
         cache_dir=ctx.run.run_dir / ".cache" / "mteb",
-        prompt_policy=config.prompt_policy,
-        dataset_mirrors=config.dataset_mirrors,
-        exclude_tasks=config.exclude_tasks,
-        batch_size=config.batch_size,
-        margin=config.tost_margin,
-        alpha=config.alpha,
         seed=ctx.run.seed,
-        bootstrap=config.bootstrap,
         human_dir=_human_dir(ctx.run),
         parents=parents,
     )

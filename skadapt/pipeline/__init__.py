@@ -17,6 +17,8 @@ commit each ``hub:`` source the stage read was at.
 
 Modules:
     run: ``run_recipe`` (the order, skip/resume, atomic stage directories, manifests).
+    alone: ``run_alone``, one stage run by its command (``skadapt finetune``, ``skadapt robustness``) into
+        ``--out``, its scratch keyed beside it.
     keys: the key of a stage (config, seed, language, base model, upstream keys, input files).
     sources: a skipped stage whose Hub branch has moved since it read it is warned about.
     launch: distributed launches (rank 0 writes; other ranks join distributed stages and follow).
@@ -24,8 +26,9 @@ Modules:
     runlog: ``run.log``.
 """
 
+from skadapt.pipeline.alone import run_alone
 from skadapt.pipeline.keys import stage_key
 from skadapt.pipeline.launch import Launch, PipelineError
 from skadapt.pipeline.run import StageOutcome, run_recipe
 
-__all__ = ["Launch", "PipelineError", "StageOutcome", "run_recipe", "stage_key"]
+__all__ = ["Launch", "PipelineError", "StageOutcome", "run_alone", "run_recipe", "stage_key"]

@@ -1,53 +1,23 @@
-"""Distributed launches: where this process sits, and how ranks other than 0 follow rank 0's stages."""
+"""Distributed launches: how ranks other than 0 take part in rank 0's stages and follow them.
+
+:class:`~skadapt.stage.Launch` (where this process sits; ``Launch.from_env``) is part of the stage contract.
+"""
 
 from __future__ import annotations
 
 import logging
-import os
 import shutil
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from skadapt import artifacts
 from skadapt.errors import SkadaptError
+from skadapt.stage import Launch
 
 log = logging.getLogger("skadapt")
-
-
-@dataclass(frozen=True)
-class Launch:
-    """Where this process sits in a distributed launch (a single process is rank 0 of 1).
-
-    Attributes:
-        rank: Global rank (``RANK``).
-        world_size: Number of processes (``WORLD_SIZE``).
-        run_id: Id shared by the ranks of one launch (``TORCHELASTIC_RUN_ID``), recorded in manifests so
-            the other ranks recognise the stages rank 0 finished in this launch.
-        poll_seconds: How often a waiting rank looks for rank 0's manifest.
-    """
-
-    rank: int = 0
-    world_size: int = 1
-    run_id: str | None = None
-    poll_seconds: float = 2.0
-
-    @classmethod
-    def from_env(cls) -> Launch:
-        """The launch described by the torchrun/accelerate environment variables."""
-        return cls(
-            rank=int(os.environ.get("RANK", "0")),
-            world_size=int(os.environ.get("WORLD_SIZE", "1")),
-            run_id=os.environ.get("TORCHELASTIC_RUN_ID"),
-        )
-
-    @property
-    def is_main(self) -> bool:
-        """Whether this process writes artifacts (rank 0)."""
-        return self.rank == 0
 
 
 class PipelineError(SkadaptError):
@@ -80,6 +50,21 @@ def other_ranks_done(work_dir: Path, stage: str, distributed: bool, launch: Laun
     return True
 
 
+def take_part(
+    stage: str, work_dir: Path, launch: Launch, join: Callable[[Path], dict[str, Any]]
+) -> dict[str, Any]:
+    """A non-zero rank's part in a distributed stage: ``join`` runs it into a private scratch directory
+    (removed after); then this rank marks itself done in ``work_dir`` (rank 0 waits for that before
+    deleting it). Returns what ``join`` returned."""
+    scratch = Path(tempfile.mkdtemp(prefix=f"skadapt-{stage}-rank{launch.rank}-"))
+    try:
+        result = join(scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    _rank_done_marker(work_dir, launch.rank).touch()
+    return result
+
+
 def follow_rank0(
     run_dir: Path,
     stage: str,
@@ -94,14 +79,7 @@ def follow_rank0(
     Raises:
         PipelineError: Rank 0 failed the stage.
     """
-    result: dict[str, Any] = {}
-    if join is not None:
-        scratch = Path(tempfile.mkdtemp(prefix=f"skadapt-{stage}-rank{launch.rank}-"))
-        try:
-            result = join(scratch)
-        finally:
-            shutil.rmtree(scratch, ignore_errors=True)
-        _rank_done_marker(work_dir, launch.rank).touch()
+    result = take_part(stage, work_dir, launch, join) if join is not None else {}
     marker = failure_marker(run_dir, stage, key, launch)
     while True:
         manifest = artifacts.read_manifest(run_dir / stage)

@@ -16,13 +16,13 @@ from skadapt import artifacts
 from skadapt.model_sources import resolve_model
 from skadapt.pipeline.failures import stage_failure
 from skadapt.pipeline.keys import stage_key
-from skadapt.pipeline.launch import Launch, PipelineError, failure_marker, follow_rank0, other_ranks_done
+from skadapt.pipeline.launch import PipelineError, failure_marker, follow_rank0, other_ranks_done
 from skadapt.pipeline.runlog import setup_run_log
 from skadapt.pipeline.sources import warn_moved_sources
 from skadapt.recipe import Recipe
 from skadapt.results import StageReport
 from skadapt.sources import model_commit, reading
-from skadapt.stage import StageContext
+from skadapt.stage import Launch, StageContext
 from skadapt.stages import BY_NAME
 
 log = logging.getLogger("skadapt")
@@ -43,9 +43,10 @@ StageRunner = Callable[[StageContext[Any]], dict[str, Any]]
 
 
 def _context(
-    recipe: Recipe, stage: str, models: dict[str, str], out_dir: Path, work_dir: Path
+    recipe: Recipe, stage: str, models: dict[str, str], out_dir: Path, work_dir: Path, launch: Launch
 ) -> StageContext[Any]:
-    return StageContext(stage, getattr(recipe, stage), recipe.run_facts(), dict(models), out_dir, work_dir)
+    facts = recipe.run_facts()
+    return StageContext(stage, getattr(recipe, stage), facts, dict(models), out_dir, work_dir, launch)
 
 
 def _failed(recipe: Recipe, stage: str, models: dict[str, str], error: BaseException) -> BaseException:
@@ -72,7 +73,7 @@ def _run_stage(
 
         def join(scratch: Path) -> dict[str, Any]:
             try:
-                return runner(_context(recipe, stage, models, scratch, work_dir)) or {}
+                return runner(_context(recipe, stage, models, scratch, work_dir, launch)) or {}
             except Exception as error:
                 failure = _failed(recipe, stage, models, error)
                 if failure is error:
@@ -86,7 +87,7 @@ def _run_stage(
     log.info("stage %s: running (key %s)", stage, key[:12])
     try:
         with artifacts.atomic_dir(run_dir / stage) as tmp, reading() as reads:
-            result = runner(_context(recipe, stage, models, tmp, work_dir)) or {}
+            result = runner(_context(recipe, stage, models, tmp, work_dir, launch)) or {}
             seconds = time.perf_counter() - start
             section = getattr(recipe, stage)
             manifest = {

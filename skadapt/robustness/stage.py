@@ -6,12 +6,13 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from skadapt.llm.config import LLMConfig
 from skadapt.results import RobustnessReport
 from skadapt.robustness.config import RobustnessConfig
 from skadapt.robustness.run import RobustnessPlan, axis_table, run_robustness
 from skadapt.robustness.transforms import resolve_settings
-from skadapt.stage import Stage, StageContext
-from skadapt.tasks.selection import select_tasks
+from skadapt.stage import RunFacts, Stage, StageContext
+from skadapt.tasks.selection import select_tasks, suite_files
 
 
 class RobustnessStageError(ValueError):
@@ -42,20 +43,30 @@ def validated_settings(
 def run_stage(ctx: StageContext[RobustnessConfig]) -> dict[str, Any]:
     """Score ``robustness.models`` on ``robustness.tasks`` and their rewrites; the LLM answers and mteb
     results are cached in ``ctx.work_dir``, so an interrupted stage resumes."""
-    config, run = ctx.config, ctx.run
-    if run.llm is None:
-        raise RobustnessStageError("the robustness stage generates text with an LLM: add an llm: section")
-    settings, rejected = validated_settings(
-        config,
-        resolve_settings(config.preset, config.transforms, config.seeds, config.temperature, config.top_p),
-    )
-    missing = [ref for ref in config.models if ref not in ctx.models]
+    _llm(ctx.run)
+    missing = [ref for ref in ctx.config.models if ref not in ctx.models]
     if missing:
         made = ", ".join(ctx.models)
         raise RobustnessStageError(
             f"robustness.models: {', '.join(missing)} not made by this recipe (it has {made})"
         )
-    models = {ref: ctx.models[ref] for ref in config.models}
+    return score_models(ctx, {ref: ctx.models[ref] for ref in ctx.config.models})
+
+
+def _llm(run: RunFacts) -> LLMConfig:
+    if run.llm is None:
+        raise RobustnessStageError("the robustness stage generates text with an LLM: add an llm: section")
+    return run.llm
+
+
+def score_models(ctx: StageContext[RobustnessConfig], models: dict[str, str]) -> dict[str, Any]:
+    """The stage's work on ``models`` (label -> model): :func:`run_stage` picks the run's models named by
+    ``robustness.models``; ``skadapt robustness`` scores the models it is given."""
+    config, run, llm = ctx.config, ctx.run, _llm(ctx.run)
+    settings, rejected = validated_settings(
+        config,
+        resolve_settings(config.preset, config.transforms, config.seeds, config.temperature, config.top_p),
+    )
     inherited = not config.tasks and bool(run.eval_tasks)  # evaluate's tasks, less those it leaves out
     tasks = select_tasks(
         config.tasks or list(run.eval_tasks) or run.language.eval_tasks,
@@ -73,15 +84,21 @@ def run_stage(ctx: StageContext[RobustnessConfig]) -> dict[str, Any]:
         judge=config.judge,
         **settings,  # type: ignore[arg-type]
     )
-    report = run_robustness(tasks, plan, run.llm, run.language, ctx.work_dir, anchor=run.run_dir)
+    report = run_robustness(tasks, plan, llm, run.language, ctx.work_dir, anchor=run.run_dir)
     shutil.copytree(ctx.work_dir, ctx.out_dir, dirs_exist_ok=True, ignore=shutil.ignore_patterns("cache"))
     return {"profile": axis_table(report["statistics"]), "texts_encoded": report["texts_encoded"]}
+
+
+def input_files(config: RobustnessConfig, run: RunFacts) -> list[Path]:
+    """Data files of the local suites it scores (the pipeline fingerprints them: editing one re-runs it)."""
+    return suite_files(config.tasks or list(run.eval_tasks) or list(run.language.eval_tasks))
 
 
 STAGE = Stage(
     "robustness",
     RobustnessConfig,
     run_stage,
+    input_files,
     uses_llm=True,
     reads=("eval_tasks", "excluded_tasks", "dataset_mirrors", "prompt_policy"),
     report=RobustnessReport,

@@ -7,7 +7,6 @@ work with trainer callbacks (tests).
 from __future__ import annotations
 
 import logging
-import os
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -79,10 +78,6 @@ def build_datasets(config: FinetuneConfig) -> list[TaskDataset]:
     return datasets
 
 
-def _is_main_process() -> bool:
-    return int(os.environ.get("RANK", "0")) == 0
-
-
 def finetune(
     ctx: StageContext[FinetuneConfig], callbacks: list[TrainerCallback] | None = None
 ) -> dict[str, Any]:
@@ -125,7 +120,9 @@ def finetune(
         datasets.append(_anchor_dataset(run, config, loaded))
     start = snapshot(loaded) if config.interpolation is not None else None
     loaded.max_seq_length = config.max_seq_length
-    result = train(loaded, datasets, config, run.seed, ctx.work_dir, dev, callbacks)
+    result = train(
+        loaded, datasets, config, run.seed, ctx.work_dir, dev, callbacks, world_size=ctx.launch.world_size
+    )
     result.model.max_seq_length = inference_length
     interpolation = None
     if config.interpolation is not None and dev is not None and start is not None:
@@ -159,7 +156,7 @@ def finetune(
         "contamination": contamination,
         "versions": artifacts.library_versions(),
     }
-    if _is_main_process():
+    if ctx.launch.is_main:  # the other ranks of a launch train but never write the model
         report["model_prompts"] = save_model(result.model, datasets, ctx.out_dir)
         if config.report_to == "tensorboard":
             copy_logs(ctx.work_dir, ctx.out_dir)

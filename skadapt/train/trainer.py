@@ -12,7 +12,6 @@ import functools
 import json
 import logging
 import math
-import os
 import re
 import shutil
 import time
@@ -123,7 +122,7 @@ def warmup_as_ratio(ratio: float) -> float:
     return FULL_RATIO if ratio >= 1 else ratio
 
 
-def cpu_launch() -> bool:
+def cpu_launch(world_size: int) -> bool:
     """Whether this is one rank of a multi-process launch (torchrun) on a machine without CUDA.
 
     transformers sets up DDP on CPU (gloo) only when told ``use_cpu``; without it every rank of a CPU launch
@@ -131,7 +130,7 @@ def cpu_launch() -> bool:
     """
     import torch
 
-    return int(os.environ.get("WORLD_SIZE", "1")) > 1 and not torch.cuda.is_available()
+    return world_size > 1 and not torch.cuda.is_available()
 
 
 def training_arguments(
@@ -141,8 +140,10 @@ def training_arguments(
     datasets: list[TaskDataset],
     dev: DevSet | None,
     planned_steps: int,
+    world_size: int = 1,
 ) -> Any:
-    """``SentenceTransformerTrainingArguments`` for the recipe's finetune section.
+    """``SentenceTransformerTrainingArguments`` for the recipe's finetune section (``world_size``: the
+    launch's processes).
 
     Raises:
         FinetuneSetupError: ``save_steps`` is not a multiple of ``dev.steps`` (best-checkpoint selection
@@ -193,7 +194,7 @@ def training_arguments(
         logging_steps=max(1, planned_steps // LOSS_CURVE_POINTS),
         logging_first_step=True,
         report_to=[] if config.report_to == "none" else [config.report_to],
-        use_cpu=cpu_launch(),
+        use_cpu=cpu_launch(world_size),
         **dev_args,
     )
 
@@ -243,6 +244,8 @@ def train(
     work_dir: Path,
     dev: DevSet | None = None,
     callbacks: list[TrainerCallback] | None = None,
+    *,
+    world_size: int = 1,
 ) -> TrainingResult:
     """Fine-tune ``model`` on the task datasets with their losses; resume from a checkpoint if one exists.
 
@@ -254,13 +257,14 @@ def train(
         work_dir: Persistent scratch; checkpoints live in ``work_dir/checkpoints``.
         dev: Optional dev evaluator for best-checkpoint selection.
         callbacks: Extra ``transformers`` trainer callbacks.
+        world_size: Processes of the launch (torchrun/accelerate; see :func:`cpu_launch`).
     """
     from datasets import DatasetDict
 
     for dataset in datasets:
         check_loss(dataset)
     planned = estimate_steps(datasets, config)
-    args = training_arguments(config, seed, work_dir, datasets, dev, planned)
+    args = training_arguments(config, seed, work_dir, datasets, dev, planned, world_size)
     losses = {
         d.name: make_anchor_loss(model, config.anchor.weight)
         if d.loss == ANCHOR_LOSS and config.anchor is not None
