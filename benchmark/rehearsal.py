@@ -9,8 +9,14 @@ compute is capped where 2 CPU cores would take hours, and extrapolated from a me
 - fine-tuning stops after ``--max-steps`` steps; its steps/s (from the trainer's log) times the full run's
   steps (rows after the contamination drop × epochs / batch) gives the full time;
 - renorm encodes ``--renorm-samples`` of the 100,000 sentences; the encoding time scales by the ratio;
-- evaluation runs ``--eval-tasks`` (all four models) in full; their characters per second, times the
-  characters of all 31 tasks' evaluation splits (mteb's descriptive statistics), gives the full time.
+- evaluation runs ``--eval-tasks`` in full for ``--eval-models`` (default base and renorm: the full and
+  the trimmed architecture; the recipe's other two cost what renorm costs); their characters per second,
+  times the characters of all 31 tasks' evaluation splits (mteb's descriptive statistics) and the
+  recipe's models, gives the full time.
+
+Beside each stage's measurement stands the plan (``skadapt.plan.plan_recipe``) of the same capped run
+(the same ``--set`` caps): the ratio of the two is the plan's error, with nothing extrapolated on either
+side; the full-size extrapolation stands beside the plan of the uncapped recipe.
 
 Each stage is its own ``skadapt train RECIPE --only STAGE`` process (the preflight ``skadapt recipe check``
 first); per stage: wall time, peak RSS of the process tree (psutil, every 0.2 s), bytes written (the run
@@ -178,6 +184,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-steps", type=int, default=30, help="fine-tuning steps actually run")
     parser.add_argument("--renorm-samples", type=int, default=2000, help="renorm sentences actually encoded")
     parser.add_argument("--eval-tasks", nargs="*", default=EVAL_TASKS, help="tasks evaluated in full")
+    parser.add_argument(
+        "--eval-models",
+        nargs="*",
+        default=["base", "renorm"],
+        help="models evaluated (the recipe's four: base has the full vocabulary, the later three share "
+        "the trimmed architecture and cost the same)",
+    )
     parser.add_argument("--stages", nargs="*", default=["check", "trim", "finetune", "renorm", "evaluate"])
     parser.add_argument("--results", type=Path, default=RESULTS)
     parser.add_argument(
@@ -251,6 +264,7 @@ def main(argv: list[str] | None = None) -> int:
             sets = list(full_sets)
             if stage == "evaluate":
                 sets.append("evaluate.tasks=" + json.dumps(args.eval_tasks))
+                sets.append("evaluate.models=" + json.dumps(args.eval_models))
             set_args = [a for s in sets for a in ("--set", s)]
             if stage == "check":
                 command = [*skadapt, "recipe", "check", str(RECIPE), *set_args]
@@ -293,7 +307,8 @@ def extrapolate(
         documents = recipe["renorm"].get("max_documents", RenormConfig.model_fields["max_documents"].default)
         return renorm_full(run_dir, recipe["renorm"]["samples"], documents, measured)
     if stage == "evaluate":
-        return evaluate_full(run_dir, args.scale, args.eval_tasks, measured)
+        models = len(recipe["evaluate"]["models"]) / len(args.eval_models)
+        return evaluate_full(run_dir, args.scale, args.eval_tasks, measured, models)
     return {}
 
 
@@ -359,9 +374,12 @@ def renorm_full(run_dir: Path, samples: int, documents: int, measured: dict[str,
     }
 
 
-def evaluate_full(run_dir: Path, scale: float, tasks: list[str], measured: dict[str, Any]) -> dict[str, Any]:
-    """Full evaluation time: the run tasks' seconds per character × all 31 tasks' characters; and mteb's
-    own ``evaluation_time`` of each task and model (encoding and scoring, without loading the data)."""
+def evaluate_full(
+    run_dir: Path, scale: float, tasks: list[str], measured: dict[str, Any], models: float
+) -> dict[str, Any]:
+    """Full evaluation time: the run tasks' seconds per character × all 31 tasks' characters × ``models``
+    (the recipe's models / those evaluated); and mteb's own ``evaluation_time`` of each task and model
+    (encoding and scoring, without loading the data)."""
     chars = eval_characters(scale)
     done = sum(chars[t] for t in tasks)
     total = sum(chars.values())
@@ -375,8 +393,9 @@ def evaluate_full(run_dir: Path, scale: float, tasks: list[str], measured: dict[
         "task_seconds": per_task,
         "chars_run": done,
         "chars_all": total,
-        "full_seconds": round(measured["seconds"] * total / done, 1),
-        "extrapolated": f"{len(tasks)} of {len(chars)} tasks run; × {total / done:.1f} by the characters of "
+        "full_seconds": round(measured["seconds"] * total / done * models, 1),
+        "extrapolated": f"× {models:g} for the recipe's models; {len(tasks)} of {len(chars)} tasks run, "
+        f"× {total / done:.1f} by the characters of "
         "the evaluation splits (mteb's descriptive statistics)",
     }
 
