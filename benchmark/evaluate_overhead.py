@@ -65,7 +65,7 @@ def default_suite() -> Path:
 
 def skadapt_side(model: str, suite: Path, bootstrap: int) -> tuple[float, dict[str, float]]:
     """Seconds for ``run_evaluation`` (no cache; results and report written), and its task scores."""
-    from skadapt.evaluate.stage import run_evaluation
+    from skadapt import run_evaluation
 
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
