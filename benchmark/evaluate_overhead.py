@@ -65,8 +65,7 @@ def default_suite() -> Path:
 
 def skadapt_side(model: str, suite: Path, bootstrap: int) -> tuple[float, dict[str, float]]:
     """Seconds for ``run_evaluation`` (no cache; results and report written), and its task scores."""
-    from skadapt.evaluate.config import EvaluateConfig
-    from skadapt.evaluate.stage import run_evaluation
+    from skadapt import EvaluateConfig, run_evaluation
 
     config = EvaluateConfig(
         tasks=[str(suite)], prompt_policy=POLICY, batch_size=BATCH_SIZE, bootstrap=bootstrap

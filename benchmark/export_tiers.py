@@ -15,8 +15,8 @@ import shutil
 import time
 from pathlib import Path
 
-from skadapt.export.config import ExportConfig
-from skadapt.export.stage import export_tiers, speed_texts
+from skadapt import ExportConfig, export_tiers
+from skadapt.export.stage import speed_texts
 
 DEMO_POLICY = dict.fromkeys(
     ("STS", "PairClassification", "Classification", "Clustering", "BitextMining"), "query: "
@@ -33,8 +33,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
 
-    from skadapt.evaluate.config import EvaluateConfig
-    from skadapt.evaluate.stage import run_evaluation
+    from skadapt import EvaluateConfig, run_evaluation
 
     shutil.rmtree(args.out, ignore_errors=True)
     args.out.mkdir(parents=True)

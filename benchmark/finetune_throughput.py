@@ -92,11 +92,11 @@ def recipe_data(args: argparse.Namespace) -> dict[str, Any]:
 
 def run_skadapt(args: argparse.Namespace) -> dict[str, Any]:
     """skadapt's finetune stage, end to end (its imports included)."""
+    from skadapt import finetune
     from skadapt.recipe import validate_recipe
-    from skadapt.train.stage import finetune
 
     recipe = validate_recipe(recipe_data(args))
-    finetune(args.model, recipe, args.out, args.work)
+    finetune(recipe.context("finetune", args.model, args.out, args.work))
     report = json.loads((args.out / "training_report.json").read_text(encoding="utf-8"))
     return {"metrics": report["train_metrics"], "loss_curve": report["loss_curve"]}
 

@@ -17,9 +17,8 @@ import argparse
 import time
 from pathlib import Path
 
-from skadapt.languages import get_language
+from skadapt import LLMConfig, get_language
 from skadapt.llm.backends import make_backend
-from skadapt.llm.config import LLMConfig
 from skadapt.llm.seeds import request_seed
 from skadapt.llm.types import ChatRequest, Sampling
 from skadapt.synth.prompts import JSON_SCHEMA, load_template, render

@@ -18,10 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from skadapt.languages import get_language
-from skadapt.llm.config import LLMConfig
-from skadapt.synth.config import SynthSTSConfig
-from skadapt.synth.run import synthesize_sts
+from skadapt import LLMConfig, SynthSTSConfig, get_language, synthesize_sts
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "data" / "sk_corpus.txt"
 

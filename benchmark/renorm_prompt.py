@@ -61,7 +61,7 @@ def default_suite() -> tuple[Path, tuple[Path, str, int]]:
 
 def build(model: str, target: Path, config: Any, exclude: set[str], seed: int) -> dict[str, Any]:
     """Renormalize into ``target`` unless it is already there; its report."""
-    from skadapt.renorm.stage import renormalize
+    from skadapt import renormalize
 
     report = target / "renorm_report.json"
     if not report.exists():
@@ -110,8 +110,8 @@ def main() -> None:
     """Build the models, evaluate them, print the tables, the noise and the decision."""
     import numpy as np
 
+    from skadapt import RenormConfig
     from skadapt.model_sources import resolve_model
-    from skadapt.renorm.config import RenormConfig
     from skadapt.tasks.selection import evaluation_texts
 
     parser = argparse.ArgumentParser(

@@ -14,7 +14,7 @@ from skadapt.config import OptionError, RecipeError, Section
 from skadapt.evaluate.config import EvaluateConfig
 from skadapt.export.config import ExportConfig
 from skadapt.human.config import HumanConfig
-from skadapt.languages import UnknownLanguageError, get_language
+from skadapt.languages import Language, UnknownLanguageError, get_language
 from skadapt.llm.config import LLMConfig
 from skadapt.publish.config import PublishConfig
 from skadapt.renorm.config import RenormConfig
@@ -57,7 +57,7 @@ class Recipe(Section):
 
     @model_validator(mode="after")
     def _language_defaults(self) -> Recipe:
-        language = get_language(self.language)
+        language = self.language_entry
         if self.output_dir is None:
             self.output_dir = f"runs/{self.name}"
         if self.trim is not None and self.trim.corpus is None:
@@ -86,6 +86,12 @@ class Recipe(Section):
         return self
 
     @property
+    def language_entry(self) -> Language:
+        """The registry entry of the recipe's language (``language`` is its ISO 639-3 code, validated on
+        load): what code below the recipe takes, instead of resolving the code again."""
+        return get_language(self.language)
+
+    @property
     def run_dir(self) -> Path:
         """The run directory (output_dir) as a path."""
         return Path(self.output_dir or f"runs/{self.name}")
@@ -112,7 +118,7 @@ class Recipe(Section):
         evaluate = self.evaluate
         return RunFacts(
             run_dir=self.run_dir,
-            language=get_language(self.language),
+            language=self.language_entry,
             seed=self.seed,
             eval_tasks=tuple(evaluate.tasks) if evaluate is not None else (),
             excluded_tasks=tuple(evaluate.exclude_tasks) if evaluate is not None else (),

@@ -228,8 +228,9 @@ def test_czech_has_a_native_synthetic_sts_prompt() -> None:
 def test_language_check_accepts_the_language_and_rejects_a_neighbour(
     code: str, sentence: str, neighbour: str, reason: str
 ) -> None:
-    assert check_language(sentence, code).ok
-    verdict = check_language(neighbour, code)
+    language = get_language(code)
+    assert check_language(sentence, language).ok
+    verdict = check_language(neighbour, language)
     assert not verdict.ok and reason in verdict.reason
 
 

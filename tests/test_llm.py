@@ -108,7 +108,7 @@ def test_each_check_catches_its_error(output: str, check: str) -> None:
 
 def test_a_good_slovak_paraphrase_passes() -> None:
     assert check_text(PARAPHRASE, SOURCE, SLOVAK) == []
-    assert check_language(SOURCE, "slk").ok
+    assert check_language(SOURCE, SLOVAK).ok
 
 
 def test_summaries_and_expansions() -> None:

@@ -44,14 +44,19 @@ def identify(text: str) -> str:
     return str(py3langid.classify(text)[0])
 
 
-def check_language(text: str, language: Language | str) -> LanguageVerdict:
-    """Whether ``text`` is written in ``language`` (a registry entry or ISO 639-3 code)."""
-    language = get_language(language) if isinstance(language, str) else language
+@functools.cache
+def _neighbours(codes: tuple[str, ...]) -> tuple[Language, ...]:
+    """The registry entries of a language's neighbours (their codes), resolved once per process."""
+    return tuple(get_language(code) for code in codes)
+
+
+def check_language(text: str, language: Language) -> LanguageVerdict:
+    """Whether ``text`` is written in ``language`` (its registry entry, resolved once by the caller)."""
     words = [w.lower() for w in WORD.findall(text)]
     if not words:
         return LanguageVerdict(False, "no words")
-    for code in language.neighbours:
-        neighbour = get_language(code)
+    neighbours = _neighbours(tuple(language.neighbours))
+    for neighbour in neighbours:
         found = sorted({c for c in text.lower() if c in neighbour.marker_letters})
         if found:
             return LanguageVerdict(False, f"{neighbour.name} letters {' '.join(found)}")
@@ -62,7 +67,6 @@ def check_language(text: str, language: Language | str) -> LanguageVerdict:
             return LanguageVerdict(False, f"{share:.0%} of words are {language.name} words")
     if language.iso639_1 and len(words) >= MIN_WORDS_FOR_LANGID:
         found_code = identify(text)
-        neighbours = {get_language(c).iso639_1 for c in language.neighbours}
-        if found_code != language.iso639_1 and found_code not in neighbours:
+        if found_code != language.iso639_1 and found_code not in {n.iso639_1 for n in neighbours}:
             return LanguageVerdict(False, f"identified as {found_code!r}")
     return LanguageVerdict(True)

@@ -15,7 +15,6 @@ parameters), ``sizes`` (source row counts), ``tasks`` (evaluation texts), ``part
 
 from __future__ import annotations
 
-from skadapt.languages import get_language
 from skadapt.plan.model import Part, Plan, StagePlan
 from skadapt.plan.render import render_plan
 from skadapt.recipe import Recipe
@@ -53,7 +52,7 @@ def plan_recipe(recipe: Recipe, source: str | None = None) -> Plan:
     cpu, gpu = cpu_rates(), gpu_rates()
     ctx = Context(cpu, gpu, base, model)
     tasks, unknown = evaluation_tasks(recipe)
-    iso = get_language(recipe.language).iso639_1 or "en"
+    iso = recipe.language_entry.iso639_1 or "en"
     stages = []
     for name in recipe.enabled_stages():
         if name == "trim":

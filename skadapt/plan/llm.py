@@ -8,7 +8,6 @@ what to size a server by. Retries (``llm.attempts``) come on top for outputs tha
 
 from __future__ import annotations
 
-from skadapt.languages import get_language
 from skadapt.plan.model import StagePlan
 from skadapt.plan.parts import CHARS_PER_TOKEN, Context, cpu_part, encode_part
 from skadapt.plan.sizes import source_size
@@ -34,7 +33,7 @@ def plan_synth(recipe: Recipe, ctx: Context) -> StagePlan:
 
     config = recipe.synth_sts
     assert config is not None and recipe.llm is not None
-    language = get_language(recipe.language)
+    language = recipe.language_entry
     plan = StagePlan(stage="synth_sts")
     size = source_size(config.source, [config.text_column], enough=config.max_documents)
     read = read_count(size, config.max_documents, None, "synth_sts.source", plan)
@@ -71,7 +70,7 @@ def plan_robustness(recipe: Recipe, ctx: Context) -> StagePlan:
 
     config = recipe.robustness
     assert config is not None and recipe.llm is not None
-    language = get_language(recipe.language)
+    language = recipe.language_entry
     plan = StagePlan(stage="robustness")
     tasks, unknown = task_work(list(config.tasks), recipe.language)
     plan.unknown += unknown

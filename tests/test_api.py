@@ -1,0 +1,129 @@
+"""The public API: every name of ``skadapt.__all__`` is the function the README's "Python API" names, the
+package root imports nothing until a name is used, and ``run_recipe`` runs a recipe as ``skadapt train``
+does (the synthetic-STS recipe of tests/test_synth_sts.py, against its scripted LLM server)."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+import skadapt
+from skadapt.cli import app
+from skadapt.pipeline import PipelineError
+from tests.llm_server import scripted_server
+from tests.test_synth_sts import CORPUS, script_for
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _documented() -> dict[str, str]:
+    """Name -> defining module, from the README's "Python API" table."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("### Python API", 1)[1].split("\n#", 1)[0]
+    rows = re.findall(r"^\| `(\w+)` \| `(skadapt[\w.]*)` \|", section, re.MULTILINE)
+    return dict(rows)
+
+
+def test_every_public_name_is_the_documented_one() -> None:
+    documented = _documented()
+    assert sorted(documented) == skadapt.__all__
+    for name, module in documented.items():
+        assert getattr(skadapt, name) is getattr(importlib.import_module(module), name), name
+    with pytest.raises(AttributeError, match="has no attribute 'nothing'"):
+        skadapt.nothing  # noqa: B018
+
+
+def test_the_type_checking_imports_are_the_lazy_ones() -> None:
+    """What type checkers and the import-rule test see is what ``__getattr__`` loads."""
+    tree = ast.parse((ROOT / "skadapt" / "__init__.py").read_text(encoding="utf-8"))
+    guarded = next(node for node in tree.body if isinstance(node, ast.If))
+    imported = {
+        alias.name: node.module
+        for node in guarded.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+    assert imported == skadapt._EXPORTS
+    assert skadapt.__all__ == sorted(skadapt._EXPORTS)
+
+
+def test_import_skadapt_stays_cheap() -> None:
+    heavy = "{'torch', 'pydantic', 'mteb', 'skadapt'}"
+    code = f"import sys, skadapt; print([m for m in sys.modules if m.split('.')[0] in {heavy}])"
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert loaded.strip() == "['skadapt']"
+
+
+def _recipe(tmp_path: Path, base: Path, url: str, model: str, run: str, **synth: object) -> Path:
+    data = {
+        "name": "synth",
+        "language": "slk",
+        "base_model": str(base),
+        "output_dir": str(tmp_path / run),
+        "llm": {"backend": "openai", "model": model, "base_url": url, "cache": str(tmp_path / "c")},
+        "synth_sts": {
+            "source": str(CORPUS),
+            "n_sources": 8,
+            "annotation_sample_per_level": 2,
+            "contamination_tasks": [],
+            **synth,
+        },
+    }
+    path = tmp_path / f"{run}.yaml"
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    return path
+
+
+def test_run_recipe_runs_as_train_does(tmp_path: Path, tiny_models: dict[str, Path]) -> None:
+    from datasets import load_from_disk
+
+    with scripted_server(script_for({})) as server:
+        outcomes = skadapt.run_recipe(_recipe(tmp_path, tiny_models["unigram"], server.url, "a", "api"))
+        assert [(o.stage, o.status) for o in outcomes] == [("synth_sts", "ran")] and server.hits == 8
+        result = CliRunner().invoke(
+            app, ["train", str(_recipe(tmp_path, tiny_models["unigram"], server.url, "a", "cli"))]
+        )
+        assert result.exit_code == 0, result.output
+        assert server.hits == 8  # the same requests: answered from the shared LLM cache
+        api, cli = (
+            json.loads((tmp_path / r / "synth_sts" / "manifest.json").read_text()) for r in ("api", "cli")
+        )
+        assert api["key"] == cli["key"] and api["result"] == outcomes[0].result
+        same = ("pairs", "splits", "failed_sources")
+        assert {k: api["result"][k] for k in same} == {k: cli["result"][k] for k in same}
+        assert api["result"]["requests_sent"] == cli["result"]["cache_hits"] == 8
+        datasets = [load_from_disk(str(tmp_path / r / "synth_sts" / "dataset")) for r in ("api", "cli")]
+        assert datasets[0]["train"].to_list() == datasets[1]["train"].to_list()
+        again = skadapt.run_recipe(skadapt.load_recipe(tmp_path / "api.yaml"))
+        assert [(o.stage, o.status, o.result) for o in again] == [("synth_sts", "skipped", api["result"])]
+        overridden = skadapt.run_recipe(
+            tmp_path / "api.yaml", overrides=["synth_sts.n_sources=6"], check=False
+        )
+        assert [(o.stage, o.status) for o in overridden] == [("synth_sts", "ran")]
+        assert overridden[0].result["pairs"] == 6 * 6
+
+
+def test_run_recipe_checks_inputs_first(tmp_path: Path, tiny_models: dict[str, Path]) -> None:
+    path = _recipe(
+        tmp_path,
+        tiny_models["unigram"],
+        "http://127.0.0.1:9/v1",
+        "a",
+        "run",
+        source=str(tmp_path / "missing.txt"),
+    )
+    with pytest.raises(skadapt.PreflightError, match=r"inputs have a problem; no stage started") as caught:
+        skadapt.run_recipe(path)
+    assert any("missing.txt" in problem for _, problem in caught.value.problems)
+    assert not (tmp_path / "run" / "synth_sts").exists()
+    with pytest.raises(PipelineError, match="only='trimm': unknown stage"):
+        skadapt.run_recipe(path, only="trimm", check=False)
