@@ -10,9 +10,12 @@ texts are never trained or evaluated on):
   worker processes, one per core, as renorm runs it; the 64-512-char window, the reservoir) on the same
   documents, and how many eligible sentences of which
   length a document yields;
-- ``read_jsonl`` / ``read_parquet``: rows/s of ``skadapt.sources.read_rows`` on QA-shaped rows (question
-  ~60, passage ~1,200 chars) from JSONL, and from Parquet through ``datasets`` streaming (a Hub stream's
-  reading, without the network);
+- ``read_jsonl``: rows/s of ``skadapt.sources.read_rows`` on QA-shaped rows (question ~60, passage
+  ~1,200 chars) from JSONL;
+- ``read_hub``: rows/s of ``skadapt.sources.read_rows`` on a ``hub:`` source streamed over HTTP from the
+  local Hub (``tests/hub_server.py``, the real ``datasets``/``huggingface_hub`` client in a child process):
+  FineWeb2's layout and its eleven columns, ~3,000-char documents - what a Hub stream costs beside the
+  network;
 - ``build_pairs`` / ``nli_grouping``: rows/s of ``skadapt.train.datasets.build_task_datasets`` for pairs
   (QA rows) and for nli (three labelled hypotheses per premise, grouped into triplets), reading included;
 - ``contamination`` / ``contamination_index``: rows/s of ``skadapt.tasks.contamination.overlapping_rows``
@@ -93,17 +96,14 @@ def real_sentences() -> list[str]:
 
 
 def documents(n: int, rng: random.Random) -> list[str]:
-    """``n`` documents of about :data:`DOCUMENT_CHARS` characters: random passages joined by spaces."""
-    pool = real_sentences()
-    out = []
-    for i in range(n):
-        parts = [f"Dokument {i}."]
-        size = len(parts[0])
-        while size < DOCUMENT_CHARS:
-            parts.append(rng.choice(pool))
-            size += len(parts[-1]) + 1
-        out.append(" ".join(parts))
-    return out
+    """``n`` web-like documents of about :data:`DOCUMENT_CHARS` characters: the rehearsal's synthetic
+    Slovak (``benchmark/rehearsal_data.py``: words drawn by wordfreq's frequencies, 8% rarer pieces of the
+    model's vocabulary), whose token statistics - and so the tokenizer's speed - are the language's; the
+    demo's passages, repeated, made counting 1.9x too fast (the tokenizer caches repeated words)."""
+    from rehearsal_data import Words
+
+    source = Words("sk", rng.randrange(2**31), max(2_000_000, n * DOCUMENT_CHARS // 4))
+    return [f"Dokument {i}. " + source.text(DOCUMENT_CHARS) for i in range(n)]
 
 
 def words() -> list[str]:
@@ -158,8 +158,6 @@ def marginal(run: Callable[[int], Any], small: int, large: int, unit: str) -> di
 
 def measure(tokenizer: Path, scale: float = 1.0) -> dict[str, Any]:
     """Every data-path rate (see the module docstring); ``scale`` multiplies the sample sizes."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
 
     from skadapt.sources import read_rows
     from skadapt.tasks.contamination import overlapping_rows
@@ -169,7 +167,8 @@ def measure(tokenizer: Path, scale: float = 1.0) -> dict[str, Any]:
     from skadapt.trim.counting import count_source
 
     rng = random.Random(11)
-    n_docs, n_sentenced, n_rows, n_nli, n_index = (int(x * scale) for x in (6000, 3000, 20000, 30000, 50000))
+    sizes = (6000, 3000, 20000, 30000, 50000, 20000)
+    n_docs, n_sentenced, n_rows, n_nli, n_index, n_hub = (int(x * scale) for x in sizes)
     pool = words()
     rates: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as scratch:
@@ -203,17 +202,13 @@ def measure(tokenizer: Path, scale: float = 1.0) -> dict[str, Any]:
         qa = [
             {"question": text(pool, 60, rng, i), "context": text(pool, 1200, rng, i)} for i in range(n_rows)
         ]
-        for name, suffix in (("read_jsonl", "jsonl"), ("read_parquet", "parquet")):
 
-            def read(n: int, suffix: str = suffix) -> int:
-                path = root / f"qa{n}.{suffix}"
-                if suffix == "jsonl":
-                    write_jsonl(path, qa[:n])
-                else:
-                    pq.write_table(pa.Table.from_pylist(qa[:n]), path)
-                return sum(1 for _ in read_rows(str(path)).rows)
+        def read(n: int) -> int:
+            path = write_jsonl(root / f"qa{n}.jsonl", qa[:n])
+            return sum(1 for _ in read_rows(str(path)).rows)
 
-            rates[name] = marginal(read, n_rows // 10, n_rows, "rows") | {"row_chars": 1260}
+        rates["read_jsonl"] = marginal(read, n_rows // 10, n_rows, "rows") | {"row_chars": 1260}
+        rates["read_hub"] = hub_read_rate(root / "hub", n_hub)
 
         def pairs(n: int) -> Any:
             path = write_jsonl(root / f"pairs{n}.jsonl", qa[:n])
@@ -247,6 +242,65 @@ def measure(tokenizer: Path, scale: float = 1.0) -> dict[str, Any]:
             lambda n: overlapping_rows({}, {"task": tests["task"][:n]}), n_index // 10, n_index, "texts"
         )
     return rates
+
+
+HUB_READ = """
+import sys, time
+from skadapt.sources import read_rows
+n = int(sys.argv[1])
+rows = read_rows("hub:HuggingFaceFW/fineweb-2:slk_Latn:train").rows
+start = time.perf_counter()
+count = sum(1 for _ in zip(range(n), rows))
+print(count, time.perf_counter() - start)
+"""
+
+
+def hub_read_rate(root: Path, n: int) -> dict[str, Any]:
+    """Rows/s of streaming FineWeb2-shaped Parquet from the local HTTP Hub in a child process (the client's
+    own environment: the local Hub's endpoint, fresh caches), marginal between a tenth and ``n`` rows."""
+    import subprocess
+    import sys
+
+    from rehearsal_data import FINEWEB_DOCUMENTS, Generator, write_fineweb
+
+    from tests.hub_fixtures import HF_TOKEN, client_env
+    from tests.hub_server import HubStore, LocalHub
+
+    written = write_fineweb(root, Generator(5, 2_000_000), n / FINEWEB_DOCUMENTS)
+    texts = [p for p in written if p.suffix == ".parquet" and "train" in p.parts]
+    chars = _parquet_chars(texts)
+    store = HubStore()
+    store.load(root)
+    timings = []
+    with LocalHub(store) as hub:
+        env = client_env(hub, root / "home", token=HF_TOKEN)
+        for rows in (n // 10, n):
+            done = subprocess.run(
+                [sys.executable, "-c", HUB_READ, str(rows)],
+                env=env,
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            count, seconds = done.stdout.split()
+            timings.append((int(count), float(seconds)))
+    (small, t_small), (large, t_large) = timings
+    per_s = (large - small) / max(t_large - t_small, 1e-9)
+    return {
+        "rows_per_s": round(per_s, 1),
+        "fixed_s": round(max(0.0, t_small - small / per_s), 3),
+        "rows": large,
+        "row_chars": chars,
+        "columns": 11,
+    }
+
+
+def _parquet_chars(paths: list[Path]) -> int:
+    """Average characters of the ``text`` column of Parquet files."""
+    import pyarrow.parquet as pq
+
+    texts = [t for p in paths for t in pq.read_table(p, columns=["text"]).column("text").to_pylist()]
+    return round(sum(map(len, texts)) / max(1, len(texts)))
 
 
 def main() -> None:

@@ -51,6 +51,8 @@ if str(REPO_ROOT) not in sys.path:
 from benchmark import rehearsal_data  # noqa: E402
 
 RECIPE = REPO_ROOT / "recipes" / "e5_sk_small.yaml"
+PARITY_CAP = 100
+"""Parity documents of a capped trim (``--trim-documents``)."""
 RESULTS = REPO_ROOT / "benchmark" / "results" / "rehearsal.json"
 EVAL_TASKS = [
     "SlovakSumSTS",
@@ -211,6 +213,19 @@ def main(argv: list[str] | None = None) -> int:
         "--plan-code", type=Path, default=REPO_ROOT, help="the skadapt whose plan_recipe is compared"
     )
     parser.add_argument("--threads", type=int, default=int(os.environ.get("OMP_NUM_THREADS", "2")))
+    parser.add_argument(
+        "--replan",
+        action="store_true",
+        help="run no stage: recompute the plans (and extrapolations) of the stages in --results, with "
+        "the rates shipped now",
+    )
+    parser.add_argument(
+        "--show-plan",
+        nargs="*",
+        type=Path,
+        default=[],
+        help="print `skadapt train RECIPE --plan` for these recipes against the local Hub, then stop",
+    )
     args = parser.parse_args(argv)
 
     from tests.hub_fixtures import E5_ID, E5_REVISION, HF_TOKEN, client_env
@@ -236,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.renorm_documents:
         full_sets.append(f"renorm.max_documents={args.renorm_documents}")
     if args.trim_documents:
-        full_sets += [f"trim.max_documents={args.trim_documents}", "trim.parity_documents=100"]
+        full_sets += [f"trim.max_documents={args.trim_documents}", f"trim.parity_documents={PARITY_CAP}"]
     results: dict[str, Any] = {
         "command": " ".join(["benchmark/rehearsal.py", *(argv if argv is not None else sys.argv[1:])]),
         "machine": f"{os.cpu_count()} cores, OMP_NUM_THREADS={args.threads}",
@@ -250,13 +265,31 @@ def main(argv: list[str] | None = None) -> int:
     previous = json.loads(args.results.read_text()) if args.results.is_file() else {}
     if previous.get("scale") == args.scale and "check" not in args.stages:
         results["stages"] = previous.get("stages", {})
+    if args.replan:
+        results |= {k: previous[k] for k in ("command", "date", "data", "sets") if k in previous}
+        args.stages = []
 
     with LocalHub(store) as hub:
         env = client_env(hub, home, token=HF_TOKEN) | {
             "OMP_NUM_THREADS": str(args.threads),
             "PYTHONUNBUFFERED": "1",
         }
+        for recipe in args.show_plan:
+            shown = subprocess.run(
+                [sys.executable, "-m", "skadapt", "train", str(recipe), "--plan"],
+                env=env | {"COLUMNS": "150"},
+                cwd=REPO_ROOT,
+                capture_output=True,
+                text=True,
+            )
+            print(f"$ skadapt train {recipe} --plan\n{shown.stdout}{shown.stderr[-2000:]}", flush=True)
+        if args.show_plan:
+            return 0
         results["planned"] = plan_estimates(env, [f"output_dir={run_dir}"], args.plan_code.resolve())
+        for stage, measured in results["stages"].items() if args.replan else []:
+            sets = [f"output_dir={run_dir}", *measured["sets"]]
+            measured["planned"] = (plan_estimates(env, sets, args.plan_code.resolve()) or {}).get(stage)
+            measured |= extrapolate(stage, run_dir, args, measured)
         args.results.parent.mkdir(parents=True, exist_ok=True)
         args.results.write_text(json.dumps(results, indent=2) + "\n")
         skadapt = [sys.executable, "-m", "skadapt"]
@@ -297,7 +330,7 @@ def extrapolate(
     if measured["returncode"] != 0:
         return {}
     if stage == "trim":
-        return trim_full(run_dir)
+        return trim_full(run_dir, measured, recipe["trim"]["max_documents"], args.trim_documents)
     if stage == "finetune":
         finetune = recipe["finetune"]
         return finetune_full(run_dir, measured, finetune["batch_size"], finetune["epochs"])
@@ -319,12 +352,23 @@ def _log_seconds(run_dir: Path, pattern: str) -> float | None:
     return float(found[-1]) if found else None
 
 
-def trim_full(run_dir: Path) -> dict[str, Any]:
-    """The trim stage runs at full size; how much of it was counting the corpus."""
+def trim_full(run_dir: Path, measured: dict[str, Any], documents: int, cap: int | None) -> dict[str, Any]:
+    """How much of the trim stage was counting the corpus; with the corpus capped at ``cap`` documents, the
+    counting scaled to the recipe's ``documents`` (the rest - parity on the capped sample, loading, saving
+    - as measured)."""
     counted = _log_seconds(
         run_dir, r"counted \S+: \d+ documents, [\d.]+ MB, \d+ distinct tokens in ([\d.]+)s"
     )
-    return {"counting_seconds": counted} if counted is not None else {}
+    if counted is None:
+        return {}
+    out: dict[str, Any] = {"counting_seconds": counted}
+    if cap and cap < documents:
+        out["full_seconds"] = round(measured["seconds"] + counted * (documents / cap - 1), 1)
+        out["extrapolated"] = (
+            f"counting: {cap} documents measured, x {documents / cap:g}; parity on "
+            f"{PARITY_CAP} documents, loading and saving as measured"
+        )
+    return out
 
 
 def finetune_full(run_dir: Path, measured: dict[str, Any], batch: int, epochs: int) -> dict[str, Any]:

@@ -62,7 +62,8 @@ def test_demo_plan_counts_the_training_rows_and_steps_from_the_files(demo_plan: 
     assert finetune.work["steps"] == batches
     dev = 2 * len(_lines(TRAIN / "sts_dev.jsonl")) + 2 * len(_lines(TRAIN / "qa_dev.jsonl"))
     dev += 3 * len(_lines(TRAIN / "nli_dev.jsonl"))
-    evaluations = math.ceil(batches / 20) + 6  # dev every 20 steps, then the 6-point interpolation grid
+    # the starting model and the final model (train/stage.py), every 20 steps, the 6-point interpolation grid
+    evaluations = 2 + batches // 20 + 6
     assert finetune.work["dev_encodes"] == dev * evaluations
     assert finetune.seconds_cpu and finetune.seconds_cpu > 0
     assert finetune.seconds_gpu and finetune.seconds_gpu > 0  # e5-small-trimmed is measured on a GPU

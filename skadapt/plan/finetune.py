@@ -141,7 +141,7 @@ def plan_finetune(recipe: Recipe, ctx: Context, tasks: list[TaskWork]) -> StageP
         elif not entry.source.startswith("hub:"):
             plan.parts.append(cpu_part(ctx, f"reading {entry.name}", "build_pairs", size.rows, size.chars))
         if entry.source.startswith("hub:"):
-            plan.parts.append(cpu_part(ctx, f"reading {entry.name}", "read_parquet", size.rows, size.chars))
+            plan.parts.append(cpu_part(ctx, f"reading {entry.name}", "read_hub", size.rows, size.chars))
     if config.anchor is not None:
         anchor = source_size(config.anchor.corpus, [config.anchor.text_column])
         count = min(config.anchor.samples, anchor.rows) if anchor.rows is not None else config.anchor.samples
@@ -179,13 +179,14 @@ def plan_finetune(recipe: Recipe, ctx: Context, tasks: list[TaskWork]) -> StageP
     _contamination(recipe, ctx, plan, rows_read, tasks)
     if config.dev is not None:
         dev_texts, dev_chars = dev_size(config.dev, plan)
-        evaluations = -(-total // config.dev.steps) + (
+        # the starting model, every dev.steps steps, the final model, the interpolation grid
+        evaluations = 2 + total // config.dev.steps + (
             len(config.interpolation.grid) if config.interpolation else 0
         )
         plan.work["dev_encodes"] = dev_texts * evaluations
         plan.lines.append(
-            f"dev: {evaluations} evaluations x {dev_texts:,} texts (every {config.dev.steps} steps, "
-            "interpolation grid)"
+            f"dev: {evaluations} evaluations x {dev_texts:,} texts (the starting and the final model, every "
+            f"{config.dev.steps} steps, the interpolation grid)"
         )
         plan.parts.append(encode_part(ctx, "dev evaluations", ctx.model, dev_texts * evaluations, dev_chars))
     params = ctx.model.parameters

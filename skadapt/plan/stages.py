@@ -46,11 +46,11 @@ def source_line(field: str, spec: str, size: SourceSize, read: int | None, what:
 
 
 def stream_part(ctx: Context, name: str, spec: str, rows: float, chars: float | None) -> Part | None:
-    """Reading a Hub stream's rows (Parquet through ``datasets``, without the network); local files are
-    read inside the step that uses them."""
+    """Reading a Hub stream's rows (``datasets`` streaming Parquet over HTTP, measured against a local Hub:
+    the network's own speed is not in it); local files are read inside the step that uses them."""
     if not spec.startswith("hub:"):
         return None
-    return cpu_part(ctx, name, "read_parquet", rows, chars)
+    return cpu_part(ctx, name, "read_hub", rows, chars)
 
 
 def plan_trim(recipe: Recipe, ctx: Context) -> StagePlan:
