@@ -339,7 +339,7 @@ def test_static_tier_evaluates_without_the_vocab_error(tiny_models: dict[str, Pa
     from skadapt.export.stage import export_tiers
     from skadapt.tasks.runner import evaluate_model, load_encoder
     from skadapt.tasks.selection import select_tasks
-    from tests.suite_fixtures import SENTENCES, write_tiny_suite
+    from tests.support.suite_fixtures import SENTENCES, write_tiny_suite
 
     out = tmp_path / "export"
     out.mkdir()

@@ -16,7 +16,7 @@ from skadapt.evaluate.stats import compare
 from skadapt.tasks.runner import EvaluationError, TaskScore, evaluate_model, validate_prompt_policy
 from skadapt.tasks.selection import TaskSelectionError, select_tasks
 from skadapt.tasks.suite import TASK_TYPES, load_suite
-from tests.suite_fixtures import SENTENCES, write_tiny_suite
+from tests.support.suite_fixtures import SENTENCES, write_tiny_suite
 
 TYPES = set(TASK_TYPES)
 

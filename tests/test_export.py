@@ -15,7 +15,7 @@ import pytest
 from skadapt.export.config import ExportConfig
 from skadapt.export.stage import export_tiers, speed_texts
 from skadapt.tasks.backends import load_sentence_model
-from tests.suite_fixtures import write_tiny_suite
+from tests.support.suite_fixtures import write_tiny_suite
 
 pytest.importorskip("onnxruntime")
 pytest.importorskip("model2vec")

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from skadapt.annotate.sheetio import SheetError
 from skadapt.cli import app
 from skadapt.human.sheets import read_answers, read_key
-from tests.suite_fixtures import SENTENCES, write_tiny_suite
+from tests.support.suite_fixtures import SENTENCES, write_tiny_suite
 
 runner = CliRunner()
 

@@ -16,8 +16,8 @@ from skadapt.robustness.run import RobustnessPlan, run_robustness
 from skadapt.robustness.tasks import texts_to_transform
 from skadapt.robustness.transforms import TRANSLATION_POOL, draw, resolve_settings, steps
 from skadapt.tasks.selection import select_tasks
-from tests.llm_server import Reply, scripted_server, user_message
-from tests.suite_fixtures import SENTENCES, write_tiny_suite
+from tests.support.llm_server import Reply, scripted_server, user_message
+from tests.support.suite_fixtures import SENTENCES, write_tiny_suite
 
 SLOVAK = get_language("slk")
 TRANSLATIONS = {  # what the scripted LLM answers to "Translate ... into <language>", by input

@@ -20,8 +20,8 @@ from skadapt.artifacts import read_manifest
 from skadapt.cli import app
 from skadapt.pipeline import run_recipe
 from skadapt.recipe import validate_recipe
-from tests.suite_fixtures import write_tiny_suite
-from tests.tiny_models import FIXTURE_TEXTS
+from tests.support.suite_fixtures import write_tiny_suite
+from tests.support.tiny_models import FIXTURE_TEXTS
 
 pytest.importorskip("onnxruntime")
 pytest.importorskip("model2vec")
