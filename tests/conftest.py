@@ -5,9 +5,19 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 os.environ.setdefault("OMP_NUM_THREADS", "2")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 pytest_plugins = ["tests.support.fixtures"]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test that asks for the real multilingual-e5-small is a ``real_model`` test (``make test-fast``
+    leaves those out), whether or not it says so itself."""
+    for item in items:
+        if "e5_small" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.real_model)
