@@ -11,6 +11,9 @@ os.environ.setdefault("OMP_NUM_THREADS", "2")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# A pytest-xdist worker starts with COLUMNS=80, which would fix the consoles' width when skadapt.console is
+# imported; the tests set the width they need per command (CliRunner's env).
+os.environ.pop("COLUMNS", None)
 
 pytest_plugins = ["tests.support.fixtures"]
 

@@ -324,6 +324,7 @@ def test_stage_commands_name_a_missing_model_directory(command: list[str], tmp_p
 # ------------------------------------------------------------------------- the static tier, evaluated quietly
 
 
+@pytest.mark.slow
 def test_static_tier_evaluates_without_the_vocab_error(tiny_models: dict[str, Path], tmp_path: Path) -> None:
     """mteb's model metadata asks the tokenizer for ``.vocab``; a static model's ``tokenizers.Tokenizer``
     has none, and the failure used to reach the console as "Error: 'tokenizers.Tokenizer' object has no

@@ -160,6 +160,7 @@ def test_sheet_problems_name_sheet_row_and_field(exported: Path) -> None:
     assert "TinySTS.human/annotator_2.csv row 4 item_id: unknown item 'x9'" in message
 
 
+@pytest.mark.slow
 def test_evaluate_shows_human_beside_the_models(
     exported: Path, tiny_models: dict[str, Path], tmp_path: Path
 ) -> None:

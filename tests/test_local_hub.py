@@ -368,6 +368,7 @@ for config in ("question-answering", "sts"):
     ]
 
 
+@pytest.mark.slow
 def test_skadapt_readers_and_recipe_datasets_through_the_hub(hub_client: HubClient) -> None:
     result = hub_client.run(
         IDS
@@ -526,6 +527,7 @@ emit("prompts", model.prompts)
     assert hub.served(f"/{E5_ID}/resolve/", "GET") and hub.served("/lfs/", "GET")  # weights via the CDN
 
 
+@pytest.mark.slow
 def test_mteb_slovak_rte_loads_skleps_pinned_revision(hub_client: HubClient, hub: LocalHub) -> None:
     """mteb's SlovakRTE reads skLEP's ``rte`` config at the revision mteb pins."""
     result = hub_client.run(

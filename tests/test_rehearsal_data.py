@@ -37,6 +37,8 @@ emit("texts", {t.metadata.name: len(task_test_texts(t)) for t in tasks})
 
 TASKS = ["SlovakSTS", "SKQuadRetrieval", "Tatoeba", "SlovakRTE", "PravdaSKTagClustering"]
 
+pytestmark = pytest.mark.slow  # the module's tree takes seconds to generate
+
 
 @pytest.fixture(scope="module")
 def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
