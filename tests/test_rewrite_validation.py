@@ -66,6 +66,7 @@ def _simulated_rating(key: dict, rater: str) -> tuple[int, int]:
     return (4 + wobble, 5 - wobble) if key["transformation"] == "paraphrase" else (1 + wobble, 2)
 
 
+@pytest.mark.slow
 def test_export_rate_validate_and_score_only_accepted(tmp_path: Path, tiny_models: dict[str, Path]) -> None:
     from tests.support.suite_fixtures import write_tiny_suite
 

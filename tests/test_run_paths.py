@@ -30,6 +30,8 @@ runner = CliRunner()
 RUN = Path("runs") / "tiny"
 """The run directory, relative to the project directory the recipe runs in (as the default runs/NAME)."""
 
+pytestmark = pytest.mark.slow  # every test reads the module's one recipe run
+
 
 def recipe_data(base_model: Path) -> dict[str, Any]:
     """The smallest real recipe with a model stage, an export stage and an evaluation."""
