@@ -19,7 +19,7 @@ export HF_HUB_OFFLINE ?= 1
 export HF_DATASETS_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: install e5 test test-servers demo lint bench clean
+.PHONY: install e5 test test-fast test-servers demo lint bench clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -40,6 +40,11 @@ e5: install
 
 test: e5
 	model=$(E5_PATH) && SKADAPT_TEST_MODEL="$$model" $(BIN)/pytest -q
+
+# The inner loop: every test but the slow ones (end-to-end recipe runs, the local-Hub client runs, real
+# training) and those of the real multilingual-e5-small (which it therefore does not build).
+test-fast: install
+	$(BIN)/pytest -q -m "not slow and not real_model"
 
 # The LLM layer against a real third-party server: llama.cpp's OpenAI-compatible server
 # (llama-cpp-python[server], a C++ build of ~8 min on 2 cores, kept as a wheel in WHEELS and reused) serving

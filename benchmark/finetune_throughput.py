@@ -218,7 +218,7 @@ def resolve_model(name: str | None) -> str:
     """The model directory: the real mE5-small by default, ``tiny`` for the tiny test model."""
     sys.path.insert(0, str(ROOT))
     if name == "tiny":
-        from tests.tiny_models import build_tiny_model
+        from tests.support.tiny_models import build_tiny_model
 
         return str(build_tiny_model(Path(tempfile.mkdtemp()) / "tiny", "unigram"))
     from skadapt.model_sources import resolve_model as resolve

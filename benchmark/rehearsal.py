@@ -228,8 +228,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
 
-    from tests.hub_fixtures import E5_ID, E5_REVISION, HF_TOKEN, client_env
-    from tests.hub_server import HubStore, LocalHub
+    from tests.support.hub_fixtures import E5_ID, E5_REVISION, HF_TOKEN, client_env
+    from tests.support.hub_server import HubStore, LocalHub
 
     data = args.data or rehearsal_data.default_root(args.scale)
     print(f"data: {data}", flush=True)

@@ -38,8 +38,8 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from tests import hub_fixtures as hf  # noqa: E402
-from tests import hub_skmteb as sk  # noqa: E402
+from tests.support import hub_fixtures as hf  # noqa: E402
+from tests.support import hub_skmteb as sk  # noqa: E402
 
 SKLEP_SIZES = {  # config -> (train, validation, test) rows (skLEP @10549a8c)
     "question-answering": (71_999, 9_583, 9_583),

@@ -32,7 +32,7 @@ from skadapt.model_sources import resolve_model  # noqa: E402
 from skadapt.robustness.run import RobustnessPlan, build_variants  # noqa: E402
 from skadapt.tasks.runner import evaluate_model, load_encoder  # noqa: E402
 from skadapt.tasks.selection import select_tasks  # noqa: E402
-from tests.llm_server import Reply, scripted_server, user_message  # noqa: E402
+from tests.support.llm_server import Reply, scripted_server, user_message  # noqa: E402
 
 POLICY = {t: "query: " for t in ("STS", "PairClassification", "Classification", "Clustering", "BitextMining")}
 

@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 from skadapt.choose import Candidate, markdown, select
 from skadapt.languages import get_language
 from skadapt.llm.config import LLMConfig
-from tests.llm_server import Reply, scripted_server, user_message
-from tests.suite_fixtures import SENTENCES
+from tests.support.llm_server import Reply, scripted_server, user_message
+from tests.support.suite_fixtures import SENTENCES
 from tests.test_robustness import script as careful_rewriter
 from tests.test_synth_sts import GOOD as SYNTH_GOOD
 

@@ -324,6 +324,7 @@ def test_stage_commands_name_a_missing_model_directory(command: list[str], tmp_p
 # ------------------------------------------------------------------------- the static tier, evaluated quietly
 
 
+@pytest.mark.slow
 def test_static_tier_evaluates_without_the_vocab_error(tiny_models: dict[str, Path], tmp_path: Path) -> None:
     """mteb's model metadata asks the tokenizer for ``.vocab``; a static model's ``tokenizers.Tokenizer``
     has none, and the failure used to reach the console as "Error: 'tokenizers.Tokenizer' object has no
@@ -339,7 +340,7 @@ def test_static_tier_evaluates_without_the_vocab_error(tiny_models: dict[str, Pa
     from skadapt.export.stage import export_tiers
     from skadapt.tasks.runner import evaluate_model, load_encoder
     from skadapt.tasks.selection import select_tasks
-    from tests.suite_fixtures import SENTENCES, write_tiny_suite
+    from tests.support.suite_fixtures import SENTENCES, write_tiny_suite
 
     out = tmp_path / "export"
     out.mkdir()

@@ -15,6 +15,8 @@ from skadapt.recipe import load_recipe
 
 ROOT = Path(__file__).resolve().parents[1]
 
+pytestmark = pytest.mark.slow  # the whole demo recipe, twice
+
 
 @pytest.fixture
 def demo_recipe(tiny_models: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch):

@@ -1,9 +1,9 @@
 """`skadapt train` under torchrun: two CPU processes (gloo) train one model; rank 0 writes every artifact; a
 launch killed mid-training resumes from its last checkpoint.
 
-The ranks run ``tests/torchrun_probe.py``: ``skadapt`` itself, with every model save and manifest write
-recorded with the rank that made it, and (first launch of the resume test) a stop at the first checkpoint
-so the kill lands mid-training at a known step rather than by timing.
+The ranks run ``tests/support/torchrun_probe.py``: ``skadapt`` itself, with every model save and manifest
+write recorded with the rank that made it, and (first launch of the resume test) a stop at the first
+checkpoint so the kill lands mid-training at a known step rather than by timing.
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ def _launch(recipe: Path, tmp_path: Path, name: str, **env: str) -> subprocess.P
     # files, not pipes: nothing blocks on output while the test waits
     with (tmp_path / f"{name}.out").open("wb") as out, (tmp_path / f"{name}.err").open("wb") as err:
         return subprocess.Popen(
-            [*command, "-m", "tests.torchrun_probe", "train", str(recipe)],
+            [*command, "-m", "tests.support.torchrun_probe", "train", str(recipe)],
             cwd=ROOT,
             env=environment,
             stdout=out,

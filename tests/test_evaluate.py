@@ -16,7 +16,7 @@ from skadapt.evaluate.stats import compare
 from skadapt.tasks.runner import EvaluationError, TaskScore, evaluate_model, validate_prompt_policy
 from skadapt.tasks.selection import TaskSelectionError, select_tasks
 from skadapt.tasks.suite import TASK_TYPES, load_suite
-from tests.suite_fixtures import SENTENCES, write_tiny_suite
+from tests.support.suite_fixtures import SENTENCES, write_tiny_suite
 
 TYPES = set(TASK_TYPES)
 
@@ -222,6 +222,7 @@ def test_builtin_benchmark_tasks_and_mirrors(tmp_path: Path):
         select_tasks(["NoSuchTaskAnywhere"], language="slk")
 
 
+@pytest.mark.slow
 def test_cli_prints_models_side_by_side(tiny_models: dict[str, Path], tiny_suite: Path, tmp_path: Path):
     out = tmp_path / "report"
     args = [
@@ -274,6 +275,7 @@ def test_cli_unreachable_builtin_task_names_it(
     assert "Traceback" not in result.output
 
 
+@pytest.mark.slow
 def test_identical_models_get_identical_scores(tiny_models: dict[str, Path]):
     """mteb tasks carry random state (clustering/classification sampling): all models must see the same."""
     from skadapt.tasks.runner import evaluate_models
@@ -289,6 +291,7 @@ def test_identical_models_get_identical_scores(tiny_models: dict[str, Path]):
     assert by_model["a"] == by_model["b"] == by_model["c"]
 
 
+@pytest.mark.slow
 def test_excluded_tasks_are_named_in_every_average(
     tiny_models: dict[str, Path], tiny_suite: Path, tmp_path: Path
 ):

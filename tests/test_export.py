@@ -15,7 +15,7 @@ import pytest
 from skadapt.export.config import ExportConfig
 from skadapt.export.stage import export_tiers, speed_texts
 from skadapt.tasks.backends import load_sentence_model
-from tests.suite_fixtures import write_tiny_suite
+from tests.support.suite_fixtures import write_tiny_suite
 
 pytest.importorskip("onnxruntime")
 pytest.importorskip("model2vec")
@@ -59,6 +59,7 @@ def _ort_hidden(file: Path, model_dir: Path, texts: list[str]) -> np.ndarray:
     return pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
 
 
+@pytest.mark.slow
 def test_onnx_layout_parity_and_int8(exported: tuple[Path, dict], tiny_models: dict[str, Path]) -> None:
     out, report = exported
     files = sorted(p.name for p in (out / "model" / "onnx").iterdir())
@@ -79,6 +80,7 @@ def test_onnx_layout_parity_and_int8(exported: tuple[Path, dict], tiny_models: d
     }
 
 
+@pytest.mark.slow
 def test_int8_is_onnxruntime_dynamic_quantization(exported: tuple[Path, dict]) -> None:
     import onnx
 
@@ -90,6 +92,7 @@ def test_int8_is_onnxruntime_dynamic_quantization(exported: tuple[Path, dict]) -
     assert int8_weights
 
 
+@pytest.mark.slow
 def test_static_tier_is_model2vec_and_loads_in_sentence_transformers(exported: tuple[Path, dict]) -> None:
     """The static directory is model2vec's format (its table, its tokenizer) and loads as a plain
     ``SentenceTransformer``: the mean of the text's token rows, normalized. model2vec's own ``encode``
@@ -118,6 +121,7 @@ def test_static_tier_is_model2vec_and_loads_in_sentence_transformers(exported: t
     assert report["static"]["vocabulary"] == table.shape[0] == tokenizer.get_vocab_size()
 
 
+@pytest.mark.slow
 def test_speed_rows_measure_every_model_once(exported: tuple[Path, dict]) -> None:
     out, report = exported
     speed = report["speed"]
@@ -133,6 +137,7 @@ def test_speed_rows_measure_every_model_once(exported: tuple[Path, dict]) -> Non
     assert json.loads((out / "export_report.json").read_text())["tiers"] == report["tiers"]
 
 
+@pytest.mark.slow
 def test_renorm_dense_is_carried_by_the_module_stack(tiny_models: dict[str, Path], tmp_path: Path) -> None:
     """A renormalized model (Dense + Normalize after pooling) exports with the same outputs."""
     import torch
@@ -257,6 +262,7 @@ def test_speed_texts_come_from_the_suites_seeded(tmp_path: Path) -> None:
         speed_texts(ExportConfig(), [], None, 3)
 
 
+@pytest.mark.slow
 def test_static_model_scores_in_mteb_as_in_skadapt(exported: tuple[Path, dict], tmp_path: Path) -> None:
     """mteb on a plain SentenceTransformer(static_dir) gives skadapt's evaluation scores."""
     import mteb
@@ -334,6 +340,7 @@ def test_plain_sentence_transformers_onnx_backend_loads_the_layout(
     assert np.abs(static - ours_static).max() < 1e-3  # float16 table: rounding of the last digit
 
 
+@pytest.mark.slow
 def test_peak_memory_is_the_measured_process_own(tiny_models: dict[str, Path], tmp_path: Path) -> None:
     """A parent holding 1.5 GB does not show up in the child's peak (ru_maxrss would carry it over)."""
     from skadapt.export.speed import measure
@@ -346,6 +353,7 @@ def test_peak_memory_is_the_measured_process_own(tiny_models: dict[str, Path], t
     assert 0 < row["peak_rss_mb"] < 1200 and row["texts"] == len(TEXTS) and row["threads"] == 1
 
 
+@pytest.mark.slow
 def test_export_command(tiny_models: dict[str, Path], tmp_path: Path) -> None:
     from typer.testing import CliRunner
 

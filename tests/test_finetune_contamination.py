@@ -21,7 +21,7 @@ from skadapt.tasks.contamination import (
 from skadapt.tasks.local_tasks import build_task
 from skadapt.tasks.suite import load_suite
 from skadapt.textsample import normalize_text
-from tests.suite_fixtures import SENTENCES, write_tiny_suite
+from tests.support.suite_fixtures import SENTENCES, write_tiny_suite
 from tests.test_task_language import ENGLISH, dev_text, multilingual_task, register
 
 

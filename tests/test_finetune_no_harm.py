@@ -43,6 +43,7 @@ def test_interpolation_needs_a_dev_set(tiny_models: dict[str, Path], tmp_path: P
         validate_recipe(recipe_data(tiny_models["unigram"], tmp_path, interpolation={}))
 
 
+@pytest.mark.slow
 def test_interpolation_grid_is_scored_on_dev_and_the_best_is_saved(
     tiny_models: dict[str, Path], tmp_path: Path
 ) -> None:
@@ -65,6 +66,7 @@ def test_interpolation_grid_is_scored_on_dev_and_the_best_is_saved(
     assert report["dev"]["final"]["dev_spearman_cosine"] >= max(s["score"] for s in scores) - 1e-6
 
 
+@pytest.mark.slow
 def test_interpolation_at_zero_gives_back_the_starting_model(
     tiny_models: dict[str, Path], tmp_path: Path
 ) -> None:
@@ -77,6 +79,7 @@ def test_interpolation_at_zero_gives_back_the_starting_model(
     assert np.abs(_embed(out, texts) - _embed(base, texts)).max() < 1e-5
 
 
+@pytest.mark.slow
 def test_anchor_keeps_the_model_near_its_start(tiny_models: dict[str, Path], tmp_path: Path) -> None:
     base = tiny_models["unigram"]
     texts = _held_out()
@@ -121,6 +124,7 @@ def test_anchor_sample_leaves_out_evaluation_texts(tiny_models: dict[str, Path],
     assert anchor["stats"]["dropped_eval_overlap"] >= 10
 
 
+@pytest.mark.slow
 def test_select_best_false_keeps_the_last_step(tiny_models: dict[str, Path], tmp_path: Path) -> None:
     dev = {**DEV, "select_best": False}
     # training length = inference length, so that the history and the final score are comparable
@@ -135,6 +139,7 @@ def test_select_best_false_keeps_the_last_step(tiny_models: dict[str, Path], tmp
     assert report["dev"]["final"]["dev_spearman_cosine"] == pytest.approx(last["score"], abs=1e-4)
 
 
+@pytest.mark.slow
 def test_a_model_without_prompts_trains_end_to_end(tiny_models: dict[str, Path], tmp_path: Path) -> None:
     import shutil
 
@@ -156,6 +161,7 @@ def test_a_model_without_prompts_trains_end_to_end(tiny_models: dict[str, Path],
     assert not any(SentenceTransformer(str(out)).prompts.values())
 
 
+@pytest.mark.slow
 def test_several_dev_sets_score_their_mean(tiny_models: dict[str, Path], tmp_path: Path) -> None:
     triplets = tmp_path / "triplets.jsonl"
     rows = [json.loads(line) for line in (DATA / "sk_train_nli.jsonl").read_text().splitlines()[:60]]

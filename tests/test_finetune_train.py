@@ -51,6 +51,7 @@ class CrashAt(TrainerCallback):
             raise KeyboardInterrupt(f"simulated kill at step {state.global_step}")
 
 
+@pytest.mark.slow
 def test_two_datasets_two_losses_train_and_reload(tiny_models: dict[str, Path], tmp_path: Path) -> None:
     from sentence_transformers import SentenceTransformer
 
@@ -74,6 +75,7 @@ def test_two_datasets_two_losses_train_and_reload(tiny_models: dict[str, Path], 
     assert model.encode(["Prší."], prompt_name="query").shape == (1, 32)
 
 
+@pytest.mark.slow
 def test_killed_training_resumes_from_checkpoint(tiny_models: dict[str, Path], tmp_path: Path) -> None:
     recipe = validate_recipe(recipe_data(tiny_models["unigram"], tmp_path / "run"))
 
@@ -96,6 +98,7 @@ def test_killed_training_resumes_from_checkpoint(tiny_models: dict[str, Path], t
     assert not work.exists()  # scratch removed once the stage completed
 
 
+@pytest.mark.slow
 def test_dev_set_selects_best_checkpoint(tiny_models: dict[str, Path], tmp_path: Path) -> None:
     dev = {"kind": "sts", "source": str(DATA / "sk_dev_sts.jsonl"), "steps": 4}
     data = recipe_data(tiny_models["unigram"], tmp_path / "run", dev=dev, epochs=1, max_seq_length=128)
@@ -168,6 +171,7 @@ def test_cli_contamination_stops_and_set_allows(tiny_models: dict[str, Path], tm
     assert result.exit_code == 1 and "--overwrite" in result.output
 
 
+@pytest.mark.slow
 def test_full_warmup_ratio_warms_up_over_the_whole_run(tiny_models: dict[str, Path], tmp_path: Path) -> None:
     from skadapt.train.trainer import training_arguments, warmup_as_ratio
 

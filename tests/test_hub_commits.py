@@ -1,8 +1,8 @@
 """The commit each ``hub:`` source is read at: resolved when read, recorded, keyed, published.
 
-A repository of the local Hub (:mod:`tests.hub_server`) gets two commits, ``main`` at the first; a recipe
-reads it at ``main`` for trimming and renormalization and skLEP (pinned) for fine-tuning and its dev set.
-Between runs ``main`` moves to the second commit, whose texts differ: the manifests and the count cache
+A repository of the local Hub (:mod:`tests.support.hub_server`) gets two commits, ``main`` at the first; a
+recipe reads it at ``main`` for trimming and renormalization and skLEP (pinned) for fine-tuning and its dev
+set. Between runs ``main`` moves to the second commit, whose texts differ: the manifests and the count cache
 name the commit read, the skipped stages say that ``main`` moved, a re-run trim counts again and says
 from which commit to which, the card names every commit, and offline the local caches still serve.
 """
@@ -23,11 +23,9 @@ from typer.testing import CliRunner
 from skadapt.cli import app
 from skadapt.sources import UNKNOWN_OFFLINE, HubCommit, recorded_commits, resolve_commit
 from skadapt.sources.commits import reading
-from tests import hub_fixtures
-from tests.hub_fixtures import RESULT, SKLEP_ID, SKLEP_REVISION, HubClient, client_env
-from tests.hub_server import LocalHub
-
-local_hub, hub, hub_client = hub_fixtures.local_hub, hub_fixtures.hub, hub_fixtures.hub_client
+from tests.support import hub_fixtures
+from tests.support.hub_fixtures import RESULT, SKLEP_ID, SKLEP_REVISION, HubClient, client_env
+from tests.support.hub_server import LocalHub
 
 MOVING = "skadapt-tests/moving-corpus"
 SPEC = f"hub:{MOVING}"

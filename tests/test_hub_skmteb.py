@@ -1,4 +1,5 @@
-"""mteb's ``MTEB(slk, v1)`` benchmark read from the local Hub (tests/hub_server.py, tests/hub_skmteb.py).
+"""mteb's ``MTEB(slk, v1)`` benchmark read from the local Hub (tests/support/hub_server.py,
+tests/support/hub_skmteb.py).
 
 The real ``mteb``/``datasets``/``huggingface_hub`` clients run in a subprocess whose ``HF_ENDPOINT`` is the
 local Hub: every task loads its fixture repository at the revision mteb pins, a tiny sentence-transformers
@@ -13,10 +14,9 @@ from typing import Any
 
 import pytest
 
-from tests import hub_fixtures
-from tests.hub_fixtures import HF_TOKEN, HUB_DATA, HubClient
-from tests.hub_server import HubStore, LocalHub
-from tests.hub_skmteb import (
+from tests.support.hub_fixtures import HF_TOKEN, HUB_DATA, HubClient
+from tests.support.hub_server import HubStore, LocalHub
+from tests.support.hub_skmteb import (
     BENCHMARK,
     SHARED_REPOS,
     TASK_SAMPLES,
@@ -24,8 +24,6 @@ from tests.hub_skmteb import (
     skmteb_repos,
     write_skmteb_repos,
 )
-
-local_hub = hub_fixtures.local_hub
 
 CLIENT_CODE = """
 import math
@@ -46,7 +44,7 @@ emit("texts", {t.metadata.name: task_test_texts(t) for t in mteb.get_benchmark(B
 
 
 def test_fixture_repos_match_their_generator(tmp_path: Path) -> None:
-    """The committed repositories hold what tests/hub_skmteb.py writes, and nothing else."""
+    """The committed repositories hold what tests/support/hub_skmteb.py writes, and nothing else."""
     import pyarrow.parquet as pq
 
     written = write_skmteb_repos(tmp_path)
@@ -94,7 +92,7 @@ def test_every_benchmark_task_has_a_repo_at_the_pinned_revision() -> None:
 @pytest.fixture(scope="module")
 def benchmark_run(local_hub: LocalHub, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """One client run over the whole benchmark: per-task datasets, scores and texts, and the request log."""
-    from tests.tiny_models import build_tiny_model
+    from tests.support.tiny_models import build_tiny_model
 
     model = build_tiny_model(tmp_path_factory.mktemp("skmteb-model") / "tiny", "unigram")
     local_hub.clear_log()

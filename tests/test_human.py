@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from skadapt.annotate.sheetio import SheetError
 from skadapt.cli import app
 from skadapt.human.sheets import read_answers, read_key
-from tests.suite_fixtures import SENTENCES, write_tiny_suite
+from tests.support.suite_fixtures import SENTENCES, write_tiny_suite
 
 runner = CliRunner()
 
@@ -160,6 +160,7 @@ def test_sheet_problems_name_sheet_row_and_field(exported: Path) -> None:
     assert "TinySTS.human/annotator_2.csv row 4 item_id: unknown item 'x9'" in message
 
 
+@pytest.mark.slow
 def test_evaluate_shows_human_beside_the_models(
     exported: Path, tiny_models: dict[str, Path], tmp_path: Path
 ) -> None:

@@ -20,7 +20,7 @@ from skadapt.llm.checks import CHECKS
 from skadapt.llm.config import JudgeConfig, LLMConfig
 from skadapt.llm.generate import GenerationItem
 from skadapt.llm.judge import agreement, confusion, validate_score
-from tests.llm_server import Reply, scripted_server, user_message
+from tests.support.llm_server import Reply, scripted_server, user_message
 
 SLOVAK = get_language("slk")
 PAIR = re.compile(r"<text_a>\n(.*)\n</text_a>\n\n<text_b>\n(.*)\n</text_b>", re.DOTALL)
@@ -179,7 +179,7 @@ def test_judge_eval_reproduces_spearman_and_mae(tmp_path: Path) -> None:
 
 def test_judge_eval_needs_an_sts_task(tmp_path: Path) -> None:
     from skadapt.cli import app
-    from tests.suite_fixtures import write_tiny_suite
+    from tests.support.suite_fixtures import write_tiny_suite
 
     suite = write_tiny_suite(tmp_path / "suite")
     (suite.parent / "only.yaml").write_text(
@@ -216,7 +216,7 @@ def robustness_script(body: dict, count: int) -> Reply:
 def test_robustness_judge_excludes_low_rewrites(tmp_path: Path, tiny_models: dict[str, Path]) -> None:
     from skadapt.robustness.run import RobustnessPlan, run_robustness
     from skadapt.tasks.selection import select_tasks
-    from tests.suite_fixtures import write_tiny_suite
+    from tests.support.suite_fixtures import write_tiny_suite
 
     suite = write_tiny_suite(tmp_path / "suite")
 

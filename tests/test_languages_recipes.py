@@ -28,8 +28,8 @@ from skadapt.templates import (
     render_recipe,
     synthetic_dataset,
 )
-from tests.llm_server import Reply, scripted_server, user_message
-from tests.tiny_models import FIXTURE_TEXTS, build_tiny_model
+from tests.support.llm_server import Reply, scripted_server, user_message
+from tests.support.tiny_models import FIXTURE_TEXTS, build_tiny_model
 
 ROOT = Path(__file__).resolve().parents[1]
 E5 = "intfloat/multilingual-e5-small"

@@ -16,7 +16,7 @@ from skadapt.llm.language_check import check_language
 from skadapt.llm.openai_backend import OpenAIBackend
 from skadapt.llm.seeds import request_seed
 from skadapt.llm.types import ChatRequest, LLMUnavailableError, Sampling
-from tests.llm_server import Reply, scripted_server, user_message
+from tests.support.llm_server import Reply, scripted_server, user_message
 
 SLOVAK = get_language("slk")
 SAMPLING = Sampling(temperature=0.7, top_p=1.0, max_tokens=64)

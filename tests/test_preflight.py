@@ -14,7 +14,7 @@ import yaml
 from typer.testing import CliRunner
 
 from skadapt.cli import app
-from tests.llm_server import Reply, scripted_server
+from tests.support.llm_server import Reply, scripted_server
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "data" / "sk_corpus.txt"

@@ -1,5 +1,6 @@
 """The shipped Slovak recipe, run for a user against a Hub: every ``hub:`` source, the model download, the
-preflight and the contamination check go through the real clients to the local Hub (tests/hub_server.py).
+preflight and the contamination check go through the real clients to the local Hub
+(tests/support/hub_server.py).
 
 Only sizes are overridden (read limits, samples, steps); the base model is served as
 ``intfloat/multilingual-e5-small`` (a tiny model, for time); the evaluation is the whole ``MTEB(slk, v1)``
@@ -14,11 +15,8 @@ from typing import Any
 
 import pytest
 
-from tests import hub_fixtures
-from tests.hub_fixtures import E5_REVISION, FINEWEB2_REVISION, HF_TOKEN, HubClient
-from tests.hub_server import LocalHub
-
-local_hub, hub, hub_e5 = hub_fixtures.local_hub, hub_fixtures.hub, hub_fixtures.hub_e5
+from tests.support.hub_fixtures import E5_REVISION, FINEWEB2_REVISION, HF_TOKEN, HubClient
+from tests.support.hub_server import LocalHub
 
 
 @pytest.fixture
@@ -115,7 +113,7 @@ def _assert_chosen_on_skleps_validation_splits(run: Path, training: dict[str, An
     """The best checkpoint and renormalization were chosen on skLEP's validation splits, read from the Hub,
     without the dev row that holds an evaluation test text; renorm's choice is recorded with its dev
     scores in renorm_report.json and the stage manifest."""
-    from tests.hub_fixtures import SKLEP_REVISION, sklep_rows
+    from tests.support.hub_fixtures import SKLEP_REVISION, sklep_rows
 
     sources = [f"hub:slovak-nlp/sklep:{c}:validation@{SKLEP_REVISION}" for c in DEV_CONFIGS.values()]
     dev = training["dev"]
@@ -208,7 +206,7 @@ def test_preflight_names_a_bad_hub_input_within_seconds(
 def test_check_passes_and_shows_each_hub_sources_commit(
     hub_client: HubClient, hub_e5: Path, tmp_path: Path
 ) -> None:
-    from tests.hub_fixtures import FINEWEB2_REVISION
+    from tests.support.hub_fixtures import FINEWEB2_REVISION
 
     result = _train(hub_client, tmp_path / "run", flags=("--check",))
     output = " ".join(str(result["output"]).split())  # the table's cells wrap
@@ -281,7 +279,7 @@ def test_a_token_or_excluding_the_task_passes_the_gated_check(
     assert [c for c in checks if c[2] is not None] == [], checks
     hub_line = next(c for c in checks if c[0] == "Hub datasets")
     assert "none gated beyond the credentials" in hub_line[1]
-    from tests.hub_fixtures import SKLEP_REVISION
+    from tests.support.hub_fixtures import SKLEP_REVISION
 
     dev = [c for c in checks if c[0].startswith("finetune.dev.")]  # each dev set, as the training sources
     assert [c[0] for c in dev] == [

@@ -1,11 +1,12 @@
 """The shipped Czech and Ukrainian recipes, run for a user against a Hub and an OpenAI-compatible LLM server.
 
 ``skadapt train recipes/e5_cs_small.yaml`` (and ``e5_uk_small``) with only sizes overridden (read limits,
-samples, steps, ``n_sources``) and ``llm.base_url`` pointing at a scripted server (:mod:`tests.llm_server`):
-synth_sts reads FineWeb2 ``ces_Latn``/``ukr_Cyrl`` and checks its train split against the language's
-evaluation tasks, trim and renorm stream FineWeb2, the base model is downloaded as
-``intfloat/multilingual-e5-small`` (a tiny model, for time), and the evaluation reads every recipe task's
-data at the revision mteb pins (:mod:`tests.hub_ces_ukr`), all through the local Hub (tests/hub_server.py).
+samples, steps, ``n_sources``) and ``llm.base_url`` pointing at a scripted server
+(:mod:`tests.support.llm_server`): synth_sts reads FineWeb2 ``ces_Latn``/``ukr_Cyrl`` and checks its train
+split against the language's evaluation tasks, trim and renorm stream FineWeb2, the base model is downloaded
+as ``intfloat/multilingual-e5-small`` (a tiny model, for time), and the evaluation reads every recipe task's
+data at the revision mteb pins (:mod:`tests.support.hub_ces_ukr`), all through the local Hub
+(tests/support/hub_server.py).
 
 The robustness stage fails in skadapt for both recipes, so the end-to-end run sets ``robustness=null``;
 :func:`test_shipped_recipe_robustness_runs_against_the_hub` runs it on the same run directory and is an
@@ -25,8 +26,7 @@ from typing import Any
 
 import pytest
 
-from tests import hub_fixtures
-from tests.hub_ces_ukr import (
+from tests.support.hub_ces_ukr import (
     BELEBELE,
     RECIPE_TASKS,
     TASK_SAMPLES,
@@ -35,13 +35,11 @@ from tests.hub_ces_ukr import (
     repo_dir,
     write_ces_ukr_repos,
 )
-from tests.hub_fixtures import E5_ID, FINEWEB2_ID, FINEWEB2_TEXTS, HUB_DATA, REPO_ROOT, HubClient
-from tests.hub_server import HubStore, LocalHub
-from tests.hub_skmteb import BELEBELE_PASSAGES
-from tests.hub_skmteb import TASK_SAMPLES as SLOVAK_SAMPLES
-from tests.llm_server import Reply, scripted_server, user_message
-
-local_hub, hub_e5 = hub_fixtures.local_hub, hub_fixtures.hub_e5
+from tests.support.hub_fixtures import E5_ID, FINEWEB2_ID, FINEWEB2_TEXTS, HUB_DATA, REPO_ROOT, HubClient
+from tests.support.hub_server import HubStore, LocalHub
+from tests.support.hub_skmteb import BELEBELE_PASSAGES
+from tests.support.hub_skmteb import TASK_SAMPLES as SLOVAK_SAMPLES
+from tests.support.llm_server import Reply, scripted_server, user_message
 
 RECIPES = {"e5_cs_small": ("ces", "ces_Latn"), "e5_uk_small": ("ukr", "ukr_Cyrl")}
 STAGES = ("synth_sts", "trim", "finetune", "renorm", "evaluate")
@@ -208,7 +206,7 @@ def _json(path: Path) -> Any:
 
 
 def test_fixture_repos_match_their_generator(tmp_path: Path) -> None:
-    """The committed repositories hold what tests/hub_ces_ukr.py writes, and nothing else."""
+    """The committed repositories hold what tests/support/hub_ces_ukr.py writes, and nothing else."""
     import pyarrow.parquet as pq
 
     written = write_ces_ukr_repos(tmp_path)
@@ -264,7 +262,7 @@ for recipe, (language, names) in RECIPES.items():
 @pytest.fixture(scope="module")
 def recipe_tasks_run(local_hub: LocalHub, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """One client run over both recipes' tasks: subsets, scores, evaluation texts, Hub requests."""
-    from tests.tiny_models import build_tiny_model
+    from tests.support.tiny_models import build_tiny_model
 
     model = build_tiny_model(tmp_path_factory.mktemp("ces-ukr-model") / "tiny", "unigram")
     local_hub.clear_log()

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from benchmark import rehearsal_data
-from tests.hub_fixtures import FINEWEB2_REVISION, HF_TOKEN, SKLEP_REVISION, HubClient
-from tests.hub_server import HubStore, LocalHub
+from tests.support.hub_fixtures import FINEWEB2_REVISION, HF_TOKEN, SKLEP_REVISION, HubClient
+from tests.support.hub_server import HubStore, LocalHub
 
 SCALE = 0.002
 
@@ -36,6 +36,8 @@ emit("texts", {t.metadata.name: len(task_test_texts(t)) for t in tasks})
 """
 
 TASKS = ["SlovakSTS", "SKQuadRetrieval", "Tatoeba", "SlovakRTE", "PravdaSKTagClustering"]
+
+pytestmark = pytest.mark.slow  # the module's tree takes seconds to generate
 
 
 @pytest.fixture(scope="module")

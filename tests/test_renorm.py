@@ -207,7 +207,7 @@ def test_suite_sentences_are_dropped_from_the_sample(tiny_models: dict[str, Path
 def test_pipeline_renorm_then_evaluate(tiny_models: dict[str, Path], tmp_path: Path, monkeypatch):
     from skadapt.pipeline import run_recipe
     from skadapt.recipe import validate_recipe
-    from tests.suite_fixtures import write_tiny_suite
+    from tests.support.suite_fixtures import write_tiny_suite
 
     monkeypatch.chdir(tmp_path)
     suite = write_tiny_suite(tmp_path / "suite")
@@ -325,7 +325,7 @@ def test_a_stage_that_keeps_no_model_leaves_final_on_its_input(tiny_models: dict
     from skadapt.publish.target import PublishError, find_target
     from skadapt.recipe import validate_recipe
     from skadapt.stage import StageContext
-    from tests.suite_fixtures import write_tiny_suite
+    from tests.support.suite_fixtures import write_tiny_suite
 
     seen: dict[str, str] = {}
 

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from skadapt.annotate.agreement import gwet_ac2
 from skadapt.cli import app
-from tests.llm_server import scripted_server
+from tests.support.llm_server import scripted_server
 from tests.test_robustness import script
 
 irrcac = pytest.importorskip("irrCAC.raw", reason="irrCAC is the AC2 oracle (installed by make install)")
@@ -66,8 +66,9 @@ def _simulated_rating(key: dict, rater: str) -> tuple[int, int]:
     return (4 + wobble, 5 - wobble) if key["transformation"] == "paraphrase" else (1 + wobble, 2)
 
 
+@pytest.mark.slow
 def test_export_rate_validate_and_score_only_accepted(tmp_path: Path, tiny_models: dict[str, Path]) -> None:
-    from tests.suite_fixtures import write_tiny_suite
+    from tests.support.suite_fixtures import write_tiny_suite
 
     suite = write_tiny_suite(tmp_path / "suite")
     first = tmp_path / "first"

@@ -16,8 +16,8 @@ from skadapt.robustness.run import RobustnessPlan, run_robustness
 from skadapt.robustness.tasks import texts_to_transform
 from skadapt.robustness.transforms import TRANSLATION_POOL, draw, resolve_settings, steps
 from skadapt.tasks.selection import select_tasks
-from tests.llm_server import Reply, scripted_server, user_message
-from tests.suite_fixtures import SENTENCES, write_tiny_suite
+from tests.support.llm_server import Reply, scripted_server, user_message
+from tests.support.suite_fixtures import SENTENCES, write_tiny_suite
 
 SLOVAK = get_language("slk")
 TRANSLATIONS = {  # what the scripted LLM answers to "Translate ... into <language>", by input
@@ -90,6 +90,7 @@ def llm(url: str, cache: Path) -> LLMConfig:
     return LLMConfig(backend="openai", model="scripted", base_url=url, cache=str(cache), attempts=2)
 
 
+@pytest.mark.slow
 def test_robustness_end_to_end(tmp_path: Path, suite: Path, tiny_models: dict[str, Path]) -> None:
     models = {kind: str(path) for kind, path in tiny_models.items()}
     run_plan = plan(models, ["paraphrase", "translation"], [1337, 1338])
@@ -189,6 +190,7 @@ def test_presets() -> None:
         resolve_settings(None, ["rephrase"], None, None, None)
 
 
+@pytest.mark.slow
 def test_cli(
     tmp_path: Path, suite: Path, tiny_models: dict[str, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -251,6 +253,7 @@ def test_cli(
         assert code == 0, output
 
 
+@pytest.mark.slow
 def test_the_stage_leaves_out_the_tasks_evaluation_leaves_out(
     tmp_path: Path, suite: Path, tiny_models: dict[str, Path]
 ) -> None:

@@ -20,8 +20,8 @@ from skadapt.artifacts import read_manifest
 from skadapt.cli import app
 from skadapt.pipeline import run_recipe
 from skadapt.recipe import validate_recipe
-from tests.suite_fixtures import write_tiny_suite
-from tests.tiny_models import FIXTURE_TEXTS
+from tests.support.suite_fixtures import write_tiny_suite
+from tests.support.tiny_models import FIXTURE_TEXTS
 
 pytest.importorskip("onnxruntime")
 pytest.importorskip("model2vec")
@@ -29,6 +29,8 @@ pytest.importorskip("model2vec")
 runner = CliRunner()
 RUN = Path("runs") / "tiny"
 """The run directory, relative to the project directory the recipe runs in (as the default runs/NAME)."""
+
+pytestmark = pytest.mark.slow  # every test reads the module's one recipe run
 
 
 def recipe_data(base_model: Path) -> dict[str, Any]:

@@ -150,7 +150,7 @@ def test_export_refuses_unfilled_sheets_without_overwrite_and_a_source_inside_ou
 
 
 def test_human_export_refuses_filled_sheets_and_overwrite_replaces_them(tmp_path: Path) -> None:
-    from tests.suite_fixtures import write_tiny_suite
+    from tests.support.suite_fixtures import write_tiny_suite
 
     suite = write_tiny_suite(tmp_path / "suite")
     out = tmp_path / "human"

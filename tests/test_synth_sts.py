@@ -21,7 +21,7 @@ from skadapt.synth.config import SynthSTSConfig
 from skadapt.synth.run import synthesize_sts
 from skadapt.synth.sources import select_sources
 from skadapt.tasks.config import ContaminationConfig
-from tests.llm_server import Reply, scripted_server, user_message
+from tests.support.llm_server import Reply, scripted_server, user_message
 
 CORPUS = Path(__file__).parent / "data" / "sk_corpus.txt"
 SLOVAK = get_language("slk")

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from skadapt.tasks.selection import TaskSelectionError, select_tasks
-from tests.suite_fixtures import SENTENCES
+from tests.support.suite_fixtures import SENTENCES
 
 ENGLISH = [
     ("The cat sleeps on the sofa.", "The cat lies on the couch.", 4.5),

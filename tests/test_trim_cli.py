@@ -14,7 +14,7 @@ from skadapt.cli import app
 from skadapt.pipeline import run_recipe
 from skadapt.recipe import validate_recipe
 from skadapt.trim.report import REPORT_FILE
-from tests.tiny_models import FIXTURE_TEXTS
+from tests.support.tiny_models import FIXTURE_TEXTS
 
 runner = CliRunner()
 

@@ -11,7 +11,7 @@ import pytest
 
 from skadapt.sources import SourceError
 from skadapt.trim import checkpoint, counting, parallel, sampling, wordlist
-from tests.tiny_models import FIXTURE_TEXTS
+from tests.support.tiny_models import FIXTURE_TEXTS
 
 
 @pytest.fixture(autouse=True)

@@ -19,7 +19,7 @@ from skadapt.trim.config import TrimConfig
 from skadapt.trim.errors import ParityError
 from skadapt.trim.report import REPORT_FILE
 from skadapt.trim.trimmer import trim_model
-from tests.tiny_models import FIXTURE_TEXTS
+from tests.support.tiny_models import FIXTURE_TEXTS
 
 DATA = Path(__file__).parent / "data"
 

@@ -22,7 +22,7 @@ from skadapt.errors import LOG_ONLY, SkadaptError, StageFailedError
 from skadapt.pipeline import run_recipe
 from skadapt.recipe import validate_recipe
 from skadapt.stage import StageContext
-from tests.tiny_models import FIXTURE_TEXTS
+from tests.support.tiny_models import FIXTURE_TEXTS
 
 runner = CliRunner()
 
@@ -75,7 +75,7 @@ def test_evaluation_shows_progress_per_model_with_throughput(
 ) -> None:
     from skadapt.tasks.runner import evaluate_model
     from skadapt.tasks.selection import select_tasks
-    from tests.suite_fixtures import SENTENCES, write_tiny_suite
+    from tests.support.suite_fixtures import SENTENCES, write_tiny_suite
 
     suite = write_tiny_suite(tmp_path / "suite")
     tasks = [t for t in select_tasks([str(suite)], language="slk") if t.metadata.type == "STS"]

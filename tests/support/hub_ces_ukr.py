@@ -1,23 +1,24 @@
 """Fixture repositories of the evaluation tasks of the Czech and Ukrainian recipes, for the local Hub.
 
 ``recipes/e5_cs_small.yaml`` and ``recipes/e5_uk_small.yaml`` evaluate on mteb tasks that are not part of
-``MTEB(slk, v1)``. This module holds their rows (a few hand-written Czech and Ukrainian texts, English where
-a task pairs languages) and builds each repository at the revision the installed mteb pins, in the layout
-its loader reads, with the helpers of :mod:`tests.hub_skmteb`. ``python -m tests.hub_ces_ukr`` writes them
-under ``tests/data/hub/datasets/``; ``tests/data/hub/CES_UKR.md`` says how each layout was derived.
+``MTEB(slk, v1)``. This module holds their rows (a few hand-written Czech and Ukrainian texts, English where a
+task pairs languages) and builds each repository at the revision the installed mteb pins, in the layout its
+loader reads, with the helpers of :mod:`tests.support.hub_skmteb`. ``python -m tests.support.hub_ces_ukr``
+writes them under ``tests/data/hub/datasets/``; ``tests/data/hub/CES_UKR.md`` says how each layout was
+derived.
 
 Two repositories are shared with the Slovak benchmark: ``mteb/sib200`` (SIB200ClusteringS2S) and
 ``mteb/belebele`` (BelebeleRetrieval) get ``ces_Latn`` and ``ukr_Cyrl`` configs beside their Slovak ones
-(:func:`extend_shared`, which :mod:`tests.hub_skmteb` applies when it builds them, so that its generator
-check keeps covering every file of those repositories).
+(:func:`extend_shared`, which :mod:`tests.support.hub_skmteb` applies when it builds them, so that its
+generator check keeps covering every file of those repositories).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from tests.hub_fixtures import HUB_DATA
-from tests.hub_skmteb import (
+from tests.support.hub_fixtures import HUB_DATA
+from tests.support.hub_skmteb import (
     BELEBELE_COLUMNS,
     BELEBELE_PASSAGES,
     CORPUS_V2,
@@ -610,7 +611,7 @@ TOXICITY = {  # split -> [(tweet, toxic: 1 / 0)]
 SIB200_ID, SIB200_REVISION = "mteb/sib200", "a74d7350ea12af010cfb1c21e34f1f81fd2e615b"
 BELEBELE_ID, BELEBELE_REVISION = "mteb/belebele", "979a211276faa22f671e69d096634193567cfd05"
 SHARED = {SIB200_ID: SIB200_REVISION, BELEBELE_ID: BELEBELE_REVISION}
-"""Repositories of :mod:`tests.hub_skmteb` that get Czech and Ukrainian configs here."""
+"""Repositories of :mod:`tests.support.hub_skmteb` that get Czech and Ukrainian configs here."""
 
 
 def extend_shared(repo: FixtureRepo) -> FixtureRepo:
@@ -757,7 +758,8 @@ TASK_SAMPLES: dict[str, dict[str, str]] = {  # recipe -> task -> one text of its
 def write_ces_ukr_repos(root: Path) -> list[Path]:
     """Write the repositories of :func:`ces_ukr_repos` under ``root``; the paths written.
 
-    The shared repositories are written by :func:`tests.hub_skmteb.write_skmteb_repos` (with these configs).
+    The shared repositories are written by :func:`tests.support.hub_skmteb.write_skmteb_repos` (with these
+    configs).
     """
     import datasets
 

@@ -1,4 +1,5 @@
-"""``skadapt`` under torchrun with probes on every rank (tests only): ``-m tests.torchrun_probe ARGS``.
+"""``skadapt`` under torchrun with probes on every rank (tests only):
+``python -m tests.support.torchrun_probe ARGS``.
 
 - Every model weights write (``PreTrainedModel.save_pretrained``: sentence-transformers saves, the trimmed
   transformer, training checkpoints) and every stage manifest appends ``RANK<TAB>KIND<TAB>PATH`` to
