@@ -13,7 +13,7 @@ texts are never trained or evaluated on):
 - ``read_jsonl``: rows/s of ``skadapt.sources.read_rows`` on QA-shaped rows (question ~60, passage
   ~1,200 chars) from JSONL;
 - ``read_hub``: rows/s of ``skadapt.sources.read_rows`` on a ``hub:`` source streamed over HTTP from the
-  local Hub (``tests/hub_server.py``, the real ``datasets``/``huggingface_hub`` client in a child process):
+  local Hub (``tests/support/hub_server.py``; the real ``datasets``/``huggingface_hub`` client in a child):
   FineWeb2's layout and its eleven columns, ~3,000-char documents - what a Hub stream costs beside the
   network;
 - ``build_pairs`` / ``nli_grouping``: rows/s of ``skadapt.train.datasets.build_task_datasets`` for pairs
@@ -263,8 +263,8 @@ def hub_read_rate(root: Path, n: int) -> dict[str, Any]:
 
     from rehearsal_data import FINEWEB_DOCUMENTS, Generator, write_fineweb
 
-    from tests.hub_fixtures import HF_TOKEN, client_env
-    from tests.hub_server import HubStore, LocalHub
+    from tests.support.hub_fixtures import HF_TOKEN, client_env
+    from tests.support.hub_server import HubStore, LocalHub
 
     written = write_fineweb(root, Generator(5, 2_000_000), n / FINEWEB_DOCUMENTS)
     texts = [p for p in written if p.suffix == ".parquet" and "train" in p.parts]

@@ -6,11 +6,11 @@ English lists by frequency, sentence by sentence) and is never used for training
 - ``slovak-nlp/sklep`` @ the recipe's commit: question-answering 71,999 / 9,583 / 9,583 rows (train /
   validation / test; ~4.5 questions per ~1,200-character paragraph), nli 392,702 / 2,490 / 5,004 (premises
   with their three hypotheses), sts 5,604 / 1,481 / 1,352, rte 2,490 / 277 / 1,660 — the fixture's layout
-  (:func:`tests.hub_fixtures.sklep_readme`);
+  (:func:`tests.support.hub_fixtures.sklep_readme`);
 - ``HuggingFaceFW/fineweb-2`` ``slk_Latn`` train: the recipe's 1,000,000 documents in shards of 100,000
   (row groups of 1,000), lengths log-normal around 3,000 characters with a long tail;
-- every repository of ``MTEB(slk, v1)`` laid out by :func:`tests.hub_skmteb.skmteb_repos` from a
-  :class:`~tests.hub_skmteb.SkmtebData` filled at the sizes and text lengths of mteb's descriptive
+- every repository of ``MTEB(slk, v1)`` laid out by :func:`tests.support.hub_skmteb.skmteb_repos` from a
+  :class:`~tests.support.hub_skmteb.SkmtebData` filled at the sizes and text lengths of mteb's descriptive
   statistics (``task.metadata.descriptive_stats``, the Slovak subsets); splits those statistics do not
   cover keep the fixture's row counts.
 
@@ -266,7 +266,7 @@ def task_stats() -> dict[str, dict[str, Any]]:
 
 
 def skmteb_data(gen: Generator, scale: float) -> sk.SkmtebData:
-    """:class:`~tests.hub_skmteb.SkmtebData` at the Slovak sizes of mteb's statistics times ``scale``."""
+    """:class:`~tests.support.hub_skmteb.SkmtebData` at the Slovak sizes of mteb's statistics × ``scale``."""
     st = task_stats()
     hw = sk.HANDWRITTEN
     rng = gen.rng

@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 import skadapt
 from skadapt.cli import app
 from skadapt.pipeline import PipelineError
-from tests.llm_server import scripted_server
+from tests.support.llm_server import scripted_server
 from tests.test_synth_sts import CORPUS, script_for
 
 ROOT = Path(__file__).resolve().parents[1]
