@@ -180,8 +180,8 @@ def plan_finetune(recipe: Recipe, ctx: Context, tasks: list[TaskWork]) -> StageP
     if config.dev is not None:
         dev_texts, dev_chars = dev_size(config.dev, plan)
         # the starting model, every dev.steps steps, the final model, the interpolation grid
-        evaluations = 2 + total // config.dev.steps + (
-            len(config.interpolation.grid) if config.interpolation else 0
+        evaluations = (
+            2 + total // config.dev.steps + (len(config.interpolation.grid) if config.interpolation else 0)
         )
         plan.work["dev_encodes"] = dev_texts * evaluations
         plan.lines.append(
