@@ -59,8 +59,9 @@ def test_demo_plan_counts_the_training_rows_and_steps_from_the_files(demo_plan: 
     assert finetune.work["steps"] == batches
     dev = 2 * len(_lines(TRAIN / "sts_dev.jsonl")) + 2 * len(_lines(TRAIN / "qa_dev.jsonl"))
     dev += 3 * len(_lines(TRAIN / "nli_dev.jsonl"))
-    # the starting model and the final model (train/stage.py), every 20 steps, the 6-point interpolation grid
-    evaluations = 2 + batches // 20 + 6
+    # the starting and the chosen model (train/stage.py); the trainer's, every 20 steps and at the last step;
+    # the 6-point interpolation grid
+    evaluations = 2 + math.ceil(batches / 20) + 6
     assert finetune.work["dev_encodes"] == dev * evaluations
     assert finetune.seconds_cpu and finetune.seconds_cpu > 0
     assert finetune.seconds_gpu and finetune.seconds_gpu > 0  # e5-small-trimmed is measured on a GPU
@@ -238,7 +239,11 @@ def test_e5_sk_small_plan_reads_the_hub_metadata_only(hub: LocalHub, tmp_path: P
     assert stages["renorm"]["work"]["documents"] == documents
     assert not any(s["unknown"] for s in plan["stages"]), [s["unknown"] for s in plan["stages"]]
     assert not (tmp_path / "run").exists()
-    assert not hub.served("/datasets/slovak-nlp/sklep/resolve")  # the card's counts: no data file read
+    # training rows come from the card's counts: of skLEP only the small validation splits (the dev sets,
+    # counted as their evaluators encode them) are read
+    read = {r.path.rsplit("/", 1)[-1] for r in hub.served("/datasets/slovak-nlp/sklep/resolve")}
+    assert "validation.json" in read and not any(name.startswith(("train", "test")) for name in read), read
+    assert stages["finetune"]["work"]["dev_encodes"] > 0 and stages["renorm"]["work"]["dev_texts"] > 0
     fineweb = [r for r in hub.requests if r.server == "cdn" or "fineweb-2/resolve" in r.path]
     assert fineweb and all(r.range for r in fineweb if r.method == "GET")  # footers only, by range
 

@@ -10,6 +10,7 @@ import typer
 from skadapt.commands.options import Options, config_command
 from skadapt.console import console, handle_errors, out
 from skadapt.llm.config import LLMConfig
+from skadapt.results import RobustnessReport
 from skadapt.robustness.config import RobustnessConfig
 
 
@@ -56,5 +57,5 @@ def command(
         overwrite=overwrite,
         runner=lambda ctx: score_models(ctx, labelled),
     )
-    out.print((out_dir / "robustness.md").read_text(encoding="utf-8"))
-    out.print(f"[green]saved[/] {out_dir / 'robustness.json'}, figures in {out_dir / 'figures'}")
+    out.print((out_dir / RobustnessReport.MARKDOWN).read_text(encoding="utf-8"))
+    out.print(f"[green]saved[/] {out_dir / RobustnessReport.FILE}, figures in {out_dir / 'figures'}")

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from skadapt.plan.model import StagePlan
-from skadapt.plan.parts import Context, cpu_part, encode_part, gb, train_part
+from skadapt.plan.parts import CHARS_PER_TOKEN, Context, cpu_part, encode_part, gb, train_part
 from skadapt.plan.sizes import SourceSize, source_size
 from skadapt.plan.stages import dev_size
 from skadapt.plan.tasks import TaskWork
@@ -178,15 +178,15 @@ def plan_finetune(recipe: Recipe, ctx: Context, tasks: list[TaskWork]) -> StageP
         )
     _contamination(recipe, ctx, plan, rows_read, tasks)
     if config.dev is not None:
-        dev_texts, dev_chars = dev_size(config.dev, plan)
-        # the starting model, every dev.steps steps, the final model, the interpolation grid
-        evaluations = (
-            2 + total // config.dev.steps + (len(config.interpolation.grid) if config.interpolation else 0)
-        )
+        dev_texts, dev_chars = dev_size(config.dev, plan, config.max_seq_length * CHARS_PER_TOKEN)
+        # the starting model; the trainer's, every dev.steps steps and at the last step; the chosen model;
+        # the interpolation grid
+        grid = len(config.interpolation.grid) if config.interpolation else 0
+        evaluations = 2 + -(-total // config.dev.steps) + grid
         plan.work["dev_encodes"] = dev_texts * evaluations
         plan.lines.append(
-            f"dev: {evaluations} evaluations x {dev_texts:,} texts (the starting and the final model, every "
-            f"{config.dev.steps} steps, the interpolation grid)"
+            f"dev: {evaluations} evaluations x {dev_texts:,} texts (the starting model; every "
+            f"{config.dev.steps} steps and the last; the chosen model; the interpolation grid)"
         )
         plan.parts.append(encode_part(ctx, "dev evaluations", ctx.model, dev_texts * evaluations, dev_chars))
     params = ctx.model.parameters

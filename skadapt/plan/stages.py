@@ -6,13 +6,15 @@ from typing import Any
 
 from skadapt.plan.model import Part, StagePlan
 from skadapt.plan.models import KEPT_ON_TOP, ModelShape
-from skadapt.plan.parts import Context, cpu_part, data_value, encode_part, gb
+from skadapt.plan.parts import CHARS_PER_TOKEN, Context, cpu_part, data_value, encode_part, gb
 from skadapt.plan.sizes import SourceSize, source_size
 from skadapt.plan.tasks import TaskWork, task_work
 from skadapt.recipe import Recipe
 
 PARITY_CHARS = 2000
 """The parity check encodes whole corpus documents: cut at 512 tokens, about this many characters."""
+MODEL_MAX_CHARS = 512 * CHARS_PER_TOKEN
+"""Characters of the longest text a model encodes whole (512 tokens)."""
 STATIC_TOKEN_CHARS = 4
 """model2vec distils a static model from one encoding per vocabulary token (a few characters each)."""
 
@@ -158,7 +160,7 @@ def plan_renorm(recipe: Recipe, ctx: Context, language: str) -> StagePlan:
     plan.parts.append(encode_part(ctx, "encoding the sample", ctx.model, sentences, chars))
     dev = recipe.renorm_dev()
     if dev is not None and config.select != "method":
-        dev_texts, dev_chars = dev_size(dev, plan)
+        dev_texts, dev_chars = dev_size(dev, plan, MODEL_MAX_CHARS)
         plan.work["dev_texts"] = dev_texts
         plan.lines.append(f"choice on dev (none/R1/R2): {dev_texts:,} dev texts encoded")
         plan.parts.append(encode_part(ctx, "dev choice", ctx.model, dev_texts, dev_chars))
@@ -176,29 +178,70 @@ def memory_part(name: str, parts: list[Part], extra_bytes: float) -> Part:
     return Part(name=name, peak_rss_gb=round(process + extra_bytes / 2**30, 2))
 
 
-DEV_TEXTS_PER_ROW = {"sts": 2, "retrieval": 2, "triplets": 3, "pairs": 2}
+DEV_TEXTS_PER_ROW = {"sts": 2, "retrieval": 2, "triplets": 3, "pairs": 2, "nli": 1, "rte": 2}
+"""Texts a dev evaluation encodes per source row when the rows cannot be read (nli: a premise and two of its
+three hypotheses per three rows)."""
+DEV_ROLES = {
+    "sts": ("sentence1", "sentence2"),
+    "retrieval": ("query", "positive"),
+    "triplets": ("anchor", "positive", "negative"),
+    "nli": ("premise", "hypothesis"),
+    "rte": ("premise", "hypothesis"),
+}
+DISTINCT_ROLES = {"retrieval": ("positive",), "rte": ("premise", "hypothesis"), "nli": ("premise",)}
+"""Roles whose distinct texts the evaluator encodes once (the retrieval corpus; the binary classification
+evaluator's sentences; a premise heads one triplet); the other roles are encoded once per example."""
+DEV_READ_ROWS = 100_000
+"""Dev sets up to this many rows are read by the plan (a validation split: seconds); larger ones are
+estimated from their metadata."""
 
 
-def dev_size(dev: Any, plan: StagePlan) -> tuple[int, float]:
-    """(texts one dev evaluation encodes, their average characters) of a recipe's dev sets."""
+def dev_size(dev: Any, plan: StagePlan, max_chars: float) -> tuple[int, float]:
+    """(texts one dev evaluation encodes, their average characters, each cut at ``max_chars`` - the
+    model's length) of a recipe's dev sets. A dev set is small: its text columns are read and counted as
+    its evaluator encodes them (distinct passages of a retrieval corpus, ...); a set that cannot be read is
+    estimated from its row count (an upper bound for retrieval, whose passages repeat)."""
     texts, chars = 0, 0.0
     for entry in dev.sets:
-        columns = list(entry.columns.values()) or [
-            "sentence1",
-            "sentence2",
-            "query",
-            "positive",
-            "anchor",
-            "negative",
-        ]
+        roles = DEV_ROLES.get(entry.kind, ())
+        columns = [entry.columns.get(role, role) for role in roles]
         size = source_size(entry.source, columns)
+        small = size.rows is not None and size.rows <= DEV_READ_ROWS  # unknown (offline): not tried
+        counted = _read_dev(entry, roles, max_chars) if small else None
+        if counted is not None:
+            texts, chars = texts + counted[0], chars + counted[1]
+            continue
         if size.rows is None:
             plan.unknown.append(f"dev set {entry.source}: {size.describe()}")
             continue
+        plan.notes.append(f"dev set {entry.source}: not read; texts estimated from its {size.rows:,} rows")
         per_row = DEV_TEXTS_PER_ROW.get(entry.kind, 2)
         texts += size.rows * per_row
-        chars += size.rows * (size.chars or 100.0)
+        chars += size.rows * min(size.chars or 100.0, per_row * max_chars)
     return texts, chars / texts if texts else 100.0
+
+
+def _read_dev(entry: Any, roles: tuple[str, ...], max_chars: float) -> tuple[int, float] | None:
+    """(texts, total characters) a dev set's evaluator encodes, from its rows; None when unreadable."""
+    from skadapt.errors import SkadaptError
+    from skadapt.sources import read_rows
+
+    distinct: set[str] = set()
+    texts, chars = 0, 0.0
+    once = DISTINCT_ROLES.get(entry.kind, ())
+    try:
+        for _, row in read_rows(entry.source).rows:
+            for role in roles:
+                value = row.get(entry.columns.get(role, role))
+                if not isinstance(value, str) or (role in once and value in distinct):
+                    continue
+                if role in once:
+                    distinct.add(value)
+                texts += 1
+                chars += min(len(value), max_chars)
+    except (SkadaptError, OSError):
+        return None
+    return texts, chars
 
 
 def plan_export(recipe: Recipe, ctx: Context, tasks: list[TaskWork] | None) -> StagePlan:
