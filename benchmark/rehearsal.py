@@ -379,17 +379,38 @@ def finetune_full(run_dir: Path, measured: dict[str, Any], batch: int, epochs: i
     full_steps = sum(math.ceil(n / batch) for n in examples.values()) * epochs
     done = report["steps"]["done"]
     train = report["time_s"]["train"]
-    per_step = train / done
+    history = (report.get("dev") or {}).get("history") or []
+    evaluating = sum(h.get("seconds") or 0.0 for h in history) or _trainer_evaluation(run_dir)
+    per_step = (train - evaluating) / done
     return {
         "examples": examples,
         "data_dropped": {d["name"]: d.get("stats", {}).get("dropped") for d in report["datasets"]},
         "contamination": report.get("contamination"),
         "steps_run": done,
+        "trainer_dev_seconds": round(evaluating, 1),
         "seconds_per_step": round(per_step, 3),
         "full_steps": full_steps,
         "full_seconds": round(measured["seconds"] - train + per_step * full_steps, 1),
         "extrapolated": f"training loop: {done} steps measured, {full_steps} steps in full",
     }
+
+
+def _trainer_evaluation(run_dir: Path) -> float:
+    """Seconds of the trainer's own dev evaluations, from ``run.log`` (for a report without their times):
+    each from its first line ("... dataset in epoch ...") to the checkpoint load that follows it."""
+    stamp = r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),\d+ "
+    log = (run_dir / "run.log").read_text(errors="replace").splitlines()
+    total, started = 0.0, None
+    for line in log:
+        found = re.match(stamp, line)
+        if not found:
+            continue
+        when = time.mktime(time.strptime(found.group(1), "%Y-%m-%d %H:%M:%S"))
+        if started is None and "dataset in epoch" in line:
+            started = when
+        elif started is not None and "Loading SentenceTransformer model" in line and "checkpoint" in line:
+            total, started = total + when - started, None
+    return total
 
 
 def renorm_full(run_dir: Path, samples: int, documents: int, measured: dict[str, Any]) -> dict[str, Any]:

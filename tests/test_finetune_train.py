@@ -109,6 +109,7 @@ def test_dev_set_selects_best_checkpoint(tiny_models: dict[str, Path], tmp_path:
     report = json.loads((out / REPORT).read_text(encoding="utf-8"))
     history = report["dev"]["history"]
     assert [h["step"] for h in history] == [4, 8, 12]
+    assert all(h["seconds"] > 0 for h in history)  # each dev evaluation's time (the trainer's eval_runtime)
     best = max(history, key=lambda h: h["score"])
     assert report["dev"]["best_checkpoint"] == f"checkpoint-{best['step']}"
     assert report["dev"]["final"]["dev_spearman_cosine"] == pytest.approx(best["score"], abs=1e-4)

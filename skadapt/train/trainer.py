@@ -52,7 +52,7 @@ class TrainingResult:
         planned_steps: Steps the run was planned for.
         resumed_from: The checkpoint directory name training resumed from, if any.
         loss_curve: ``[{step, loss, epoch}]`` logged training losses.
-        dev_history: ``[{step, score}]`` dev scores during training.
+        dev_history: ``[{step, score, seconds}]`` dev scores during training and how long each took.
         best_checkpoint: Name of the checkpoint selected by the dev metric, if any.
         metrics: Trainer metrics of this attempt (runtime, samples/s, ...).
         seconds: Wall time of this attempt's ``train()`` call.
@@ -295,7 +295,11 @@ def train(
     dev_history = []
     if dev is not None:
         key = f"eval_{dev.metric}"
-        dev_history = [{"step": e["step"], "score": float(e[key])} for e in history if key in e]
+        dev_history = [
+            {"step": e["step"], "score": float(e[key]), "seconds": round(float(e.get("eval_runtime", 0)), 1)}
+            for e in history
+            if key in e
+        ]
     selected = args.load_best_model_at_end and state.best_model_checkpoint
     best = Path(state.best_model_checkpoint).name if selected else None
     return TrainingResult(
