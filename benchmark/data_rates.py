@@ -196,8 +196,8 @@ def measure(tokenizer: Path, scale: float = 1.0) -> dict[str, Any]:
             "chars": rates["trim_count"]["chars"],
             "sentences_per_document": round(sample.eligible / (first + n_sentenced), 2),
             "sentence_chars": round(sum(map(len, sample.sentences)) / max(1, len(sample.sentences))),
-            "note": "unique sentences of 64-512 chars; documents repeat the demo's passages, so the yield "
-            "is a lower bound",
+            "note": "unique sentences of 64-512 chars, split in worker processes; synthetic Slovak (the "
+            "rehearsal's generator)",
         }
         qa = [
             {"question": text(pool, 60, rng, i), "context": text(pool, 1200, rng, i)} for i in range(n_rows)

@@ -301,6 +301,17 @@ def main(argv: list[str] | None = None) -> int:
             set_args = [a for s in sets for a in ("--set", s)]
             if stage == "check":
                 command = [*skadapt, "recipe", "check", str(RECIPE), *set_args]
+            elif stage == "evaluate":  # the run's models on fewer tasks: `--set evaluate.tasks` would change
+                # the keys of the stages that read them (trim, finetune, renorm) and re-run them
+                command = [
+                    *skadapt,
+                    "evaluate",
+                    *eval_models(run_dir, args.eval_models),
+                    "--config",
+                    str(RECIPE),
+                ]
+                command += [a for t in args.eval_tasks for a in ("--tasks", t)]
+                command += ["--language", "slk", "--out", str(run_dir / "evaluate"), "--overwrite"]
             else:
                 command = [*skadapt, "train", str(RECIPE), *set_args, "--only", stage, "--no-check"]
             before = disk_bytes(run_dir, home)
@@ -318,6 +329,20 @@ def main(argv: list[str] | None = None) -> int:
                 break
     print_table(results)
     return 0 if all(s["returncode"] == 0 for s in results["stages"].values()) else 1
+
+
+def eval_models(run_dir: Path, labels: list[str]) -> list[str]:
+    """``LABEL=PATH`` of the run's models: base is the recipe's base model, a later stage's model its
+    directory (renorm without a model of its own - none chosen on dev - is its input, finetune's)."""
+    from tests.support.hub_fixtures import E5_ID
+
+    found = []
+    for label in labels:
+        path = E5_ID if label == "base" else run_dir / label
+        if label == "renorm" and not (path / "config.json").is_file():
+            path = run_dir / "finetune"
+        found.append(f"{label}={path}")
+    return found
 
 
 def extrapolate(

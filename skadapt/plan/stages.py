@@ -15,6 +15,8 @@ PARITY_CHARS = 2000
 """The parity check encodes whole corpus documents: cut at 512 tokens, about this many characters."""
 MODEL_MAX_CHARS = 512 * CHARS_PER_TOKEN
 """Characters of the longest text a model encodes whole (512 tokens)."""
+RENORM_CANDIDATES = 3
+"""renorm's dev choice scores none, R1 and R2, each a full dev evaluation."""
 STATIC_TOKEN_CHARS = 4
 """model2vec distils a static model from one encoding per vocabulary token (a few characters each)."""
 
@@ -162,8 +164,11 @@ def plan_renorm(recipe: Recipe, ctx: Context, language: str) -> StagePlan:
     if dev is not None and config.select != "method":
         dev_texts, dev_chars = dev_size(dev, plan, MODEL_MAX_CHARS)
         plan.work["dev_texts"] = dev_texts
-        plan.lines.append(f"choice on dev (none/R1/R2): {dev_texts:,} dev texts encoded")
-        plan.parts.append(encode_part(ctx, "dev choice", ctx.model, dev_texts, dev_chars))
+        plan.lines.append(
+            f"choice on dev: {dev_texts:,} dev texts encoded for each of none/R1/R2 "
+            f"({RENORM_CANDIDATES * dev_texts:,})"
+        )
+        plan.parts.append(encode_part(ctx, "dev choice", ctx.model, RENORM_CANDIDATES * dev_texts, dev_chars))
     embeddings = sentences * ctx.model.hidden_size * 12  # float32 embeddings + their float64 mean pass
     plan.parts.append(memory_part("the model and the sample's embeddings", plan.parts, embeddings))
     plan.disk_gb = gb(ctx.model.parameters * 4)
