@@ -235,6 +235,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"data: {data}", flush=True)
     generated = rehearsal_data.write_all(data, args.scale)
     out = (args.out or REPO_ROOT / "runs" / f"rehearsal-{args.scale:g}").resolve()
+    if args.replan or args.show_plan:
+        args.stages = []
     if out.exists() and "check" in args.stages:
         shutil.rmtree(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -267,7 +269,6 @@ def main(argv: list[str] | None = None) -> int:
         results["stages"] = previous.get("stages", {})
     if args.replan:
         results |= {k: previous[k] for k in ("command", "date", "data", "sets") if k in previous}
-        args.stages = []
 
     with LocalHub(store) as hub:
         env = client_env(hub, home, token=HF_TOKEN) | {
@@ -289,7 +290,8 @@ def main(argv: list[str] | None = None) -> int:
         for stage, measured in results["stages"].items() if args.replan else []:
             sets = [f"output_dir={run_dir}", *measured["sets"]]
             measured["planned"] = (plan_estimates(env, sets, args.plan_code.resolve()) or {}).get(stage)
-            measured |= extrapolate(stage, run_dir, args, measured)
+            if run_dir.is_dir():  # else the extrapolations stay as recorded
+                measured |= extrapolate(stage, run_dir, args, measured)
         args.results.parent.mkdir(parents=True, exist_ok=True)
         args.results.write_text(json.dumps(results, indent=2) + "\n")
         skadapt = [sys.executable, "-m", "skadapt"]
