@@ -38,13 +38,19 @@ install: $(VENV)/.installed
 e5: install
 	$(BIN)/python -m skadapt.model_sources $(E5_MODEL)
 
+# The tests run in TEST_WORKERS pytest-xdist processes, one test file per process at a time (module
+# fixtures, such as one shared recipe run asserted by many tests, are built once); TEST_WORKERS=0 runs them
+# in this process.
+TEST_WORKERS ?= 2
+PYTEST := $(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile
+
 test: e5
-	model=$(E5_PATH) && SKADAPT_TEST_MODEL="$$model" $(BIN)/pytest -q
+	model=$(E5_PATH) && SKADAPT_TEST_MODEL="$$model" $(PYTEST)
 
 # The inner loop: every test but the slow ones (end-to-end recipe runs, the local-Hub client runs, real
 # training) and those of the real multilingual-e5-small (which it therefore does not build).
 test-fast: install
-	$(BIN)/pytest -q -m "not slow and not real_model"
+	$(PYTEST) -m "not slow and not real_model"
 
 # The LLM layer against a real third-party server: llama.cpp's OpenAI-compatible server
 # (llama-cpp-python[server], a C++ build of ~8 min on 2 cores, kept as a wheel in WHEELS and reused) serving
