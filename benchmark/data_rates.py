@@ -40,6 +40,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -138,22 +139,43 @@ def timed(run: Callable[[], Any]) -> tuple[float, float, float, Any]:
     return seconds, cpu, watch.gb, result
 
 
-def marginal(run: Callable[[int], Any], small: int, large: int, unit: str) -> dict[str, Any]:
-    """The rate of ``run(n)`` per item beyond its fixed cost: timed at ``small`` and ``large`` items.
+@dataclass(frozen=True)
+class Timing:
+    """One timed run: the items it did, its wall seconds and, measured in this process, its CPU seconds
+    and peak RSS GB (None for a child process)."""
 
-    Returns ``{unit_per_s, unit_per_cpu_s, fixed_s, peak_rss_gb, items}``; the CPU-time rate is what a
-    quiet machine gives single-threaded work (this machine is shared: the wall rate includes waiting).
+    items: int
+    wall: float
+    cpu: float | None = None
+    rss: float | None = None
+
+
+def timings(run: Callable[[int], Any], small: int, large: int) -> tuple[Timing, Timing]:
+    """``run(small)`` and ``run(large)`` timed in this process, in that order."""
+    measured = []
+    for n in (small, large):
+        wall, cpu, rss, _ = timed(lambda n=n: run(n))
+        measured.append(Timing(n, wall, cpu, rss))
+    return measured[0], measured[1]
+
+
+def marginal(timed_runs: tuple[Timing, Timing], unit: str) -> dict[str, Any]:
+    """The rate per item beyond the fixed cost, from runs of a small and a large number of items.
+
+    Returns ``{unit_per_s, unit_per_cpu_s, fixed_s, peak_rss_gb, unit}`` (the large run's items), the
+    CPU-time rate and the peak RSS where the runs measured them; the CPU-time rate is what a quiet machine
+    gives single-threaded work (this machine is shared: the wall rate includes waiting).
     """
-    wall_small, cpu_small, _, _ = timed(lambda: run(small))
-    wall, cpu, rss, _ = timed(lambda: run(large))
-    per_s = (large - small) / max(wall - wall_small, 1e-9)
-    return {
-        f"{unit}_per_s": round(per_s, 1),
-        f"{unit}_per_cpu_s": round((large - small) / max(cpu - cpu_small, 1e-9), 1),
-        "fixed_s": round(max(0.0, wall_small - small / per_s), 3),
-        "peak_rss_gb": rss,
-        unit: large,
-    }
+    small, large = timed_runs
+    items = large.items - small.items
+    per_s = items / max(large.wall - small.wall, 1e-9)
+    rate: dict[str, Any] = {f"{unit}_per_s": round(per_s, 1)}
+    if small.cpu is not None and large.cpu is not None:
+        rate[f"{unit}_per_cpu_s"] = round(items / max(large.cpu - small.cpu, 1e-9), 1)
+    rate["fixed_s"] = round(max(0.0, small.wall - small.items / per_s), 3)
+    if large.rss is not None:
+        rate["peak_rss_gb"] = large.rss
+    return rate | {unit: large.items}
 
 
 def measure(tokenizer: Path, scale: float = 1.0) -> dict[str, Any]:
@@ -180,7 +202,7 @@ def measure(tokenizer: Path, scale: float = 1.0) -> dict[str, Any]:
             corpus = write_jsonl(root / f"docs{n}.jsonl", [{"text": d} for d in docs[:n]])
             return count_source(tokenizer_json, str(corpus), parity_documents=1000, use_cache=False)
 
-        rates["trim_count"] = marginal(count, n_docs // 10, n_docs, "documents")
+        rates["trim_count"] = marginal(timings(count, n_docs // 10, n_docs), "documents")
         rates["trim_count"]["chars"] = round(sum(map(len, docs[:n_docs])) / n_docs)
 
         def sentences(n: int) -> Any:
@@ -189,7 +211,7 @@ def measure(tokenizer: Path, scale: float = 1.0) -> dict[str, Any]:
         # past PARALLEL_AFTER documents the stream is split in worker processes, as renorm runs it: both
         # points lie beyond it, so the workers' start-up cancels out and the rate is the parallel one
         first = PARALLEL_AFTER + n_sentenced // 10
-        rates["renorm_sample"] = marginal(sentences, first, first + n_sentenced, "documents")
+        rates["renorm_sample"] = marginal(timings(sentences, first, first + n_sentenced), "documents")
         rates["renorm_sample"]["workers"] = split_workers()
         sample = sentences(first + n_sentenced)
         rates["renorm_sample"] |= {
@@ -207,7 +229,7 @@ def measure(tokenizer: Path, scale: float = 1.0) -> dict[str, Any]:
             path = write_jsonl(root / f"qa{n}.jsonl", qa[:n])
             return sum(1 for _ in read_rows(str(path)).rows)
 
-        rates["read_jsonl"] = marginal(read, n_rows // 10, n_rows, "rows") | {"row_chars": 1260}
+        rates["read_jsonl"] = marginal(timings(read, n_rows // 10, n_rows), "rows") | {"row_chars": 1260}
         rates["read_hub"] = hub_read_rate(root / "hub", n_hub)
 
         def pairs(n: int) -> Any:
@@ -217,7 +239,7 @@ def measure(tokenizer: Path, scale: float = 1.0) -> dict[str, Any]:
                 FinetuneDataset(name="qa", kind="pairs", source=str(path), columns=columns)
             )
 
-        rates["build_pairs"] = marginal(pairs, n_rows // 10, n_rows, "rows")
+        rates["build_pairs"] = marginal(timings(pairs, n_rows // 10, n_rows), "rows")
         nli_rows = []
         for i in range(n_nli // 3):
             premise = text(pool, 110, rng, i)
@@ -231,15 +253,17 @@ def measure(tokenizer: Path, scale: float = 1.0) -> dict[str, Any]:
                 FinetuneDataset(name="nli", kind="nli", source=str(path), columns=columns)
             )
 
-        rates["nli_grouping"] = marginal(nli, len(nli_rows) // 10, len(nli_rows), "rows")
+        rates["nli_grouping"] = marginal(timings(nli, len(nli_rows) // 10, len(nli_rows)), "rows")
         rates["nli_grouping"]["triplets_per_row"] = round(len(nli(len(nli_rows))[0]) / len(nli_rows), 4)
         tests = {"task": [text(pool, 120, rng, -i) for i in range(n_index)]}
         rows = pairs(n_rows)[0].rows() + nli(len(nli_rows))[0].rows()
         rates["contamination"] = marginal(
-            lambda n: overlapping_rows({"train": rows[:n]}, tests), len(rows) // 10, len(rows), "rows"
+            timings(lambda n: overlapping_rows({"train": rows[:n]}, tests), len(rows) // 10, len(rows)),
+            "rows",
         )
         rates["contamination_index"] = marginal(
-            lambda n: overlapping_rows({}, {"task": tests["task"][:n]}), n_index // 10, n_index, "texts"
+            timings(lambda n: overlapping_rows({}, {"task": tests["task"][:n]}), n_index // 10, n_index),
+            "texts",
         )
     return rates
 
@@ -271,7 +295,7 @@ def hub_read_rate(root: Path, n: int) -> dict[str, Any]:
     chars = _parquet_chars(texts)
     store = HubStore()
     store.load(root)
-    timings = []
+    runs = []
     with LocalHub(store) as hub:
         env = client_env(hub, root / "home", token=HF_TOKEN)
         for rows in (n // 10, n):
@@ -283,16 +307,8 @@ def hub_read_rate(root: Path, n: int) -> dict[str, Any]:
                 check=True,
             )
             count, seconds = done.stdout.split()
-            timings.append((int(count), float(seconds)))
-    (small, t_small), (large, t_large) = timings
-    per_s = (large - small) / max(t_large - t_small, 1e-9)
-    return {
-        "rows_per_s": round(per_s, 1),
-        "fixed_s": round(max(0.0, t_small - small / per_s), 3),
-        "rows": large,
-        "row_chars": chars,
-        "columns": 11,
-    }
+            runs.append(Timing(int(count), float(seconds)))
+    return marginal((runs[0], runs[1]), "rows") | {"row_chars": chars, "columns": 11}
 
 
 def _parquet_chars(paths: list[Path]) -> int:

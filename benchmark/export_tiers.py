@@ -51,7 +51,7 @@ def main() -> None:
         cache_dir=None,
         parents=dict.fromkeys(report["tiers"], "final"),
     )
-    means = {row.model: row.all for row in table.rows}
+    means = {row.model: row.All for row in table.rows}
     loss = {v.b: v for v in verdicts}
     speed = report["speed"]
     parity = report["parity"]

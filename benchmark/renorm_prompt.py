@@ -165,7 +165,7 @@ def main() -> None:
             models[name] = str(work / name)
     built = time.perf_counter() - started
     table, draws = evaluate(models, suite, work, args.bootstrap)
-    score = {row.model: row.all for row in table.rows}
+    score = {row.model: row.All for row in table.rows}
     boot = {label: all_draws(d, args.bootstrap) for label, d in draws.items()}
 
     main_rows = [r for r in table.rows if "half" not in r.model and "again" not in r.model]
@@ -178,7 +178,7 @@ def main() -> None:
     for row in main_rows:
         norm = f"{reports[row.model]['mu_norm']:.3f}" if row.model in reports else ""
         cells = " | ".join(f"{row.types[t]:.2f}" for t in types)
-        print(f"| {row.model} | {cells} | {row.all:.2f} | {norm} |")
+        print(f"| {row.model} | {cells} | {row.All:.2f} | {norm} |")
 
     repeat = abs(score["base"] - score["base (again)"])
     print(f"\nnoise 1, evaluation repeat: |All(base) - All(base again)| = {repeat:.4f}")

@@ -1,6 +1,6 @@
 """The public API: every name of ``skadapt.__all__`` is the function the README's "Python API" names, the
 package root imports nothing until a name is used, and ``run_recipe`` runs a recipe as ``skadapt train``
-does (the synthetic-STS recipe of tests/test_synth_sts.py, against its scripted LLM server)."""
+does (the synthetic-STS recipe of tests/support/synth_llm.py, against its scripted LLM server)."""
 
 from __future__ import annotations
 
@@ -13,14 +13,13 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
 from typer.testing import CliRunner
 
 import skadapt
 from skadapt.cli import app
 from skadapt.pipeline import PipelineError
 from tests.support.llm_server import scripted_server
-from tests.test_synth_sts import CORPUS, script_for
+from tests.support.synth_llm import script_for, synth_recipe
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -63,34 +62,16 @@ def test_import_skadapt_stays_cheap() -> None:
     assert loaded.strip() == "['skadapt']"
 
 
-def _recipe(tmp_path: Path, base: Path, url: str, model: str, run: str, **synth: object) -> Path:
-    data = {
-        "name": "synth",
-        "language": "slk",
-        "base_model": str(base),
-        "output_dir": str(tmp_path / run),
-        "llm": {"backend": "openai", "model": model, "base_url": url, "cache": str(tmp_path / "c")},
-        "synth_sts": {
-            "source": str(CORPUS),
-            "n_sources": 8,
-            "annotation_sample_per_level": 2,
-            "contamination_tasks": [],
-            **synth,
-        },
-    }
-    path = tmp_path / f"{run}.yaml"
-    path.write_text(yaml.safe_dump(data), encoding="utf-8")
-    return path
-
-
 def test_run_recipe_runs_as_train_does(tmp_path: Path, tiny_models: dict[str, Path]) -> None:
     from datasets import load_from_disk
 
     with scripted_server(script_for({})) as server:
-        outcomes = skadapt.run_recipe(_recipe(tmp_path, tiny_models["unigram"], server.url, "a", "api"))
+        api_recipe = synth_recipe(tmp_path, tiny_models["unigram"], server.url, model="a", run="api")
+        outcomes = skadapt.run_recipe(api_recipe)
         assert [(o.stage, o.status) for o in outcomes] == [("synth_sts", "ran")] and server.hits == 8
         result = CliRunner().invoke(
-            app, ["train", str(_recipe(tmp_path, tiny_models["unigram"], server.url, "a", "cli"))]
+            app,
+            ["train", str(synth_recipe(tmp_path, tiny_models["unigram"], server.url, model="a", run="cli"))],
         )
         assert result.exit_code == 0, result.output
         assert server.hits == 8  # the same requests: answered from the shared LLM cache
@@ -113,13 +94,9 @@ def test_run_recipe_runs_as_train_does(tmp_path: Path, tiny_models: dict[str, Pa
 
 
 def test_run_recipe_checks_inputs_first(tmp_path: Path, tiny_models: dict[str, Path]) -> None:
-    path = _recipe(
-        tmp_path,
-        tiny_models["unigram"],
-        "http://127.0.0.1:9/v1",
-        "a",
-        "run",
-        source=str(tmp_path / "missing.txt"),
+    url = "http://127.0.0.1:9/v1"
+    path = synth_recipe(
+        tmp_path, tiny_models["unigram"], url, model="a", source=str(tmp_path / "missing.txt")
     )
     with pytest.raises(skadapt.PreflightError, match=r"inputs have a problem; no stage started") as caught:
         skadapt.run_recipe(path)

@@ -15,8 +15,8 @@ from skadapt.languages import get_language
 from skadapt.llm.config import LLMConfig
 from tests.support.llm_server import Reply, scripted_server, user_message
 from tests.support.suite_fixtures import SENTENCES
+from tests.support.synth_llm import GOOD as SYNTH_GOOD
 from tests.test_robustness import script as careful_rewriter
-from tests.test_synth_sts import GOOD as SYNTH_GOOD
 
 SLOVAK = get_language("slk")
 TEXTS = sorted({s for pair in SENTENCES for s in pair[:2]})[:12]

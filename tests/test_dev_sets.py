@@ -108,3 +108,25 @@ def test_rows_holding_an_evaluation_test_text_are_dropped_and_counted(tmp_path: 
     everything = {"All": [r["sentence1"] for r in _rows(STS)]}
     with pytest.raises(TrainingDataError, match="every example holds an evaluation test text"):
         build_dev_sets(config, test_texts=everything)
+
+
+def test_encoded_texts_count_what_the_evaluator_encodes(tmp_path: Path) -> None:
+    """What a plan counts (skadapt.plan): the text columns as mapped, shared texts once where the
+    evaluator encodes them once (a retrieval corpus, rte sentences, nli premises), other cells skipped."""
+    from skadapt.tasks.dev import encoded_texts, text_columns
+
+    rows = [{"q": "a", "p": "doc"}, {"q": "b", "p": "doc"}, {"q": None, "p": "other"}]
+    (retrieval,) = DevSets(
+        kind="retrieval",
+        source=str(_write(tmp_path / "r.jsonl", rows)),
+        columns={"query": "q", "positive": "p"},
+    ).sets
+    assert text_columns(retrieval) == ["q", "p"]
+    assert encoded_texts(retrieval) == ["a", "doc", "b", "other"]
+    pairs = [("x", "y", "entailment"), ("x", "z", "contradiction"), ("y", "x", "neutral")]
+    rows = [{"premise": p, "hypothesis": h, "label": label} for p, h, label in pairs]
+    source = str(_write(tmp_path / "pairs.jsonl", rows))
+    assert encoded_texts(DevSets(kind="nli", source=source).sets[0]) == ["x", "y", "z", "y", "x"]
+    assert encoded_texts(DevSets(kind="rte", source=source).sets[0]) == ["x", "y", "z"]
+    with pytest.raises(TrainingDataError, match="missing"):
+        encoded_texts(DevSets(kind="sts", source=str(tmp_path / "missing.jsonl")).sets[0])

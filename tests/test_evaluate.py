@@ -13,7 +13,8 @@ from typer.testing import CliRunner
 from skadapt.cli import app
 from skadapt.evaluate.aggregate import aggregate
 from skadapt.evaluate.stats import compare
-from skadapt.tasks.runner import EvaluationError, TaskScore, evaluate_model, validate_prompt_policy
+from skadapt.results.evaluate import TaskScore
+from skadapt.tasks.runner import EvaluationError, evaluate_model, validate_prompt_policy
 from skadapt.tasks.selection import TaskSelectionError, select_tasks
 from skadapt.tasks.suite import TASK_TYPES, load_suite
 from tests.support.suite_fixtures import SENTENCES, write_tiny_suite
@@ -95,22 +96,22 @@ def test_finished_tasks_come_from_the_cache(
 
 def test_table1_averages_match_hand_computed_values():
     scores = [
-        TaskScore("a", "t1", "STS", "m", 80.0),
-        TaskScore("a", "t2", "STS", "m", 60.0),
-        TaskScore("a", "t3", "Retrieval", "m", 40.0),
-        TaskScore("b", "t1", "STS", "m", 70.0),
-        TaskScore("b", "t2", "STS", "m", 70.0),
-        TaskScore("b", "t3", "Retrieval", "m", 50.0),
+        TaskScore(model="a", task="t1", type="STS", metric="m", score=80.0),
+        TaskScore(model="a", task="t2", type="STS", metric="m", score=60.0),
+        TaskScore(model="a", task="t3", type="Retrieval", metric="m", score=40.0),
+        TaskScore(model="b", task="t1", type="STS", metric="m", score=70.0),
+        TaskScore(model="b", task="t2", type="STS", metric="m", score=70.0),
+        TaskScore(model="b", task="t3", type="Retrieval", metric="m", score=50.0),
     ]
     table = aggregate(scores)
     a, b = table.row("a"), table.row("b")
     assert a.types == {"STS": 70.0, "Retrieval": 40.0}
-    assert a.all == pytest.approx(60.0)  # (80 + 60 + 40) / 3
-    assert a.type_mean == pytest.approx(55.0)  # (70 + 40) / 2
-    assert b.all == pytest.approx(190 / 3)
-    assert b.type_mean == pytest.approx(60.0)
+    assert a.All == pytest.approx(60.0)  # (80 + 60 + 40) / 3
+    assert a.Type == pytest.approx(55.0)  # (70 + 40) / 2
+    assert b.All == pytest.approx(190 / 3)
+    assert b.Type == pytest.approx(60.0)
     with pytest.raises(ValueError, match="no score"):
-        aggregate([*scores, TaskScore("a", "t4", "STS", "m", 1.0)])
+        aggregate([*scores, TaskScore(model="a", task="t4", type="STS", metric="m", score=1.0)])
 
 
 def test_wilcoxon_and_tost_match_hand_computed_values():
@@ -338,7 +339,7 @@ def test_report_figure_draws_the_reports_intervals_and_its_legend_hides_no_bar()
     types = {"S": "STS", "C": "Clustering", "R1": "Retrieval", "R2": "Retrieval"}
     models = {"base": 0.0, "finetune": 6.0, "static": -30.0}
     scores = [
-        TaskScore(model, task, kind, "main", 60.0 + shift + i)
+        TaskScore(model=model, task=task, type=kind, metric="main", score=60.0 + shift + i)
         for model, shift in models.items()
         for i, (task, kind) in enumerate(types.items())
     ]

@@ -20,6 +20,7 @@ from skadapt.plan import Plan, plan_recipe
 from skadapt.plan.models import ARCHITECTURES, model_shape, parameters
 from skadapt.plan.rates import all_rates, gpu_rates
 from skadapt.recipe import load_recipe
+from skadapt.tasks.suite import row_texts
 from tests.support.hub_fixtures import HF_TOKEN, HubClient
 from tests.support.hub_server import LocalHub
 
@@ -31,16 +32,6 @@ SUITE = ROOT / "data" / "demo_sk" / "suite"
 
 def _lines(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
-def _strings(value: object) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, list):
-        return [s for v in value for s in _strings(v)]
-    if isinstance(value, dict):
-        return [s for k, v in value.items() if "id" not in k for s in _strings(v)]
-    return []
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +68,7 @@ def test_demo_plan_counts_the_evaluation_texts_per_task_times_the_models(demo_pl
     suite |= {"DemoSkSentiment": ["cls_train", "cls_test"], "DemoSkClusters": ["clusters"]}
     suite |= {"DemoSkRerank": ["rerank"], "DemoSkBitext": ["bitext"]}
     expected = {
-        task: len({s for f in files for row in _lines(SUITE / f"{f}.jsonl") for s in _strings(row)})
+        task: len({s for f in files for row in _lines(SUITE / f"{f}.jsonl") for s in row_texts(row)})
         for task, files in suite.items()
     }
     evaluate = demo_plan.stage("evaluate")
@@ -191,6 +182,7 @@ from typer.testing import CliRunner
 from skadapt.cli import app
 from skadapt.plan import plan_recipe
 from skadapt.recipe import load_recipe
+from skadapt.tasks.suite import row_texts
 
 result = CliRunner().invoke(app, ARGS, env={"COLUMNS": "250"})
 emit("exit_code", result.exit_code)

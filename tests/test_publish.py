@@ -215,6 +215,7 @@ def evaluation_report(run: Path, human: bool = False) -> dict[str, Any]:
                 "margin": 2.0,
                 "tasks": {},
                 "harmed_tasks": [],
+                "no_interval": [],
             },
             {
                 "a": "trim",
@@ -227,6 +228,7 @@ def evaluation_report(run: Path, human: bool = False) -> dict[str, Any]:
                 "margin": 2.0,
                 "tasks": {},
                 "harmed_tasks": [],
+                "no_interval": [],
             },
             {
                 "a": "finetune",
@@ -239,6 +241,7 @@ def evaluation_report(run: Path, human: bool = False) -> dict[str, Any]:
                 "margin": 2.0,
                 "tasks": {},
                 "harmed_tasks": [],
+                "no_interval": [],
             },
         ],
         "settings": {
@@ -1074,6 +1077,7 @@ def _add_export(run: Path, parent: Path) -> None:
                 "margin": 2.0,
                 "tasks": {},
                 "harmed_tasks": [],
+                "no_interval": [],
             }
         )
     _write(run / "evaluate" / "report.json", report)

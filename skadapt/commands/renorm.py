@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -11,14 +11,16 @@ from skadapt.commands.options import Options, config_command
 from skadapt.console import console, handle_errors, out, usage_error
 from skadapt.renorm.config import RenormConfig
 
+if TYPE_CHECKING:
+    from skadapt.languages import Language
 
-def _split_language(language: str | None, corpus: str) -> str:
+
+def _split_language(language: Language | None, corpus: str) -> str:
     """ISO 639-1 code of the sentence-splitting rules: from --language, else from the corpus spec."""
-    from skadapt.languages import get_language
     from skadapt.trim.card import infer_language
 
     if language is not None:
-        return get_language(language).iso639_1 or "en"
+        return language.iso639_1 or "en"
     inferred = infer_language(corpus)
     if inferred is None:
         usage_error(
@@ -62,15 +64,16 @@ def command(
     from skadapt.tasks.contamination import collect_test_texts
     from skadapt.tasks.selection import evaluation_texts
 
+    lang = get_language(language) if language is not None else None  # resolved once, here
     if config.corpus is None:
-        if language is None:
+        if lang is None:
             usage_error("--corpus is required (or --language, for the language's corpus)")
-        config.corpus = get_language(language).corpus
+        config.corpus = lang.corpus
     if config.select == "dev" and config.dev is None:
         usage_error(
             "--select dev needs dev sets: --config FILE with dev:, or --set dev.kind=... --set dev.source=..."
         )
-    split_language = _split_language(language, config.corpus)
+    split_language = _split_language(lang, config.corpus)
     exclude = evaluation_texts(exclude_tasks or [], split_language)
     dev = config.dev if config.select != "method" else None
     test_texts = collect_test_texts(exclude_tasks or [])[0] if dev is not None else None

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from statistics import fmean
 from typing import Any
 
-from skadapt.tasks.runner import TaskScore
+from skadapt.results.evaluate import ModelRow, TaskScore
 
 
 def comparison_pairs(labels: list[str], parents: dict[str, str] | None = None) -> list[tuple[str, str]]:
@@ -24,17 +24,6 @@ def comparison_pairs(labels: list[str], parents: dict[str, str] | None = None) -
             pairs.append((previous, label))
         previous = label
     return pairs
-
-
-@dataclass
-class ModelRow:
-    """One model's row of the table (scores in points)."""
-
-    model: str
-    tasks: dict[str, float] = field(default_factory=dict)
-    types: dict[str, float] = field(default_factory=dict)
-    all: float = float("nan")
-    type_mean: float = float("nan")
 
 
 @dataclass
@@ -68,10 +57,7 @@ class Table:
             "types": self.types,
             "averaged_over": self.coverage,
             "excluded_tasks": self.excluded,
-            "models": [
-                {"model": r.model, "tasks": r.tasks, "types": r.types, "All": r.all, "Type": r.type_mean}
-                for r in self.rows
-            ],
+            "models": [r.model_dump() for r in self.rows],
         }
 
 
@@ -101,8 +87,8 @@ def aggregate(scores: list[TaskScore], excluded: list[str] | None = None) -> Tab
                 model=model,
                 tasks={t: tasks[t] for t in task_types},
                 types=type_means,
-                all=fmean(tasks.values()),
-                type_mean=fmean(type_means.values()),
+                All=fmean(tasks.values()),
+                Type=fmean(type_means.values()),
             )
         )
     return Table(task_types, rows, list(excluded or []))

@@ -9,9 +9,9 @@ from skadapt import artifacts
 from skadapt.evaluate.aggregate import Table, aggregate, comparison_pairs
 from skadapt.evaluate.bootstrap import SuiteIntervals, experiment_deltas
 from skadapt.evaluate.stats import Comparison, compare
-from skadapt.evaluate.verdicts import Verdict, stage_verdicts, verdicts_markdown
+from skadapt.evaluate.verdicts import stage_verdicts, verdicts_markdown
 from skadapt.results import EvaluationReport
-from skadapt.tasks.runner import TaskScore
+from skadapt.results.evaluate import TaskScore, Verdict
 
 
 def comparisons(table: Table, *, margin: float, alpha: float) -> list[Comparison]:
@@ -59,8 +59,8 @@ def summary_markdown(table: Table) -> str:
         cells = [
             row.model,
             *(f"{row.types[t]:.2f}" for t in table.types),
-            f"{row.all:.2f}",
-            f"{row.type_mean:.2f}",
+            f"{row.All:.2f}",
+            f"{row.Type:.2f}",
         ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -217,7 +217,7 @@ def figure(table: Table, intervals: SuiteIntervals | None = None) -> Any:
     axis = fig.add_subplot()
     interval_label = INTERVAL_LABEL
     for index, row in enumerate(table.rows):
-        values = [*(row.types[t] for t in table.types), row.all, row.type_mean]
+        values = [*(row.types[t] for t in table.types), row.All, row.Type]
         positions = [g + index * width for g in range(len(groups))]
         axis.bar(positions, values, width, label=row.model)
         for position, task_type in zip(positions, table.types, strict=False):
@@ -295,9 +295,9 @@ def write_report(
     (out_dir / EvaluationReport.MARKDOWN).write_text(markdown, encoding="utf-8")
     data = {
         **table.to_dict(),
-        "scores": [vars(s) for s in scores],
+        "scores": [s.model_dump() for s in scores],
         "comparisons": [c.to_dict() for c in items],
-        "verdicts": [v.to_dict() for v in verdicts],
+        "verdicts": [v.model_dump() for v in verdicts],
         "bootstrap": None
         if intervals is None
         else {"resamples": intervals.resamples, "scores": intervals.scores},

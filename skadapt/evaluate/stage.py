@@ -16,8 +16,9 @@ from skadapt.evaluate.bootstrap import ModelDraws, combine, model_draws
 from skadapt.evaluate.config import EvaluateConfig
 from skadapt.evaluate.report import write_report
 from skadapt.evaluate.stats import Comparison
-from skadapt.evaluate.verdicts import HARMS, Verdict
+from skadapt.evaluate.verdicts import HARMS
 from skadapt.results import HUMAN_SCORES, EvaluationReport
+from skadapt.results.evaluate import Verdict
 from skadapt.stage import RunFacts, Stage, StageContext
 from skadapt.tasks.runner import evaluate_models, validate_prompt_policy
 from skadapt.tasks.selection import select_tasks, suite_files, suites_in
@@ -271,8 +272,8 @@ def run_stage(ctx: StageContext[EvaluateConfig]) -> dict[str, Any]:
         "tasks": len(table.task_types),
         "excluded_tasks": table.excluded,
         "averaged_over": table.coverage,
-        "All": {r.model: round(r.all, 4) for r in table.rows},
-        "Type": {r.model: round(r.type_mean, 4) for r in table.rows},
+        "All": {r.model: round(r.All, 4) for r in table.rows},
+        "Type": {r.model: round(r.Type, 4) for r in table.rows},
         "comparisons": [c.to_dict() for c in items],
     }
 

@@ -20,52 +20,13 @@ are listed as having no interval. The over-tasks test and interval use the main 
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import Any
-
 from skadapt.evaluate.aggregate import Table, comparison_pairs
 from skadapt.evaluate.stats import compare
+from skadapt.results.evaluate import Verdict
 
 IMPROVES, NON_INFERIOR, HARMS = "improves", "non-inferior", "harms"
 TIER = "tier"
 """The verdict of a deployment tier: expected to lose quality, it states its loss with its interval."""
-
-
-@dataclass
-class Verdict:
-    """The verdict on model ``b`` against its input ``a``.
-
-    Attributes:
-        a: Input model.
-        b: Output model.
-        verdict: improves, non-inferior or harms.
-        mean_diff: Mean over tasks of b - a (points).
-        ci_low: Lower end of the (1 - 2 alpha) interval of the mean difference.
-        ci_high: Upper end of it.
-        wilcoxon_p: Two-sided paired Wilcoxon p-value over tasks.
-        margin: Non-inferiority margin (points).
-        tasks: Per task: ``{delta, low, high, basis}``: ``delta`` is the point of the interval where one
-            exists (``basis`` ``items``, ``half-samples`` or ``experiments``: the statistic it is about,
-            which can differ from the main score), else the difference of the main scores and None.
-        harmed_tasks: Tasks whose whole interval lies below ``-margin``.
-        no_interval: Tasks without a per-task interval (a single-task harm cannot be seen there).
-    """
-
-    a: str
-    b: str
-    verdict: str
-    mean_diff: float
-    ci_low: float
-    ci_high: float
-    wilcoxon_p: float
-    margin: float
-    tasks: dict[str, dict[str, Any]] = field(default_factory=dict)
-    harmed_tasks: list[str] = field(default_factory=list)
-    no_interval: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return asdict(self)
 
 
 def verdict_of(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from skadapt.plan.model import Part
@@ -35,22 +36,38 @@ def _basis(rates: Rates | None, rate: Rate | None, label: str | None, shape: Mod
     return f"{label} {rate.basis}{scaled}"
 
 
-def encode_part(ctx: Context, name: str, shape: ModelShape, texts: float, chars: float) -> Part:
-    """Encoding ``texts`` texts of ``chars`` characters with a model of ``shape`` (fp32)."""
+def _measured(
+    ctx: Context,
+    name: str,
+    shape: ModelShape,
+    amount: float,
+    rate_of: Callable[[Rates, str, str], Rate | None],
+    gpu_precision: str = "fp32",
+    precision_shown: bool = False,
+) -> Part:
+    """``amount`` units (texts, steps) at ``rate_of(rates, label, precision)`` on the CPU (fp32) and on the
+    GPU (``gpu_precision``, named in the GPU basis when ``precision_shown``), scaled to ``shape``."""
     label = shape.label()
     part = Part(name=name)
-    for rates, side in ((ctx.cpu, "cpu"), (ctx.gpu, "gpu")):
-        rate = rates.encode(label, "fp32", chars) if rates is not None and label else None
+    for rates, side, precision in ((ctx.cpu, "cpu", "fp32"), (ctx.gpu, "gpu", gpu_precision)):
+        rate = rate_of(rates, label, precision) if rates is not None and label else None
         basis = _basis(rates, rate, label, shape)
-        seconds = texts * rate.value * shape.scale if rate is not None else None
+        seconds = amount * rate.value * shape.scale if rate is not None else None
         if side == "cpu":
             part.seconds_cpu, part.basis_cpu = seconds, basis
             part.peak_rss_gb = rate.peak_rss_gb if rate is not None else None
         else:
-            part.seconds_gpu, part.basis_gpu = seconds, basis
+            part.seconds_gpu, part.basis_gpu = seconds, f"{precision} {basis}" if precision_shown else basis
             part.peak_gpu_gb = rate.peak_gb if rate is not None else None
             part.gpu_rate = rate is not None
     return part
+
+
+def encode_part(ctx: Context, name: str, shape: ModelShape, texts: float, chars: float) -> Part:
+    """Encoding ``texts`` texts of ``chars`` characters with a model of ``shape`` (fp32)."""
+    return _measured(
+        ctx, name, shape, texts, lambda rates, label, precision: rates.encode(label, precision, chars)
+    )
 
 
 def train_part(
@@ -58,20 +75,15 @@ def train_part(
 ) -> Part:
     """``steps`` optimizer steps of ``batch`` rows of ``chars_per_row`` characters (CPU: fp32; GPU: the
     recipe's precision)."""
-    label = shape.label()
-    part = Part(name=name)
-    for rates, side, precision in ((ctx.cpu, "cpu", "fp32"), (ctx.gpu, "gpu", "bf16" if bf16 else "fp32")):
-        rate = rates.step(label, precision, chars_per_row, batch) if rates is not None and label else None
-        basis = _basis(rates, rate, label, shape)
-        seconds = steps * rate.value * shape.scale if rate is not None else None
-        if side == "cpu":
-            part.seconds_cpu, part.basis_cpu = seconds, basis
-            part.peak_rss_gb = rate.peak_rss_gb if rate is not None else None
-        else:
-            part.seconds_gpu, part.basis_gpu = seconds, f"{precision} {basis}"
-            part.peak_gpu_gb = rate.peak_gb if rate is not None else None
-            part.gpu_rate = rate is not None
-    return part
+    return _measured(
+        ctx,
+        name,
+        shape,
+        steps,
+        lambda rates, label, precision: rates.step(label, precision, chars_per_row, batch),
+        gpu_precision="bf16" if bf16 else "fp32",
+        precision_shown=True,
+    )
 
 
 def data_value(ctx: Context, path: str, key: str) -> float | None:

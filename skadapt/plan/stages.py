@@ -186,16 +186,6 @@ def memory_part(name: str, parts: list[Part], extra_bytes: float) -> Part:
 DEV_TEXTS_PER_ROW = {"sts": 2, "retrieval": 2, "triplets": 3, "pairs": 2, "nli": 1, "rte": 2}
 """Texts a dev evaluation encodes per source row when the rows cannot be read (nli: a premise and two of its
 three hypotheses per three rows)."""
-DEV_ROLES = {
-    "sts": ("sentence1", "sentence2"),
-    "retrieval": ("query", "positive"),
-    "triplets": ("anchor", "positive", "negative"),
-    "nli": ("premise", "hypothesis"),
-    "rte": ("premise", "hypothesis"),
-}
-DISTINCT_ROLES = {"retrieval": ("positive",), "rte": ("premise", "hypothesis"), "nli": ("premise",)}
-"""Roles whose distinct texts the evaluator encodes once (the retrieval corpus; the binary classification
-evaluator's sentences; a premise heads one triplet); the other roles are encoded once per example."""
 DEV_READ_ROWS = 100_000
 """Dev sets up to this many rows are read by the plan (a validation split: seconds); larger ones are
 estimated from their metadata."""
@@ -206,13 +196,13 @@ def dev_size(dev: Any, plan: StagePlan, max_chars: float) -> tuple[int, float]:
     model's length) of a recipe's dev sets. A dev set is small: its text columns are read and counted as
     its evaluator encodes them (distinct passages of a retrieval corpus, ...); a set that cannot be read is
     estimated from its row count (an upper bound for retrieval, whose passages repeat)."""
+    from skadapt.tasks.dev import text_columns
+
     texts, chars = 0, 0.0
     for entry in dev.sets:
-        roles = DEV_ROLES.get(entry.kind, ())
-        columns = [entry.columns.get(role, role) for role in roles]
-        size = source_size(entry.source, columns)
+        size = source_size(entry.source, text_columns(entry))
         small = size.rows is not None and size.rows <= DEV_READ_ROWS  # unknown (offline): not tried
-        counted = _read_dev(entry, roles, max_chars) if small else None
+        counted = _read_dev(entry, max_chars) if small else None
         if counted is not None:
             texts, chars = texts + counted[0], chars + counted[1]
             continue
@@ -226,27 +216,17 @@ def dev_size(dev: Any, plan: StagePlan, max_chars: float) -> tuple[int, float]:
     return texts, chars / texts if texts else 100.0
 
 
-def _read_dev(entry: Any, roles: tuple[str, ...], max_chars: float) -> tuple[int, float] | None:
-    """(texts, total characters) a dev set's evaluator encodes, from its rows; None when unreadable."""
+def _read_dev(entry: Any, max_chars: float) -> tuple[int, float] | None:
+    """(texts, total characters) a dev set's evaluator encodes, from its rows (through the dev module's
+    reader, :func:`skadapt.tasks.dev.encoded_texts`); None when unreadable."""
     from skadapt.errors import SkadaptError
-    from skadapt.sources import read_rows
+    from skadapt.tasks.dev import encoded_texts
 
-    distinct: set[str] = set()
-    texts, chars = 0, 0.0
-    once = DISTINCT_ROLES.get(entry.kind, ())
     try:
-        for _, row in read_rows(entry.source).rows:
-            for role in roles:
-                value = row.get(entry.columns.get(role, role))
-                if not isinstance(value, str) or (role in once and value in distinct):
-                    continue
-                if role in once:
-                    distinct.add(value)
-                texts += 1
-                chars += min(len(value), max_chars)
+        texts = encoded_texts(entry)
     except (SkadaptError, OSError):
         return None
-    return texts, chars
+    return len(texts), sum((min(len(text), max_chars) for text in texts), 0.0)
 
 
 def plan_export(recipe: Recipe, ctx: Context, tasks: list[TaskWork] | None) -> StagePlan:

@@ -21,7 +21,7 @@ from skadapt.results import (
     TrainingReport,
     TrimReport,
 )
-from skadapt.results.evaluate import HumanRow, Settings, VerdictRow
+from skadapt.results.evaluate import HumanRow, Settings, Verdict
 from skadapt.results.renorm import Selection
 
 METHODS = {
@@ -61,7 +61,7 @@ class Evaluation:
     averages: dict[str, dict[str, float | None]]
     human: list[HumanRow]
     settings: Settings
-    verdicts: list[VerdictRow]
+    verdicts: list[Verdict]
 
 
 def read_evaluation(report: EvaluationReport, candidates: list[str]) -> Evaluation | None:
@@ -181,7 +181,7 @@ def hyperparameters(
             f"of `{anchor.get('corpus')}`, weight {anchor.get('weight')}"
         )
     interpolation = report.interpolation if report is not None else None
-    if interpolation is not None and interpolation.chosen is not None:
+    if interpolation is not None:
         lines.append(
             f"- weight interpolation with the input model: alpha {interpolation.chosen} chosen on the dev "
             f"set ({interpolation.metric})"

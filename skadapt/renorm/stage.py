@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -30,7 +29,7 @@ from skadapt.errors import SkadaptError
 from skadapt.modeldir import finalize_model_dir
 from skadapt.prompts import role_prompt
 from skadapt.renorm.config import RenormConfig
-from skadapt.results import RenormReport
+from skadapt.results.renorm import Candidate, RenormReport, Selection
 from skadapt.sources import iter_texts
 from skadapt.stage import RunFacts, Stage, StageContext
 from skadapt.tasks.config import DevSets
@@ -49,51 +48,6 @@ TIE_TOLERANCE = 1e-9
 
 class RenormError(SkadaptError, ValueError):
     """Renormalization cannot run: too few usable sentences, a model without the asked prompt, ..."""
-
-
-@dataclass
-class Selection:
-    """The dev-set choice between none, R1 and R2.
-
-    Attributes:
-        metrics: Dev set name -> the metric it is scored on.
-        candidates: ``[{name, scores: {set: score}, mean}]`` in ``CANDIDATES`` order.
-        choice: The kept candidate (``none``, ``r1`` or ``r2``).
-        sets: Per dev set: name, kind, source, rows read, examples scored, rows dropped (by reason, and
-            those holding an evaluation test text, by task).
-    """
-
-    metrics: dict[str, str]
-    candidates: list[dict[str, Any]]
-    choice: str
-    sets: list[dict[str, Any]] = field(default_factory=list)
-
-
-@dataclass
-class RenormResult:
-    """What a renormalization did (also written as ``renorm_report.json``).
-
-    ``method`` is what the output model carries (``none``: the stage kept its input, ``kept`` is False);
-    ``selection`` holds the dev scores behind the choice (None with ``select: method``).
-    """
-
-    method: str
-    kept: bool
-    corpus: str
-    prompt: str
-    prompt_text: str
-    samples: int
-    pool: int
-    documents: int
-    dropped_eval_overlap: int
-    mu_norm: float
-    mean_cos_to_mu_before: float
-    mean_cos_to_mu_after: float
-    dimension: int
-    seed: int
-    selection: dict[str, Any] | None = None
-    seconds: dict[str, float] | None = None
-    """Wall time of reading and sampling the corpus (``sample``) and of encoding the sample (``encode``)."""
 
 
 def prompt_text(model: Any, prompt: PromptChoice) -> str:
@@ -183,7 +137,8 @@ def select_on_dev(
 
     sets = build_dev_sets(dev, batch_size, dict(model.prompts or {}), test_texts)
     metrics = {dev_set.evaluator.name: dev_set.metric for dev_set in sets}
-    candidates: list[dict[str, Any]] = []
+    candidates: list[Candidate] = []
+    best: tuple[float, str] | None = None
     for name in CANDIDATES:
         if name != "none":
             append_renorm(model, mu.astype(np.float32), name)  # type: ignore[arg-type]
@@ -197,13 +152,17 @@ def select_on_dev(
                 del model[-1]  # Normalize
                 del model[-1]  # Dense
         mean = round(sum(scores.values()) / len(scores), 6)
-        candidates.append({"name": name, "scores": scores, "mean": mean})
+        candidates.append(Candidate(name=name, scores=dict(scores), mean=mean))
         log.info("renorm: %s on dev: mean %.4f %s", name, mean, scores)
-    best = candidates[0]
-    for candidate in candidates[1:]:
-        if candidate["mean"] > best["mean"] + TIE_TOLERANCE:
-            best = candidate
-    return Selection(metrics, candidates, best["name"], [r for dev_set in sets for r in dev_set.report])
+        if best is None or mean > best[0] + TIE_TOLERANCE:
+            best = (mean, name)
+    assert best is not None
+    return Selection(
+        metrics=metrics,
+        candidates=candidates,
+        choice=best[1],
+        sets=[r for dev_set in sets for r in dev_set.report],
+    )
 
 
 def renormalize(
@@ -217,7 +176,7 @@ def renormalize(
     batch_size: int = 64,
     dev: DevSets | None = None,
     test_texts: dict[str, list[str]] | None = None,
-) -> RenormResult:
+) -> RenormReport:
     """Estimate μ on a corpus sample and save the model with R1/R2 appended into ``out_dir``.
 
     With ``dev`` the method is chosen on the dev sets (see :func:`select_on_dev`); when no renormalization
@@ -283,7 +242,7 @@ def renormalize(
         model.save(str(out_dir))
         finalize_model_dir(out_dir)
     np.save(out_dir / "renorm_mu.npy", mu.astype(np.float32))
-    result = RenormResult(
+    result = RenormReport(
         method=chosen,
         kept=chosen != "none",
         corpus=corpus,
@@ -298,10 +257,10 @@ def renormalize(
         mean_cos_to_mu_after=float((after @ unit).mean()),
         dimension=int(mu.shape[0]),
         seed=seed,
-        selection=asdict(selection) if selection is not None else None,
+        selection=selection,
         seconds={"sample": round(sampled - started, 3), "encode": round(encoded - sampled, 3)},
     )
-    artifacts.write_json(out_dir / REPORT, asdict(result))
+    artifacts.write_json(out_dir / REPORT, result.as_json())
     return result
 
 
@@ -329,7 +288,7 @@ def run_stage(ctx: StageContext[RenormConfig]) -> dict[str, Any]:
         dev=dev,
         test_texts=test_texts,
     )
-    return asdict(result)
+    return result.as_json()
 
 
 STAGE = Stage(

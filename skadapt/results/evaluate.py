@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from pydantic import Field
 
@@ -14,24 +14,60 @@ evaluation reads it)."""
 
 
 class ModelRow(Part):
-    """One model's main scores per task (x100) and its averages."""
+    """One model's row of the table (:func:`skadapt.evaluate.aggregate.aggregate` builds it; points).
+
+    Attributes:
+        model: The model's label.
+        tasks: Task -> its main score.
+        types: Task type -> the mean of its tasks.
+        All: The mean over tasks.
+        Type: The mean of the type means.
+    """
 
     model: str
-    tasks: dict[str, float | None]
-    All: float | None
-    Type: float | None
+    tasks: dict[str, float]
+    types: dict[str, float]
+    All: float
+    Type: float
 
 
 class TaskScore(Part):
-    """One model's main score on one task, with the metric it is."""
+    """The main score of one model on one task (in points, 0-100; :func:`skadapt.tasks.runner.task_score`
+    builds it).
+
+    ``experiments``: the main score of each of mteb's repeated experiments where mteb keeps them
+    (classification: one per undersampled train set; clustering: one per bootstrap clustering), averaged
+    over the task's subsets and splits, else None. They are paired across models: every model gets a
+    fresh copy of the task and so the same samples.
+    """
 
     model: str
     task: str
-    metric: str | None = None
+    type: str
+    metric: str
+    score: float
+    experiments: list[float] | None = None
 
 
-class VerdictRow(Part):
-    """The do-no-harm verdict on ``b`` against its input ``a``."""
+class Verdict(Part):
+    """The do-no-harm verdict on model ``b`` against its input ``a`` (:func:`skadapt.evaluate.verdicts.
+    stage_verdicts` builds it).
+
+    Attributes:
+        a: Input model.
+        b: Output model.
+        verdict: improves, non-inferior, harms, or tier (a deployment tier against its parent).
+        mean_diff: Mean over tasks of b - a (points).
+        ci_low: Lower end of the (1 - 2 alpha) interval of the mean difference (NaN with one task).
+        ci_high: Upper end of it.
+        wilcoxon_p: Two-sided paired Wilcoxon p-value over tasks (NaN with one task: never None).
+        margin: Non-inferiority margin (points).
+        tasks: Per task: ``{delta, low, high, basis}``: ``delta`` is the point of the interval where one
+            exists (``basis`` ``items``, ``half-samples`` or ``experiments``: the statistic it is about,
+            which can differ from the main score), else the difference of the main scores and None.
+        harmed_tasks: Tasks whose whole interval lies below ``-margin``.
+        no_interval: Tasks without a per-task interval (a single-task harm cannot be seen there).
+    """
 
     a: str
     b: str
@@ -39,8 +75,11 @@ class VerdictRow(Part):
     mean_diff: float
     ci_low: float
     ci_high: float
-    wilcoxon_p: float | None
+    wilcoxon_p: float
+    margin: float
+    tasks: dict[str, dict[str, Any]]
     harmed_tasks: list[str]
+    no_interval: list[str]
 
 
 class HumanRow(Part):
@@ -87,7 +126,7 @@ class EvaluationReport(StageReport):
     task_types: dict[str, str]
     models: list[ModelRow]
     scores: list[TaskScore]
-    verdicts: list[VerdictRow]
+    verdicts: list[Verdict]
     settings: Settings
     human: list[HumanRow] | None = None
 

@@ -34,10 +34,18 @@ class SeqLengths(Part):
 
 
 class Interpolation(Part):
-    """The weight interpolation with the input model chosen on the dev set."""
+    """The weight interpolation with the input model chosen on the dev set
+    (:func:`skadapt.train.interpolation.choose_interpolation` builds it).
 
-    chosen: float | None
-    metric: str | None = None
+    Attributes:
+        chosen: The coefficient kept (weight of the fine-tuned model).
+        metric: The dev metric the choice was made on.
+        scores: ``[{alpha, score}]`` in grid order.
+    """
+
+    chosen: float
+    metric: str
+    scores: list[dict[str, float]] = Field(default_factory=list)
 
 
 class TrainingReport(StageReport):

@@ -80,6 +80,13 @@ TEXTS = {
     "rte": ("premise", "hypothesis"),
 }
 """Dev set kind -> the text fields of its examples (what the contamination drop compares)."""
+TEXT_ROLES = {
+    kind: tuple(role for role in roles if role not in ("score", "label")) for kind, roles in ROLES.items()
+}
+"""Dev set kind -> the roles of its rows that hold texts."""
+ENCODED_ONCE = {"retrieval": ("positive",), "rte": ("premise", "hypothesis"), "nli": ("premise",)}
+"""Roles whose distinct texts the evaluator encodes once (the retrieval corpus; the binary classification
+evaluator's sentences; a premise heads one triplet); the other roles are encoded once per example."""
 
 
 def _column(config: DevSetConfig, role: str) -> str:
@@ -136,6 +143,34 @@ def check_first_row(config: DevSetConfig) -> str:
     for index, name in enumerate(names):
         _label(config, config.label_map.get(str(index), name), None, f"ClassLabel {index} of {column!r}")
     return f"{found}; labels {', '.join(names)}"
+
+
+def text_columns(config: DevSetConfig) -> list[str]:
+    """The columns of a dev set's :data:`TEXT_ROLES` (as ``columns`` maps them)."""
+    return [_column(config, role) for role in TEXT_ROLES[config.kind]]
+
+
+def encoded_texts(config: DevSetConfig) -> list[str]:
+    """The texts a dev set's evaluator encodes, read from its rows (what a plan counts): each row's
+    :data:`TEXT_ROLES` (columns mapped), those of :data:`ENCODED_ONCE` once per distinct text; a cell that
+    is not text is skipped (building the set checks them).
+
+    Raises:
+        TrainingDataError: The source cannot be opened or read.
+    """
+    once = ENCODED_ONCE.get(config.kind, ())
+    seen: set[str] = set()
+    texts = []
+    roles = list(zip(TEXT_ROLES[config.kind], text_columns(config), strict=True))
+    for _, row in open_rows(config.source, "dev").rows:
+        for role, column in roles:
+            value = row.get(column)
+            if not isinstance(value, str) or (role in once and value in seen):
+                continue
+            if role in once:
+                seen.add(value)
+            texts.append(value)
+    return texts
 
 
 def _value(row: dict[str, Any], column: str, role: str, where: str) -> Any:

@@ -8,13 +8,13 @@ import logging
 import re
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
 
 from skadapt import artifacts
 from skadapt.errors import SkadaptError
 from skadapt.prompts import model_prompts, role_prompt
+from skadapt.results.evaluate import TaskScore
 from skadapt.tasks.embedding_memo import memoize
 
 if TYPE_CHECKING:
@@ -26,24 +26,6 @@ log = logging.getLogger("skadapt.evaluate")
 
 class EvaluationError(SkadaptError):
     """A model cannot be loaded or a prompt policy is invalid."""
-
-
-@dataclass
-class TaskScore:
-    """The main score of one model on one task (in points, 0-100).
-
-    ``experiments``: the main score of each of mteb's repeated experiments where mteb keeps them
-    (classification: one per undersampled train set; clustering: one per bootstrap clustering), averaged
-    over the task's subsets and splits, else None. They are paired across models: every model gets a
-    fresh copy of the task and so the same samples.
-    """
-
-    model: str
-    task: str
-    type: str
-    metric: str
-    score: float
-    experiments: list[float] | None = None
 
 
 def validate_prompt_policy(policy: dict[str, str]) -> dict[str, str]:
@@ -166,12 +148,12 @@ def task_score(result: Any, task: AbsTask, label: str) -> TaskScore:
     meta = task.metadata
     entries = [entry for split in splits or list(result.scores) for entry in result.scores[split]]
     return TaskScore(
-        label,
-        meta.name,
-        str(meta.type),
-        meta.main_score,
-        round(100 * value, 4),
-        experiment_scores(entries, meta.main_score),
+        model=label,
+        task=meta.name,
+        type=str(meta.type),
+        metric=meta.main_score,
+        score=round(100 * value, 4),
+        experiments=experiment_scores(entries, meta.main_score),
     )
 
 

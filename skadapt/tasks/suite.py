@@ -272,14 +272,15 @@ def jsonl_rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
 
 
 def _file_texts(path: Path) -> list[str]:
-    return [text for _, row in jsonl_rows(path) for text in _strings(row)]
+    return [text for _, row in jsonl_rows(path) for text in row_texts(row)]
 
 
-def _strings(value: Any) -> list[str]:
+def row_texts(value: Any) -> list[str]:
+    """The texts of a suite data row: its strings, in lists and objects, but for fields named ``*id*``."""
     if isinstance(value, str):
         return [value]
     if isinstance(value, list):
-        return [s for v in value for s in _strings(v)]
+        return [s for v in value for s in row_texts(v)]
     if isinstance(value, dict):
-        return [s for k, v in value.items() if "id" not in k for s in _strings(v)]
+        return [s for k, v in value.items() if "id" not in k for s in row_texts(v)]
     return []

@@ -10,8 +10,9 @@ either.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from skadapt.results.finetune import Interpolation
 
 if TYPE_CHECKING:
     import torch
@@ -22,21 +23,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 TIE_TOLERANCE = 1e-9
-
-
-@dataclass
-class Interpolation:
-    """The chosen mixing coefficient and the dev score of every grid point.
-
-    Attributes:
-        chosen: The coefficient kept (weight of the fine-tuned model).
-        scores: ``[{alpha, score}]`` in grid order.
-        metric: The dev metric the choice was made on.
-    """
-
-    chosen: float
-    metric: str
-    scores: list[dict[str, float]] = field(default_factory=list)
 
 
 def snapshot(model: SentenceTransformer) -> dict[str, torch.Tensor]:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -152,7 +151,7 @@ def finetune(
             "history": result.dev_history,
             "best_checkpoint": result.best_checkpoint,
         },
-        "interpolation": None if interpolation is None else asdict(interpolation),
+        "interpolation": None if interpolation is None else interpolation.model_dump(),
         "contamination": contamination,
         "versions": artifacts.library_versions(),
     }
