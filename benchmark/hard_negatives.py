@@ -51,7 +51,7 @@ ARMS: dict[str, dict[str, Any]] = {
     "gist": {"loss": "gist"},
     "random": {"hard_negatives": {"strategy": "random_same_domain"}},
 }
-DEFAULT_MODEL = Path("/work/baseline_demo/trim")
+DEFAULT_MODEL = ROOT / "runs" / "demo_sk" / "trim"
 FIRST_SEED = 42
 
 
