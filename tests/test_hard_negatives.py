@@ -16,7 +16,8 @@ from skadapt.recipe import validate_recipe
 from skadapt.tasks.rows import TrainingDataError
 from skadapt.train.config import FinetuneDataset
 from skadapt.train.datasets import build_task_dataset
-from skadapt.train.negatives import add_hard_negatives, cache_dir, effective_range_max, sequence_length
+from skadapt.train.mining import effective_range_max, sequence_length
+from skadapt.train.negatives import add_hard_negatives, cache_dir
 from skadapt.train.negatives_config import HardNegativesConfig
 from skadapt.train.stage import REPORT, finetune
 from skadapt.train.trainer import load_model
