@@ -144,8 +144,11 @@ def _summary(loaded: Recipe, outcomes: list[StageOutcome]) -> None:
         kept = "kept its input (no renormalization)" if selection.choice == "none" else "kept"
         out.print(f"renorm chosen on dev: {selection.choice} {kept} (mean dev score: {means})")
     finetuned = by_stage.get("finetune")
-    for name, line in (FinetuneSummary.parse(finetuned.result).dropped_rows if finetuned else {}).items():
+    tuned = FinetuneSummary.parse(finetuned.result) if finetuned else FinetuneSummary()
+    for name, line in tuned.dropped_rows.items():
         out.print(f"finetune data {name}: {line}", markup=False)
+    for name, line in tuned.hard_negatives.items():
+        out.print(f"finetune negatives {name}: {line}", markup=False)
     evaluated = by_stage.get("evaluate")
     if evaluated is not None:
         summary = EvaluationSummary.parse(evaluated.result)

@@ -13,7 +13,7 @@ import pytest
 from skadapt.tasks.suite import TASK_TYPES, load_suite, suite_texts
 
 DEMO = Path(__file__).parent.parent / "data" / "demo_sk"
-TRAIN_FILES = ["nli", "nli_dev", "sts", "sts_dev", "qa", "qa_dev"]
+TRAIN_FILES = ["nli", "nli_dev", "sts", "sts_dev", "qa", "qa_dev", "faq"]
 SHINGLE = 6  # words: a 6-word sequence in both sides would point at copied text or a shared template
 
 
@@ -84,6 +84,24 @@ def test_training_data_is_varied_and_balanced() -> None:
     assert len(set(texts)) >= 0.95 * len(texts)
     openings = Counter(" ".join(_key(t).split()[:2]) for t in texts)
     assert openings.most_common(1)[0][1] <= 0.02 * len(texts), openings.most_common(3)  # no template
+
+
+def test_faq_set_is_well_formed_and_its_own() -> None:
+    """The hand-written FAQ set (not in the demo recipe): question/answer rows, none repeated, none taken
+    from the other training files."""
+    rows = _rows(DEMO / "train" / "faq.jsonl")
+    assert len(rows) >= 150 and all(set(r) == {"question", "answer"} for r in rows)
+    assert all(r["question"].strip() and len(r["answer"]) >= 60 for r in rows)
+    assert len({_key(r["question"]) for r in rows}) == len({_key(r["answer"]) for r in rows}) == len(rows)
+    others = {
+        _key(v)
+        for name in TRAIN_FILES
+        if name != "faq"
+        for r in _rows(DEMO / "train" / f"{name}.jsonl")
+        for v in r.values()
+        if isinstance(v, str)
+    }
+    assert not others & {_key(v) for r in rows for v in r.values()}
 
 
 def test_evaluation_labels_are_balanced() -> None:

@@ -404,7 +404,7 @@ def test_nli_pairs_name_is_reserved() -> None:
         {"name": "nli", "kind": "nli", "source": "a.jsonl"},
         {"name": "nli_pairs", "kind": "pairs", "source": "b.jsonl"},
     ]
-    with pytest.raises(ValidationError, match="'nli_pairs' is reserved for the pairs of nli dataset 'nli'"):
+    with pytest.raises(ValidationError, match="'nli_pairs' is reserved for the pairs of dataset 'nli'"):
         FinetuneConfig.model_validate({"datasets": datasets})
 
 

@@ -78,6 +78,8 @@ def command(
     console.print(f"[green]fine-tuned[/] {model}: {steps['done']} steps{dev_text}")
     for name, line in summary["dropped_rows"].items():
         out.print(f"finetune data {name}: {line}", markup=False)
+    for name, line in summary.get("hard_negatives", {}).items():
+        out.print(f"finetune negatives {name}: {line}", markup=False)
     out.print(f"{out_dir} ({REPORT} inside)")
 
 

@@ -81,3 +81,5 @@ class FinetuneSummary(Part):
 
     dropped_rows: dict[str, str] = Field(default_factory=dict)
     """Recipe dataset -> the line on its rows not trained on."""
+    hard_negatives: dict[str, str] = Field(default_factory=dict)
+    """Recipe dataset -> the line on its hard negatives (what was mined, what the rules removed)."""

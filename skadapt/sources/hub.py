@@ -8,6 +8,11 @@ from skadapt.sources.commits import HubCommit, note_commit, resolve_commit
 from skadapt.sources.rowsource import Rows, RowSource, label_names
 from skadapt.sources.spec import SourceError, SourceInterrupted, SourceSpec
 
+PARQUET_EXPORT = "refs/convert/parquet"
+"""The Hub's Parquet conversion of a dataset: one folder per config, no loading script. At this revision
+the spec's CONFIG names the folder (``load_dataset(..., data_dir=CONFIG)``), which is how a dataset
+published with a loading script (that current ``datasets`` refuses to run) still loads, e.g.
+``hub:clips/mqa:sk-faq-question:train@refs/convert/parquet``."""
 NETWORK_ERRORS = {("httpx", "HTTPError"), ("httpx2", "HTTPError"), ("aiohttp", "ClientError")}
 """(top-level package, class) of the network errors that are not ``OSError`` (requests' errors are)."""
 
@@ -15,7 +20,8 @@ NETWORK_ERRORS = {("httpx", "HTTPError"), ("httpx2", "HTTPError"), ("aiohttp", "
 def hub_source(spec: str, parsed: SourceSpec, resume_state: dict[str, Any] | None) -> RowSource:
     """Open a Hub dataset as a stream of rows, continuing after ``resume_state`` when given.
 
-    The commit read is resolved first (:func:`skadapt.sources.commits.resolve_commit`, collected for the
+    At :data:`PARQUET_EXPORT` the config names a folder of the conversion (see there). The commit read is
+    resolved first (:func:`skadapt.sources.commits.resolve_commit`, collected for the
     stage manifest) and kept as ``source.commit``; a resumed read continues at the commit its state names.
 
     Raises:
@@ -30,9 +36,10 @@ def hub_source(spec: str, parsed: SourceSpec, resume_state: dict[str, Any] | Non
         commit, revision = resumed, resumed
     else:  # the revision as asked: huggingface_hub's cache then names the commit it is at (offline look-ups)
         commit, revision = resolve_commit(spec).commit, parsed.revision
+    where = {"data_dir": parsed.config} if parsed.revision == PARQUET_EXPORT else {"name": parsed.config}
     try:
         stream = datasets.load_dataset(
-            parsed.name, parsed.config, split=parsed.split, streaming=True, revision=revision
+            parsed.name, **where, split=parsed.split, streaming=True, revision=revision
         )
     except Exception as error:  # connection, auth, unknown config/split/revision: all end here
         raise SourceError(

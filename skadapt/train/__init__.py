@@ -3,7 +3,8 @@ contamination check live in :mod:`skadapt.tasks`).
 
 Modules:
     datasets: turn recipe dataset entries (pairs, nli, sts, rte) into training datasets + prompts.
-    losses: loss per dataset and the batch sampler they need.
+    losses: loss per dataset and the batch sampler they need; gist: the guided losses and their guide.
+    negatives: hard negatives of pairs datasets (candidates, cache, report); mining: the mining itself.
     trainer: ``SentenceTransformerTrainer`` setup, checkpoint resume, the training report.
     stage: ``run_stage`` of the pipeline's ``finetune`` stage (also used by ``skadapt finetune``).
 """

@@ -8,9 +8,10 @@ from pydantic import Field, field_validator, model_validator
 
 from skadapt.config import Fraction, PositiveFloat, PositiveInt, Section, require_unique_names
 from skadapt.tasks.config import ContaminationConfig, DevSets
+from skadapt.train.negatives_config import GistConfig, HardNegativesConfig
 
 DatasetKind = Literal["pairs", "triplets", "nli", "sts", "rte"]
-LossName = Literal["mnrl", "cached_mnrl", "cosine", "cosent"]
+LossName = Literal["mnrl", "cached_mnrl", "cosine", "cosent", "gist", "cached_gist"]
 DEFAULT_LOSS: dict[str, str] = {
     "pairs": "mnrl",
     "triplets": "mnrl",
@@ -38,11 +39,30 @@ class FinetuneDataset(Section):
     score_range: tuple[float, float] = (0.0, 5.0)
     prompts: dict[str, str] | None = Field(None, description="role -> prompt; default query:/passage:")
     max_samples: PositiveInt | None = None
+    hard_negatives: HardNegativesConfig | None = Field(
+        None,
+        description="kind pairs: add mined (or random same-domain) negatives; trains as triplets/n-tuples",
+    )
 
     @model_validator(mode="after")
     def _default_loss(self) -> FinetuneDataset:
         if self.loss is None:
             self.loss = DEFAULT_LOSS[self.kind]  # type: ignore[assignment]
+        if self.hard_negatives is not None and self.kind != "pairs":
+            raise ValueError(
+                f"hard_negatives mines negatives for (anchor, positive) pairs: dataset {self.name!r} is of "
+                f"kind {self.kind!r}; use it on a dataset of kind pairs"
+            )
+        if self.hard_negatives is not None and "negative" in self.columns:
+            raise ValueError(
+                f"dataset {self.name!r} maps a negative column and asks for hard_negatives: use one of them"
+            )
+        if self.hard_negatives is not None and self.loss == "gist" and self.hard_negatives.num_negatives > 1:
+            raise ValueError(
+                f"dataset {self.name!r}: loss gist takes one negative per anchor, "
+                f"hard_negatives.num_negatives is {self.hard_negatives.num_negatives}; use loss cached_gist "
+                "or num_negatives: 1"
+            )
         if self.score_range[0] >= self.score_range[1]:
             raise ValueError(f"score_range must be [low, high] with low < high, got {list(self.score_range)}")
         return self
@@ -98,7 +118,13 @@ class FinetuneConfig(Section):
     sampling: Literal["proportional", "round_robin"] = Field(
         "proportional", description="How batches are drawn from the datasets (each batch from one dataset)"
     )
-    mini_batch_size: PositiveInt = Field(32, description="cached_mnrl: examples per forward pass")
+    mini_batch_size: PositiveInt = Field(
+        32, description="cached_mnrl, cached_gist: examples per forward pass"
+    )
+    gist: GistConfig = Field(
+        default_factory=GistConfig,
+        description="The guide model and false-negative margin of gist/cached_gist",
+    )
     gradient_accumulation_steps: PositiveInt = Field(1, description="Batches per optimizer step")
     bf16: bool = Field(False, description="Train in bfloat16 (GPUs that support it)")
     save_steps: PositiveInt = Field(500, description="Checkpoint every this many steps (resume point)")
@@ -124,11 +150,14 @@ class FinetuneConfig(Section):
             raise ValueError(f"dataset name {ANCHOR_DATASET!r} is reserved for finetune.anchor")
         names = {d.name for d in self.datasets}
         clashes = [
-            d.name + PAIRS_SUFFIX for d in self.datasets if d.kind == "nli" and d.name + PAIRS_SUFFIX in names
+            d.name + PAIRS_SUFFIX
+            for d in self.datasets
+            if (d.kind == "nli" or d.hard_negatives is not None) and d.name + PAIRS_SUFFIX in names
         ]
         if clashes:
             raise ValueError(
-                f"dataset name {clashes[0]!r} is reserved for the pairs of nli dataset "
-                f"{clashes[0].removesuffix(PAIRS_SUFFIX)!r}: rename it"
+                f"dataset name {clashes[0]!r} is reserved for the pairs of dataset "
+                f"{clashes[0].removesuffix(PAIRS_SUFFIX)!r} (nli pairs, or pairs without hard negatives): "
+                "rename it"
             )
         return self

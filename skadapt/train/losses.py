@@ -7,7 +7,11 @@ mnrl           MultipleNegativesRankingLoss                      (anchor, positi
 cached_mnrl    CachedMultipleNegativesRankingLoss (GradCache)    (anchor, positive[, negative])  yes
 cosine         CosineSimilarityLoss                              (sentence1, sentence2, score)   no
 cosent         CoSENTLoss                                        (sentence1, sentence2, score)   no
+gist           GISTEmbedLoss (guide masks false negatives)       (anchor, positive[, negative])  yes
+cached_gist    CachedGISTEmbedLoss (GradCache + guide)           (anchor, positive[, negatives]) yes
 =============  ==============================================  =====================  ================
+
+The guided losses take the frozen guide model and ``finetune.gist`` (see :mod:`skadapt.train.gist`).
 
 When any dataset uses an in-batch-negative loss the trainer uses ``BatchSamplers.NO_DUPLICATES`` so that
 a batch never holds the same text twice (a duplicate would be a false negative).
@@ -18,13 +22,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from skadapt.tasks.rows import TrainingDataError
+from skadapt.train.gist import GUIDED_LOSSES, check_guided, make_guided_loss
+from skadapt.train.negatives_config import GistConfig
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
     from skadapt.train.datasets import TaskDataset
 
-IN_BATCH_NEGATIVE_LOSSES = frozenset({"mnrl", "cached_mnrl"})
+IN_BATCH_NEGATIVE_LOSSES = frozenset({"mnrl", "cached_mnrl", "gist", "cached_gist"})
 SCORED_LOSSES = frozenset({"cosine", "cosent"})
 
 
@@ -47,17 +53,32 @@ def check_loss(dataset: TaskDataset) -> None:
             f"dataset {dataset.name!r}: loss {dataset.loss!r} needs (anchor, positive) pairs; kind "
             f"{dataset.kind!r} gives scored pairs: use loss cosine or cosent"
         )
+    check_guided(dataset)
 
 
-def make_loss(name: str, model: SentenceTransformer, mini_batch_size: int = 32) -> Any:
+def make_loss(
+    name: str,
+    model: SentenceTransformer,
+    mini_batch_size: int = 32,
+    *,
+    guide: SentenceTransformer | None = None,
+    gist: GistConfig | None = None,
+) -> Any:
     """Instantiate a loss by recipe name.
 
     Args:
-        name: mnrl, cached_mnrl, cosine or cosent.
+        name: mnrl, cached_mnrl, cosine, cosent, gist or cached_gist.
         model: The model being trained.
-        mini_batch_size: GradCache mini-batch size of ``cached_mnrl``.
+        mini_batch_size: GradCache mini-batch size of ``cached_mnrl`` and ``cached_gist``.
+        guide: The frozen guide of ``gist`` / ``cached_gist``.
+        gist: Their options (default: :class:`GistConfig` defaults).
     """
     from sentence_transformers.sentence_transformer import losses
+
+    if name in GUIDED_LOSSES:
+        if guide is None:
+            raise ValueError(f"loss {name!r} needs a guide model")
+        return make_guided_loss(name, model, guide, gist or GistConfig(), mini_batch_size)
 
     if name == "mnrl":
         return losses.MultipleNegativesRankingLoss(model)

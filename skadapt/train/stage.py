@@ -21,8 +21,10 @@ from skadapt.tasks.selection import evaluation_texts, suite_files
 from skadapt.train.anchor import build_anchor_dataset
 from skadapt.train.config import ANCHOR_DATASET, FinetuneConfig
 from skadapt.train.datasets import WARN_SHARE, TaskDataset, build_task_datasets, drop_summary
+from skadapt.train.gist import load_guide, needs_guide
 from skadapt.train.interpolation import choose_interpolation, snapshot
 from skadapt.train.losses import check_loss
+from skadapt.train.negatives import add_hard_negatives, report_line
 from skadapt.train.trainer import copy_logs, load_model, save_model, train
 
 if TYPE_CHECKING:
@@ -110,6 +112,8 @@ def finetune(
     loaded.prompts = prompts  # a model saved without its family's prompts gets them
     for dataset in datasets:
         dataset.resolve_prompts(prompts)
+    datasets = _with_hard_negatives(config, datasets, loaded, model, run.seed, test_texts)
+    guide = load_guide(config.gist, model, config.max_seq_length) if needs_guide(datasets) else None
     dev = None  # its rows holding an evaluation test text are dropped: test texts never choose
     if config.dev is not None:
         dev = build_dev_set(config.dev, config.batch_size, prompts, test_texts)
@@ -120,7 +124,15 @@ def finetune(
     start = snapshot(loaded) if config.interpolation is not None else None
     loaded.max_seq_length = config.max_seq_length
     result = train(
-        loaded, datasets, config, run.seed, ctx.work_dir, dev, callbacks, world_size=ctx.launch.world_size
+        loaded,
+        datasets,
+        config,
+        run.seed,
+        ctx.work_dir,
+        dev,
+        callbacks,
+        world_size=ctx.launch.world_size,
+        guide=guide,
     )
     result.model.max_seq_length = inference_length
     interpolation = None
@@ -163,6 +175,11 @@ def finetune(
     return {
         "datasets": {d.name: len(d) for d in datasets},
         "dropped_rows": _dropped_rows(datasets),
+        "hard_negatives": {
+            d.entry: report_line(d.entry, d.stats["hard_negatives"])
+            for d in datasets
+            if "hard_negatives" in d.stats
+        },
         "losses": report["losses"],
         "steps": report["steps"],
         "resumed_from": result.resumed_from,
@@ -218,6 +235,36 @@ def _contamination(
     )
     report.update(action=settings.action, dropped=dropped)
     return report, test_texts
+
+
+def _with_hard_negatives(
+    config: FinetuneConfig,
+    datasets: list[TaskDataset],
+    model: SentenceTransformer,
+    model_ref: str,
+    seed: int,
+    test_texts: dict[str, list[str]],
+) -> list[TaskDataset]:
+    """Every pairs dataset with ``hard_negatives`` gets its negatives (and ``<name>_pairs`` for the pairs
+    that got none); the starting model is the default mining model. Runs after the contamination drop,
+    so only rows kept are mined, and corpus texts that are evaluation test texts are never candidates."""
+    options = {entry.name: entry.hard_negatives for entry in config.datasets}
+    result: list[TaskDataset] = []
+    for dataset in datasets:
+        hard = options.get(dataset.name)
+        if hard is None:
+            result.append(dataset)
+            continue
+        result += add_hard_negatives(
+            dataset,
+            hard,
+            starting_model=model,
+            starting_ref=model_ref,
+            max_seq_length=config.max_seq_length,
+            seed=seed,
+            test_texts=test_texts,
+        )
+    return result
 
 
 def _dataset_source(config: FinetuneConfig, name: str) -> str:

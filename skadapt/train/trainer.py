@@ -246,6 +246,7 @@ def train(
     callbacks: list[TrainerCallback] | None = None,
     *,
     world_size: int = 1,
+    guide: SentenceTransformer | None = None,
 ) -> TrainingResult:
     """Fine-tune ``model`` on the task datasets with their losses; resume from a checkpoint if one exists.
 
@@ -258,6 +259,7 @@ def train(
         dev: Optional dev evaluator for best-checkpoint selection.
         callbacks: Extra ``transformers`` trainer callbacks.
         world_size: Processes of the launch (torchrun/accelerate; see :func:`cpu_launch`).
+        guide: The frozen guide model of the ``gist`` / ``cached_gist`` losses.
     """
     from datasets import DatasetDict
 
@@ -268,7 +270,7 @@ def train(
     losses = {
         d.name: make_anchor_loss(model, config.anchor.weight)
         if d.loss == ANCHOR_LOSS and config.anchor is not None
-        else make_loss(d.loss, model, config.mini_batch_size)
+        else make_loss(d.loss, model, config.mini_batch_size, guide=guide, gist=config.gist)
         for d in datasets
     }
     trainer = trainer_class()(
