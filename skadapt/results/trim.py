@@ -8,13 +8,20 @@ from skadapt.results.base import Part, StageReport
 
 
 class CorpusCounts(Part):
-    """A counted corpus: its source spec (and the commit a Hub source was read at), texts, tokens."""
+    """A counted corpus (:meth:`skadapt.trim.counting.TokenCounts.summary` builds it): its source spec, the
+    commit a Hub source was read at, its fingerprint, texts, bytes, tokens, whether the count came from the
+    cache, the counting's seconds and the parity sample drawn from it."""
 
     source: str
+    commit: str | None = None
+    fingerprint: str | None = None
     documents: int | None = None
+    bytes: int | None = None
     tokens: int | None = None
     distinct_tokens: int | None = None
-    commit: str | None = None
+    cached: bool | None = None
+    seconds: float | None = None
+    parity_sample: dict[str, Any] | None = None
 
 
 class TrimReport(StageReport):

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from skadapt import artifacts
+from skadapt.results.trim import CorpusCounts
 from skadapt.sources import iter_texts, parse_source, reading, resolve_commit, resolve_files
 from skadapt.trim import cache, checkpoint, wordlist
 from skadapt.trim.encoder import tokenizer_fingerprint
@@ -75,19 +76,19 @@ class TokenCounts:
         return int(np.count_nonzero(self.counts))
 
     def summary(self) -> dict[str, Any]:
-        """JSON-friendly description (for reports and manifests)."""
-        return {
-            "source": self.source,
+        """JSON-friendly description (for reports and manifests): the report's ``CorpusCounts``."""
+        return CorpusCounts(
+            source=self.source,
             **({"commit": self.commit} if self.commit else {}),
-            "fingerprint": self.key,
-            "documents": self.documents,
-            "bytes": self.bytes,
-            "tokens": self.tokens,
-            "distinct_tokens": self.distinct,
-            "cached": self.cached,
-            "seconds": round(self.seconds, 3),
-            "parity_sample": {"texts": len(self.sample), "seed": self.seed, "drawn_from": "counted texts"},
-        }
+            fingerprint=self.key,
+            documents=self.documents,
+            bytes=self.bytes,
+            tokens=self.tokens,
+            distinct_tokens=self.distinct,
+            cached=self.cached,
+            seconds=round(self.seconds, 3),
+            parity_sample={"texts": len(self.sample), "seed": self.seed, "drawn_from": "counted texts"},
+        ).as_json()
 
 
 def source_fingerprint(spec: str) -> dict[str, Any]:
