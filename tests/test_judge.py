@@ -21,6 +21,7 @@ from skadapt.llm.config import JudgeConfig, LLMConfig
 from skadapt.llm.generate import GenerationItem
 from skadapt.llm.judge import agreement, confusion, validate_score
 from tests.support.llm_server import Reply, scripted_server, user_message
+from tests.support.synth_llm import CORPUS, GOOD, VARIANTS
 
 SLOVAK = get_language("slk")
 PAIR = re.compile(r"<text_a>\n(.*)\n</text_a>\n\n<text_b>\n(.*)\n</text_b>", re.DOTALL)
@@ -321,17 +322,7 @@ def test_judge_transport_fields_do_not_change_keys(tmp_path: Path, tiny_models: 
 
 
 # synthetic STS: every source gets the same six hand-written variants; the judge rates them by level
-VARIANTS = [
-    "Archeológovia pri Trnave našli zvyšky stredovekej kováčskej dielne aj s nástrojmi.",
-    "Knižnica v Prešove rozšírila otváracie hodiny a pridala čitateľské kluby pre seniorov.",
-    "Meteorológovia upozorňujú, že tohtoročná jeseň bola na východe krajiny mimoriadne suchá.",
-    "Poslanci sa o návrhu budú znova rozprávať na najbližšom zasadnutí v decembri.",
-    "Podľa starostu sa práce začnú na jar a mali by sa skončiť ešte pred letom.",
-    "Na zasadnutí obecní poslanci jednomyseľne odsúhlasili, že sa budova opraví.",
-]
 BY_LEVEL = {0: 0.0, 1: 1.5, 2: 2.0, 3: 4.5, 4: 4.0, 5: 5.0}
-GOOD = json.dumps({str(i): {"sentence": v, "explanation": "vysvetlenie"} for i, v in enumerate(VARIANTS)})
-CORPUS = Path(__file__).parent / "data" / "sk_corpus.txt"
 
 
 def test_synth_judge_reports_levels_and_drops_far_pairs(tmp_path: Path) -> None:
