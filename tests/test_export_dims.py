@@ -199,3 +199,13 @@ def test_the_plan_counts_the_dims_tiers_among_the_evaluated_models(tmp_path: Pat
     assert plan.stage("evaluate").work["models"] == ["base", "trim", "finetune", "renorm", *tiers]
     chosen = plan_recipe(load_recipe("recipes/demo_sk.yaml", [*sets, "export.dims=[32]"]))
     assert chosen.stage("evaluate").work["models"][-1] == "dims-32"
+
+
+def test_the_card_loads_a_dims_tier_with_truncate_dim() -> None:
+    from skadapt.publish.tiers import tiers_markdown
+
+    row = {"tier": "dims-128", "file": None, "mean": 70.1, "delta": -0.5, "low": -0.9, "high": -0.1}
+    row |= {"texts_per_s": None, "speedup": None, "size_mb": 147.3, "peak_rss_mb": None}
+    text = tiers_markdown([row], "org/model")
+    assert '`SentenceTransformer("org/model", truncate_dim=128)`, then normalize' in text
+    assert "| dims-128 |" in text and "-0.50 [-0.90, -0.10]" in text and "147.3" in text
