@@ -120,3 +120,18 @@ def test_dims_that_do_not_fit_the_model_fail_before_training(
     with pytest.raises(MatryoshkaError, match=message):
         finetune(recipe.context("finetune", str(base), out, tmp_path / "work"))
     assert not (tmp_path / "work" / "checkpoints").exists() and not any(out.iterdir())
+
+
+def test_renorm_keeps_the_recorded_dims(tiny_models: dict[str, Path], tmp_path: Path) -> None:
+    import shutil
+
+    from skadapt.modeldir import record_matryoshka_dims
+    from skadapt.renorm.config import RenormConfig
+    from skadapt.renorm.stage import renormalize
+
+    parent = tmp_path / "parent"
+    shutil.copytree(tiny_models["unigram"], parent)
+    record_matryoshka_dims(parent, [32, 16, 8])
+    renormalize(str(parent), tmp_path / "renorm", RenormConfig(corpus=str(CORPUS), method="r2", samples=20))
+    assert matryoshka_dims_of(tmp_path / "renorm") == [32, 16, 8]
+    assert json.loads((tmp_path / "renorm" / "config_sentence_transformers.json").read_text())["prompts"]
