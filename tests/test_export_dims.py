@@ -209,3 +209,33 @@ def test_the_card_loads_a_dims_tier_with_truncate_dim() -> None:
     text = tiers_markdown([row], "org/model")
     assert '`SentenceTransformer("org/model", truncate_dim=128)`, then normalize' in text
     assert "| dims-128 |" in text and "-0.50 [-0.90, -0.10]" in text and "147.3" in text
+
+
+@pytest.mark.slow
+def test_a_dims_tier_loads_in_a_process_where_skadapt_cannot_be_imported(
+    dims_export: tuple[Path, Path, dict],
+) -> None:
+    import subprocess
+    import sys
+
+    from sentence_transformers import SentenceTransformer
+
+    parent, out, _ = dims_export
+    script = (
+        "import json, sys\n"
+        "sys.modules['skadapt'] = None  # any import of skadapt fails\n"
+        "from sentence_transformers import SentenceTransformer\n"
+        "model = SentenceTransformer(sys.argv[1], device='cpu')\n"
+        "print(json.dumps(model.encode(json.loads(sys.argv[2]), prompt_name='query').tolist()))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(out / "dims-8"), json.dumps(TEXTS)],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=out,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    vectors = np.asarray(json.loads(done.stdout.strip().splitlines()[-1]))
+    reference = SentenceTransformer(str(parent), device="cpu").encode(TEXTS, prompt="query: ")
+    assert vectors.shape == (len(TEXTS), 8) and np.abs(vectors - _truncated(reference, 8)).max() < 1e-6
