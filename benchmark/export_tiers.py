@@ -59,14 +59,19 @@ def main() -> None:
         f"fp32 ONNX max |Δ| {parity['fp32_max_abs_delta']:.2e}; int8 mean cosine "
         f"{parity.get('int8_mean_cosine', float('nan')):.4f}"
     )
-    print(f"{'model':10} {'texts/s':>9} {'×':>7} {'peak MB':>8} {'MB':>7} {'mean':>7}  Δ [90% CI]")
+    print(
+        f"{'model':10} {'texts/s':>9} {'×':>7} {'× min/median/max':>18} {'peak MB':>8} {'MB':>7} "
+        f"{'mean':>7}  Δ [90% CI]"
+    )
     for label, row in speed.items():
         name = "final" if label == "pytorch" else label
         verdict = loss.get(name)
         delta = f"{verdict.mean_diff:+.2f} [{verdict.ci_low:+.2f}, {verdict.ci_high:+.2f}]" if verdict else ""
+        rounds = row["speedup_rounds"]
+        spread = f"{rounds['min']:.2f}/{rounds['median']:.2f}/{rounds['max']:.2f}"
         print(
-            f"{label:10} {row['texts_per_s']:9.1f} {row['speedup']:7.2f} {row['peak_rss_mb']:8.0f} "
-            f"{row['size_mb']:7.1f} {means[name]:7.2f}  {delta}"
+            f"{label:10} {row['texts_per_s']:9.1f} {row['speedup']:7.2f} {spread:>18} "
+            f"{row['peak_rss_mb']:8.0f} {row['size_mb']:7.1f} {means[name]:7.2f}  {delta}"
         )
 
 

@@ -32,6 +32,20 @@ class Section(BaseModel):
 Tier = Literal["onnx", "onnx-int8", "static"]
 """A deployment tier of the final model (the export stage): fp32 ONNX, dynamic-int8 ONNX, model2vec static."""
 TIERS: tuple[str, ...] = get_args(Tier)
+DIMS_TIER = re.compile(r"dims-[1-9][0-9]*")
+"""A Matryoshka tier of the final model (the export stage's ``dims``): ``dims-128`` is it truncated to 128
+dimensions and renormalized."""
+
+
+def dims_tier(dim: int) -> str:
+    """The name of the Matryoshka tier of ``dim`` dimensions: ``dims-<dim>``."""
+    return f"dims-{dim}"
+
+
+def is_tier(name: str) -> bool:
+    """Whether a model label names a deployment tier (one of :data:`TIERS` or a ``dims-<d>`` tier)."""
+    return name in TIERS or DIMS_TIER.fullmatch(name) is not None
+
 
 ModelRef = Literal["base", "trim", "finetune", "renorm", "final", "onnx", "onnx-int8", "static"]
 """A model of the run: the base model, a model stage's output, the last model kept, or a tier of it."""

@@ -31,6 +31,9 @@ POOLING_KEYS = {
     "lasttoken": "pooling_mode_lasttoken",
 }
 TEXT_MODALITY = {"text": {"method": "forward", "method_output_name": "last_hidden_state"}}
+MATRYOSHKA_KEY = "matryoshka_dims"
+"""The key of ``config_sentence_transformers.json`` that lists the Matryoshka dimensions a model was trained
+for (sentence-transformers ignores it)."""
 DENSE_DEFAULT_NAMES = {"module_input_name": "sentence_embedding", "module_output_name": "sentence_embedding"}
 
 
@@ -142,3 +145,29 @@ def _dense(directory: Path) -> bool:
 
 
 _REWRITERS = {"Transformer": _transformer, "Pooling": _pooling, "Normalize": _normalize, "Dense": _dense}
+
+
+def record_matryoshka_dims(model_dir: Path, dims: list[int]) -> None:
+    """Write ``dims`` into the model directory's ``config_sentence_transformers.json``."""
+    path = model_dir / ST_CONFIG
+    data = artifacts.read_json(path)
+    config = data if isinstance(data, dict) else {}
+    config[MATRYOSHKA_KEY] = [int(d) for d in dims]
+    artifacts.write_json(path, config)
+
+
+def matryoshka_dims_of(model_dir: Path) -> list[int] | None:
+    """The Matryoshka dimensions a model directory records, if any."""
+    data = artifacts.read_json(model_dir / ST_CONFIG)
+    dims = data.get(MATRYOSHKA_KEY) if isinstance(data, dict) else None
+    if isinstance(dims, list) and dims and all(isinstance(d, int) and d > 0 for d in dims):
+        return [int(d) for d in dims]
+    return None
+
+
+def keep_matryoshka_dims(source: str | Path, model_dir: Path) -> None:
+    """Carry ``source``'s recorded dimensions into ``model_dir`` (a model saved from it, same dimension)."""
+    source_dir = Path(source)
+    dims = matryoshka_dims_of(source_dir) if source_dir.is_dir() else None
+    if dims is not None:
+        record_matryoshka_dims(model_dir, dims)

@@ -119,7 +119,8 @@ class StageContext(Generic[C]):
         run: The run-wide facts.
         models: Model references made so far: ``base`` (the base model), one entry per finished model stage
             (its directory, or its input model when it kept none), ``final`` (the newest model kept) and the
-            deployment tiers of ``final`` made so far (``skadapt.config.TIERS``: a directory or an ONNX file).
+            deployment tiers of ``final`` made so far (``skadapt.config.is_tier``: a directory or an ONNX
+            file).
         out_dir: Temporary directory to write the stage's artifact into; it becomes ``<run_dir>/<stage>``
             (or a stage command's ``--out``).
         work_dir: Persistent scratch directory that survives an interrupted attempt (e.g. checkpoints).

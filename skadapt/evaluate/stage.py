@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from skadapt import artifacts
-from skadapt.config import TIERS
+from skadapt.config import is_tier
 from skadapt.errors import SkadaptError
 from skadapt.evaluate.aggregate import Table, comparison_pairs
 from skadapt.evaluate.bootstrap import ModelDraws, combine, model_draws
@@ -192,9 +192,9 @@ def _selected_models(
     Every deployment tier of the run is scored, after the listed models and beside the final model it
     came from (added when not listed).
     """
-    refs = [ref for ref in config.models if ref not in TIERS]
-    tiers = [t for t in TIERS if t in available]
-    missing = [t for t in config.models if t in TIERS and t not in available]
+    refs = [ref for ref in config.models if not is_tier(ref)]
+    tiers = [t for t in available if is_tier(t)]
+    missing = [t for t in config.models if is_tier(t) and t not in available]
     if missing:
         raise EvaluateStageError(
             f"evaluate.models: {', '.join(missing)} is not a tier of this run; add it to export.tiers"

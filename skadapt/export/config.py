@@ -47,6 +47,11 @@ class ExportConfig(Section):
         3, description="Rounds in which the models take turns, one timed pass each; the fastest counts"
     )
     batch_size: PositiveInt = Field(32, description="Encoding batch size of the speed measurement")
+    dims: list[PositiveInt] | None = Field(
+        None,
+        description="Matryoshka tiers dims-<d>: the model truncated to d dimensions and renormalized (null: "
+        "the dimensions the model records from finetune.matryoshka_dims; [] for none)",
+    )
 
     @field_validator("tiers")
     @classmethod
@@ -56,3 +61,10 @@ class ExportConfig(Section):
         if len(set(tiers)) != len(tiers):
             raise ValueError(f"a tier is named twice: {tiers}")
         return tiers
+
+    @field_validator("dims")
+    @classmethod
+    def _dims(cls, dims: list[int] | None) -> list[int] | None:
+        if dims is not None and len(set(dims)) != len(dims):
+            raise ValueError(f"a dimension is named twice: {dims}")
+        return dims

@@ -18,6 +18,7 @@ import json
 import math
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -51,6 +52,18 @@ def measure(ref: str, texts_file: Path, batch_size: int, repeats: int, threads: 
         tail = "\n".join(done.stderr.strip().splitlines()[-5:])
         raise ExportError(f"speed measurement of {ref} failed:\n{tail}")
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def round_ratios(runs: list[dict[str, Any]], reference: list[dict[str, Any]]) -> dict[str, float | int]:
+    """The spread of a model's speed ratio to ``reference`` over the rounds (round ``i`` of each, timed
+    back to back): ``{min, median, max, rounds}`` of texts/s over the reference's texts/s."""
+    ratios = [run["texts_per_s"] / ref["texts_per_s"] for run, ref in zip(runs, reference, strict=True)]
+    return {
+        "min": round(min(ratios), 2),
+        "median": round(statistics.median(ratios), 2),
+        "max": round(max(ratios), 2),
+        "rounds": len(ratios),
+    }
 
 
 def _peak_rss_mb() -> float:

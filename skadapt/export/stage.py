@@ -26,6 +26,7 @@ import numpy as np
 
 from skadapt import artifacts
 from skadapt.export.config import ExportConfig
+from skadapt.export.dims import dims_markdown, export_dims, tier_dims
 from skadapt.export.onnx import (
     FP32_FILE,
     ExportError,
@@ -34,7 +35,7 @@ from skadapt.export.onnx import (
     int8_file,
     quantize_int8,
 )
-from skadapt.export.speed import measure
+from skadapt.export.speed import measure, round_ratios
 from skadapt.export.static import distill_static
 from skadapt.modeldir import finalize_model_dir
 from skadapt.results import ExportReport
@@ -184,6 +185,7 @@ def check_model(parent: str, config: ExportConfig) -> None:
             "placeholder tokenizer; copy the tokenizer files of the model it was saved from into it"
         )
     check_pca_dims(config, model_dimension(transformer))
+    tier_dims(config.dims, source, model_dimension(transformer))
 
 
 def export_tiers(parent: str, out: Path, config: ExportConfig, texts: list[str]) -> dict[str, Any]:
@@ -240,14 +242,18 @@ def export_tiers(parent: str, out: Path, config: ExportConfig, texts: list[str])
             model, out / STATIC_DIR, pca_dims=config.pca_dims, sif_coefficient=config.sif_coefficient
         )
         tiers["static"] = STATIC_DIR
+    dimension = int(model.get_embedding_dimension() or 0)
+    dims = export_dims(model_dir, out, tier_dims(config.dims, model_dir, dimension), dimension)
     del model
     report = {
         "parent": artifacts.recorded_path(parent, out.parent),
         "inputs": inputs,
         "parity": parity,
         "static": static,
-        "tiers": tiers,
-        "speed": _speed(out, model_dir, tiers, texts, config),
+        "tiers": {**tiers, **{name: tier["path"] for name, tier in dims.items()}},
+        "speed": _speed(out, model_dir, tiers, texts, config),  # a dims tier runs its parent's encoder
+        "dimension": dimension,
+        "dims": dims,
         "settings": config.model_dump(),
     }
     artifacts.write_json(out / REPORT, report)
@@ -290,8 +296,9 @@ def _speed(
             "size_mb": _size_mb(files),
         }
     base = rows["pytorch"]["texts_per_s"]
-    for row in rows.values():
+    for label, row in rows.items():
         row["speedup"] = round(row["texts_per_s"] / base, 2)
+        row["speedup_rounds"] = round_ratios(runs[label], runs["pytorch"])
     return rows
 
 
@@ -311,13 +318,15 @@ def markdown(report: dict[str, Any]) -> str:
         )
     lines += [
         "",
-        "| model | texts/s | × PyTorch | load s | peak RSS MB | size MB |",
-        "|---|---|---|---|---|---|",
+        "| model | texts/s | × PyTorch | × per round (min / median / max) | load s | peak RSS MB | size MB |",
+        "|---|---|---|---|---|---|---|",
     ]
     for label, row in report["speed"].items():
+        spread = row.get("speedup_rounds") or {}
+        per_round = " / ".join(f"{spread[k]:.2f}" for k in ("min", "median", "max")) if spread else "—"
         lines.append(
-            f"| {label} | {row['texts_per_s']:.1f} | {row['speedup']:.2f} | {row['load_s']:.2f} | "
-            f"{row['peak_rss_mb']:.0f} | {row['size_mb']:.1f} |"
+            f"| {label} | {row['texts_per_s']:.1f} | {row['speedup']:.2f} | {per_round} | "
+            f"{row['load_s']:.2f} | {row['peak_rss_mb']:.0f} | {row['size_mb']:.1f} |"
         )
     first = next(iter(report["speed"].values()))
     lines += [
@@ -325,7 +334,9 @@ def markdown(report: dict[str, Any]) -> str:
         f"Each model measured in fresh processes on the same {first['texts']} texts, batch size "
         f"{report['settings']['batch_size']}, {first['threads']} threads, the models taking turns: the "
         f"fastest of {report['settings']['speed_repeats']} rounds, each a warm-up and one pass repeating "
-        "the texts until it lasts 2 s or more. Quality: the evaluation report.",
+        "the texts until it lasts 2 s or more; × per round: its texts/s over PyTorch's in the same round. "
+        "Quality: the evaluation report.",
+        *dims_markdown(report),
     ]
     return "\n".join(lines) + "\n"
 

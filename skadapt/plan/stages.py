@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from skadapt.config import dims_tier
 from skadapt.plan.model import Part, StagePlan
 from skadapt.plan.models import KEPT_ON_TOP, ModelShape
 from skadapt.plan.parts import CHARS_PER_TOKEN, Context, cpu_part, data_value, encode_part, gb
@@ -296,6 +297,9 @@ def evaluated_models(recipe: Recipe, ctx: Context) -> list[tuple[str, ModelShape
     ]
     if recipe.export is not None:
         models += [(tier, ctx.model) for tier in recipe.export.tiers]
+        trained = recipe.finetune.matryoshka_dims if recipe.finetune is not None else None
+        dims = recipe.export.dims if recipe.export.dims is not None else trained or []
+        models += [(dims_tier(d), ctx.model) for d in dims if d < ctx.model.hidden_size]
     return models
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from skadapt import artifacts
+from skadapt.config import DIMS_TIER
 from skadapt.publish.target import STATIC_SUFFIX, Target
 from skadapt.results import ExportReport
 from skadapt.tasks.backends import EXPORT_MODEL_DIR, ONNX_DIR
@@ -70,7 +71,7 @@ def tier_rows(target: Target) -> list[dict[str, Any]]:
                 "delta": verdict.mean_diff if verdict else None,
                 "low": verdict.ci_low if verdict else None,
                 "high": verdict.ci_high if verdict else None,
-                **{k: report.speed.get(label, {}).get(k) for k in SPEED_KEYS},
+                **{k: report.speed.get(label, report.dims.get(label, {})).get(k) for k in SPEED_KEYS},
             }
         )
     return rows
@@ -91,6 +92,9 @@ def tiers_markdown(rows: list[dict[str, Any]], repo_id: str) -> str:
     ]
 
     def loader(row: dict[str, Any]) -> str:
+        if DIMS_TIER.fullmatch(row["tier"]):  # the tier's vectors before renormalization (cosine: the same)
+            dim = row["tier"].removeprefix("dims-")
+            return f'`SentenceTransformer("{repo_id}", truncate_dim={dim})`, then normalize'
         if row["tier"] == "static":
             return f'`SentenceTransformer("{repo_id}{STATIC_SUFFIX}")`'
         if row["file"]:

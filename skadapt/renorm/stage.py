@@ -26,7 +26,7 @@ import numpy as np
 
 from skadapt import artifacts
 from skadapt.errors import SkadaptError
-from skadapt.modeldir import finalize_model_dir
+from skadapt.modeldir import finalize_model_dir, keep_matryoshka_dims
 from skadapt.prompts import role_prompt
 from skadapt.renorm.config import RenormConfig
 from skadapt.results.renorm import Candidate, RenormReport, Selection
@@ -241,6 +241,7 @@ def renormalize(
         append_renorm(model, mu.astype(np.float32), chosen)  # type: ignore[arg-type]
         model.save(str(out_dir))
         finalize_model_dir(out_dir)
+        keep_matryoshka_dims(model_path, out_dir)  # truncation applies after the renormalization
     np.save(out_dir / "renorm_mu.npy", mu.astype(np.float32))
     result = RenormReport(
         method=chosen,

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import Field
+
 from skadapt.results.base import StageReport
 
 
@@ -14,6 +16,8 @@ class ExportReport(StageReport):
         parent: The model the tiers came from (relative to the run when inside it).
         tiers: Tier name -> its path relative to the export directory.
         speed: Tier (and ``pytorch``) -> its measurements (``texts_per_s``, ``speedup``, ``size_mb``, ...).
+        dims: Matryoshka tier -> ``{dimension, bytes_per_vector, size_mb, path}`` (it runs its parent's
+            encoder: no speed row of its own).
     """
 
     FILE = "export_report.json"
@@ -21,3 +25,4 @@ class ExportReport(StageReport):
     parent: str
     tiers: dict[str, str]
     speed: dict[str, dict[str, Any]]
+    dims: dict[str, dict[str, Any]] = Field(default_factory=dict)

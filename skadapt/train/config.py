@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -136,6 +137,19 @@ class FinetuneConfig(Section):
         "none", description="Where the trainer logs metrics"
     )
     contamination: ContaminationConfig = Field(default_factory=ContaminationConfig)
+    matryoshka_dims: list[PositiveInt] | None = Field(
+        None,
+        description="Matryoshka dimensions, descending (e.g. [384, 256, 128, 64]): every task loss is also "
+        "trained on the truncated, renormalized embeddings (MatryoshkaLoss); the model's own dimension is "
+        "added first when missing",
+    )
+
+    @field_validator("matryoshka_dims")
+    @classmethod
+    def _descending_dims(cls, dims: list[int] | None) -> list[int] | None:
+        if dims is not None and (not dims or any(a <= b for a, b in pairwise(dims))):
+            raise ValueError(f"matryoshka_dims must be distinct dimensions in descending order, got {dims}")
+        return dims
 
     @field_validator("datasets")
     @classmethod

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from skadapt import artifacts
+from skadapt.modeldir import record_matryoshka_dims
 from skadapt.prompts import model_prompts
 from skadapt.results import TrainingReport
 from skadapt.stage import RunFacts, Stage, StageContext
@@ -24,6 +25,7 @@ from skadapt.train.datasets import WARN_SHARE, TaskDataset, build_task_datasets,
 from skadapt.train.gist import load_guide, needs_guide
 from skadapt.train.interpolation import choose_interpolation, snapshot
 from skadapt.train.losses import check_loss
+from skadapt.train.matryoshka import resolve_dims
 from skadapt.train.negatives import add_hard_negatives, report_line
 from skadapt.train.trainer import copy_logs, load_model, save_model, train
 
@@ -108,6 +110,11 @@ def finetune(
     datasets = build_datasets(config)
     contamination, test_texts = _contamination(run, config, datasets)
     loaded = load_model(model)
+    dims = (
+        resolve_dims(config.matryoshka_dims, loaded.get_embedding_dimension())
+        if config.matryoshka_dims
+        else []
+    )
     prompts = model_prompts(loaded.prompts, model)
     loaded.prompts = prompts  # a model saved without its family's prompts gets them
     for dataset in datasets:
@@ -144,6 +151,7 @@ def finetune(
         "seed": run.seed,
         "datasets": _reported_datasets(config, datasets),
         "losses": {d.name: d.loss for d in datasets},
+        "matryoshka": _matryoshka(dims, datasets),
         "sampling": config.sampling,
         "world_size": result.world_size,  # DDP processes the trainer trained with (torchrun/accelerate)
         "steps": {"done": result.global_step, "planned": result.planned_steps},
@@ -169,6 +177,8 @@ def finetune(
     }
     if ctx.launch.is_main:  # the other ranks of a launch train but never write the model
         report["model_prompts"] = save_model(result.model, datasets, ctx.out_dir)
+        if dims:
+            record_matryoshka_dims(ctx.out_dir, dims)
         if config.report_to == "tensorboard":
             copy_logs(ctx.work_dir, ctx.out_dir)
         artifacts.write_json(ctx.out_dir / REPORT, report)
@@ -328,6 +338,18 @@ def _anchor_dataset(run: RunFacts, config: FinetuneConfig, model: SentenceTransf
     )
     log.info("finetune: anchor: %d corpus sentences, weight %g", len(dataset), config.anchor.weight)
     return dataset
+
+
+def _matryoshka(dims: list[int], datasets: list[TaskDataset]) -> dict[str, Any] | None:
+    """The Matryoshka dimensions trained and the datasets whose loss trained at each (the anchor: at the
+    full dimension only); None without ``matryoshka_dims``."""
+    if not dims:
+        return None
+    return {
+        "dims": dims,
+        "datasets": [d.name for d in datasets if d.kind != "anchor"],
+        "full_dimension_only": [d.name for d in datasets if d.kind == "anchor"],
+    }
 
 
 def _floats(scores: dict[str, Any]) -> dict[str, float]:

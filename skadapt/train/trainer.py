@@ -23,6 +23,7 @@ from skadapt.errors import SkadaptError
 from skadapt.modeldir import finalize_model_dir
 from skadapt.train.anchor import ANCHOR_LOSS, make_anchor_loss
 from skadapt.train.losses import check_loss, make_loss, needs_no_duplicates
+from skadapt.train.matryoshka import resolve_dims, wrap
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -236,6 +237,21 @@ def load_model(model: str) -> SentenceTransformer:
     return loaded
 
 
+def _loss(
+    dataset: TaskDataset,
+    model: SentenceTransformer,
+    config: FinetuneConfig,
+    dims: list[int],
+    guide: SentenceTransformer | None,
+) -> Any:
+    """The loss of one dataset; with Matryoshka ``dims`` a task loss trains at each of them (the anchor
+    stays at the full dimension: see :mod:`skadapt.train.matryoshka`)."""
+    if dataset.loss == ANCHOR_LOSS and config.anchor is not None:
+        return make_anchor_loss(model, config.anchor.weight)
+    loss = make_loss(dataset.loss, model, config.mini_batch_size, guide=guide, gist=config.gist)
+    return wrap(loss, model, dims) if dims else loss
+
+
 def train(
     model: SentenceTransformer,
     datasets: list[TaskDataset],
@@ -267,12 +283,12 @@ def train(
         check_loss(dataset)
     planned = estimate_steps(datasets, config)
     args = training_arguments(config, seed, work_dir, datasets, dev, planned, world_size)
-    losses = {
-        d.name: make_anchor_loss(model, config.anchor.weight)
-        if d.loss == ANCHOR_LOSS and config.anchor is not None
-        else make_loss(d.loss, model, config.mini_batch_size, guide=guide, gist=config.gist)
-        for d in datasets
-    }
+    dims = (
+        resolve_dims(config.matryoshka_dims, model.get_embedding_dimension())
+        if config.matryoshka_dims
+        else []
+    )
+    losses = {d.name: _loss(d, model, config, dims, guide) for d in datasets}
     trainer = trainer_class()(
         model=model,
         args=args,

@@ -1,0 +1,149 @@
+"""The Matryoshka tiers ``dims-<d>``: the final model's embedding truncated to its first ``d`` components and
+renormalized, as a plain sentence-transformers directory.
+
+Each tier directory holds the parent's files (hard links where the file system allows, else copies: they
+are never written again) and, after the parent's last module, a ``Dense`` that keeps the first ``d``
+components (weight ``[I_d 0]``, no bias, identity activation) and ``Normalize``, in the
+``sentence_transformers.models`` format: ``SentenceTransformer(dir)`` gives the truncated unit vectors
+without skadapt or remote code. A renormalization ``Dense`` of the parent runs first: the tier truncates
+the renormalized embedding and normalizes again. The parent's ONNX files come along in ``onnx/``, so that
+``SentenceTransformer(dir, backend="onnx", model_kwargs={"file_name": "onnx/model_qint8_<family>.onnx"})``
+combines a dims tier with the int8 encoder. The same vectors come from the parent with
+``SentenceTransformer(parent, truncate_dim=d)`` and ``normalize_embeddings=True`` (or any cosine).
+
+Which dimensions: ``export.dims``, else the ones the model records from ``finetune.matryoshka_dims``
+(below its own dimension). The encoder is the parent's: the tiers cost what it costs per text; what they
+save is ``4 d`` bytes per float32 vector instead of ``4 D`` (index memory and search time).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from skadapt import artifacts
+from skadapt.config import dims_tier
+from skadapt.export.onnx import ExportError
+from skadapt.modeldir import MATRYOSHKA_KEY, MODULES, ST_CONFIG, finalize_model_dir, matryoshka_dims_of
+from skadapt.tasks.backends import ONNX_DIR
+
+SKIPPED = {"README.md", "manifest.json"}
+"""Files of the parent that would describe it, not the tier (its card, its stage manifest)."""
+FLOAT32_BYTES = 4
+
+
+def tier_dims(dims: list[int] | None, model_dir: Path, dimension: int | None) -> list[int]:
+    """The dimensions of the dims tiers, descending: ``dims``, else the model's recorded Matryoshka
+    dimensions below ``dimension``.
+
+    Raises:
+        ExportError: A dimension not below the model's, or a model that does not say its dimension.
+    """
+    if dims is None:
+        recorded = matryoshka_dims_of(model_dir) or []
+        return sorted((d for d in recorded if not dimension or d < dimension), reverse=True)
+    if not dims:
+        return []
+    if not dimension:
+        raise ExportError("export.dims: the model does not say its embedding dimension; set export.dims: []")
+    too_large = [d for d in dims if d >= dimension]
+    if too_large:
+        raise ExportError(
+            f"export.dims {dims}: {', '.join(map(str, too_large))} is not below the model's dimension "
+            f"{dimension} (a tier of the full dimension is the model itself); use dimensions below "
+            f"{dimension}"
+        )
+    return sorted(dims, reverse=True)
+
+
+def _link_tree(source: Path, target: Path) -> None:
+    """``target`` with the files of ``source`` (not :data:`SKIPPED`, not hidden): hard links, else copies."""
+
+    def link(src: str, dst: str) -> None:
+        try:
+            os.link(src, dst)
+        except OSError:
+            shutil.copy2(src, dst)
+
+    shutil.copytree(
+        source, target, ignore=shutil.ignore_patterns(*SKIPPED, ".*"), copy_function=link, symlinks=False
+    )
+
+
+def write_dims_tier(model_dir: Path, out: Path, dim: int, dimension: int) -> dict[str, Any]:
+    """Write the tier of ``model_dir`` (a sentence-transformers directory of ``dimension``) truncated to
+    ``dim`` at ``out`` (see the module doc).
+
+    Returns:
+        ``{dimension, bytes_per_vector, size_mb}`` of the tier (its size without the ONNX files).
+
+    Every file written replaces its link (:func:`skadapt.artifacts.write_json` writes a temporary file and
+    renames it): the parent's files are never written through.
+    """
+    import torch
+    from sentence_transformers.sentence_transformer.modules import Dense, Normalize
+
+    _link_tree(model_dir, out)
+    modules = json.loads((out / MODULES).read_text(encoding="utf-8"))
+    dense = Dense(
+        in_features=dimension,
+        out_features=dim,
+        bias=False,
+        activation_function=torch.nn.Identity(),
+        init_weight=torch.eye(dim, dimension),
+    )
+    for module, kind in ((dense, "Dense"), (Normalize(), "Normalize")):
+        index = len(modules)
+        path = f"{index}_{kind}"
+        (out / path).mkdir()
+        module.save(str(out / path))
+        modules.append(
+            {"idx": index, "name": str(index), "path": path, "type": f"sentence_transformers.models.{kind}"}
+        )
+    artifacts.write_json(out / MODULES, modules)
+    config = artifacts.read_json(out / ST_CONFIG)
+    if isinstance(config, dict) and MATRYOSHKA_KEY in config:
+        artifacts.write_json(out / ST_CONFIG, {k: v for k, v in config.items() if k != MATRYOSHKA_KEY})
+    finalize_model_dir(out)
+    deployed = [f for f in out.rglob("*") if f.is_file() and ONNX_DIR not in f.relative_to(out).parts]
+    return {
+        "dimension": dim,
+        "bytes_per_vector": FLOAT32_BYTES * dim,
+        "size_mb": round(sum(f.stat().st_size for f in deployed) / 2**20, 2),
+    }
+
+
+def export_dims(model_dir: Path, out: Path, dims: list[int], dimension: int) -> dict[str, dict[str, Any]]:
+    """Every dims tier of ``model_dir`` into ``out/dims-<d>``: tier name -> ``{dimension, bytes_per_vector,
+    size_mb, path}`` (``path`` relative to ``out``)."""
+    tiers = {}
+    for dim in dims:
+        name = dims_tier(dim)
+        tiers[name] = {**write_dims_tier(model_dir, out / name, dim, dimension), "path": name}
+    return tiers
+
+
+def dims_markdown(report: dict[str, Any]) -> list[str]:
+    """The export report's lines on the dims tiers (none without them)."""
+    dims = report.get("dims") or {}
+    if not dims:
+        return []
+    parent = report["speed"]["pytorch"]
+    full = FLOAT32_BYTES * int(report.get("dimension") or 0)
+    lines = [
+        "",
+        "Matryoshka tiers: the parent truncated and renormalized, its encoder unchanged (texts/s: the "
+        f"parent's, {parent['texts_per_s']:.1f}); bytes per float32 vector"
+        + (f" (parent: {full})." if full else "."),
+        "",
+        "| tier | dimension | bytes per vector | size MB |",
+        "|---|---|---|---|",
+    ]
+    lines += [
+        f"| {name} | {tier['dimension']} | {tier['bytes_per_vector']} | {tier['size_mb']:.1f} |"
+        for name, tier in dims.items()
+    ]
+    return lines

@@ -1,0 +1,241 @@
+"""The Matryoshka tiers ``dims-<d>``: plain sentence-transformers directories giving the parent's vectors
+truncated and renormalized (after a renormalization Dense), the dimensions they come from, their errors,
+their place in the export report and in the evaluation; the int8 speed spread over rounds."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from skadapt.export.config import ExportConfig
+from skadapt.export.onnx import ExportError
+from skadapt.export.stage import export_tiers
+from skadapt.modeldir import record_matryoshka_dims
+from skadapt.tasks.backends import load_sentence_model, tier_parents
+from tests.test_export import TEXTS
+
+pytest.importorskip("onnxruntime")
+
+INT8 = "model_qint8_avx512_vnni.onnx"
+
+
+def _renormed(base: Path, out: Path) -> Path:
+    """``base`` with an R1-style renormalization (Dense with a bias, then Normalize), saved at ``out``."""
+    import torch
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.modules import Dense, Normalize
+
+    model = SentenceTransformer(str(base), device="cpu")
+    dim = model.get_embedding_dimension()
+    dense = Dense(dim, dim, bias=True, activation_function=torch.nn.Identity())
+    with torch.no_grad():
+        dense.linear.weight.copy_(torch.eye(dim))
+        dense.linear.bias.copy_(-torch.linspace(0.05, 0.3, dim))  # moves the prefix's direction
+    renormed = SentenceTransformer(modules=[*list(model), dense, Normalize()], device="cpu")
+    renormed.prompts = model.prompts
+    renormed.save(str(out))
+    return out
+
+
+def _truncated(vectors: np.ndarray, dim: int) -> np.ndarray:
+    head = vectors[:, :dim].astype(np.float64)
+    return head / np.linalg.norm(head, axis=1, keepdims=True)
+
+
+@pytest.fixture(scope="module")
+def dims_export(
+    tiny_models: dict[str, Path], tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, Path, dict]:
+    root = tmp_path_factory.mktemp("dims")
+    parent = _renormed(tiny_models["unigram"], root / "parent")
+    out = root / "out"
+    out.mkdir()
+    config = ExportConfig(tiers=["onnx-int8"], dims=[8, 16], speed_texts=18, speed_repeats=3)
+    return parent, out, export_tiers(str(parent), out, config, TEXTS)
+
+
+@pytest.mark.slow
+def test_a_dims_tier_is_the_renormalized_parent_truncated_and_normalized_in_plain_sentence_transformers(
+    dims_export: tuple[Path, Path, dict],
+) -> None:
+    from sentence_transformers import SentenceTransformer
+
+    parent, out, report = dims_export
+    assert report["tiers"]["dims-16"] == "dims-16" and report["tiers"]["dims-8"] == "dims-8"
+    reference = SentenceTransformer(str(parent), device="cpu").encode(TEXTS, prompt="query: ")
+    for dim in (16, 8):
+        tier = out / f"dims-{dim}"
+        modules = json.loads((tier / "modules.json").read_text(encoding="utf-8"))
+        assert all(m["type"].startswith("sentence_transformers.models.") for m in modules)
+        assert [m["type"].rsplit(".", 1)[1] for m in modules][-4:] == [
+            "Dense",
+            "Normalize",
+            "Dense",
+            "Normalize",
+        ]
+        plain = SentenceTransformer(str(tier), device="cpu")  # no skadapt, no trust_remote_code
+        assert plain.get_embedding_dimension() == dim and plain.prompts["query"] == "query: "
+        vectors = plain.encode(TEXTS, prompt_name="query")
+        assert vectors.shape == (len(TEXTS), dim)
+        assert np.abs(vectors - _truncated(reference, dim)).max() < 1e-6
+        # not the truncation of the model before its renormalization
+        stack = list(SentenceTransformer(str(parent), device="cpu"))[:3]  # Transformer, Pooling, Normalize
+        before = SentenceTransformer(modules=stack, device="cpu").encode(TEXTS, prompt="query: ")
+        assert np.abs(vectors - _truncated(before, dim)).max() > 1e-3
+        # combined with the int8 encoder: the int8 parent's vectors, truncated and normalized
+        int8_parent = load_sentence_model(str(out / "model" / "onnx" / INT8)).encode(TEXTS, prompt="query: ")
+        int8_tier = load_sentence_model(str(tier / "onnx" / INT8)).encode(TEXTS, prompt="query: ")
+        assert np.abs(int8_tier - _truncated(int8_parent, dim)).max() < 1e-6
+    assert (out / "dims-8" / "model.safetensors").stat().st_ino == (
+        out / "model" / "model.safetensors"
+    ).stat().st_ino
+
+
+@pytest.mark.slow
+def test_the_report_gives_bytes_per_vector_and_the_int8_spread_over_rounds(
+    dims_export: tuple[Path, Path, dict],
+) -> None:
+    _, out, report = dims_export
+    assert report["dims"]["dims-16"] == {
+        "dimension": 16,
+        "bytes_per_vector": 64,
+        "size_mb": report["dims"]["dims-16"]["size_mb"],
+        "path": "dims-16",
+    }
+    assert report["dimension"] == 32 and report["dims"]["dims-8"]["bytes_per_vector"] == 32
+    assert abs(report["dims"]["dims-8"]["size_mb"] - report["speed"]["pytorch"]["size_mb"]) < 0.05
+    assert list(report["speed"]) == ["pytorch", "onnx-int8"]  # a dims tier runs its parent's encoder
+    pytorch, int8 = report["speed"]["pytorch"], report["speed"]["onnx-int8"]
+    spread = int8["speedup_rounds"]
+    ratios = [p / i for p, i in zip(pytorch["passes"], int8["passes"], strict=True)]  # seconds per pass
+    assert spread["rounds"] == 3 and spread["min"] <= spread["median"] <= spread["max"]
+    assert spread["min"] == pytest.approx(min(ratios), abs=0.02)
+    assert spread["max"] == pytest.approx(max(ratios), abs=0.02)
+    assert pytorch["speedup_rounds"] == {"min": 1.0, "median": 1.0, "max": 1.0, "rounds": 3}
+    text = (out / "export.md").read_text(encoding="utf-8")
+    assert f"| {spread['min']:.2f} / {spread['median']:.2f} / {spread['max']:.2f} |" in text
+    assert "| dims-8 | 8 | 32 |" in text and "(parent: 128)" in text
+    models = {
+        "final": str(dims_export[0]),
+        "d8": str(out / "dims-8"),
+        "i8": str(out / "model" / "onnx" / INT8),
+    }
+    assert tier_parents(models) == {"d8": "final", "i8": "final"}  # standalone evaluate finds the parent
+
+
+@pytest.mark.slow
+def test_the_dims_default_to_those_the_model_records(tiny_models: dict[str, Path], tmp_path: Path) -> None:
+    import shutil
+
+    parent = tmp_path / "parent"
+    shutil.copytree(tiny_models["unigram"], parent)
+    config = ExportConfig(tiers=["onnx"], speed_texts=6, speed_repeats=1)
+    plain = export_tiers(str(parent), tmp_path / "plain", config, TEXTS[:6])
+    assert plain["dims"] == {} and set(plain["tiers"]) == {"onnx"}
+    record_matryoshka_dims(parent, [32, 16, 8])
+    recorded = export_tiers(str(parent), tmp_path / "recorded", config, TEXTS[:6])
+    assert list(recorded["dims"]) == ["dims-16", "dims-8"]
+    none = export_tiers(str(parent), tmp_path / "none", config.model_copy(update={"dims": []}), TEXTS[:6])
+    assert none["dims"] == {}
+    tier_config = json.loads(
+        (tmp_path / "recorded" / "dims-8" / "config_sentence_transformers.json").read_text()
+    )
+    assert "matryoshka_dims" not in tier_config and tier_config["prompts"]["query"] == "query: "
+
+
+@pytest.mark.parametrize(
+    ("dims", "message"),
+    [
+        ([32, 8], r"export.dims \[32, 8\]: 32 is not below the model's dimension 32"),
+        ([64], r"64 is not below"),
+    ],
+)
+def test_dims_not_below_the_model_dimension_fail_before_any_onnx_work(
+    tiny_models: dict[str, Path], tmp_path: Path, dims: list[int], message: str
+) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    with pytest.raises(ExportError, match=message):
+        export_tiers(str(tiny_models["unigram"]), out, ExportConfig(tiers=["onnx"], dims=dims), TEXTS)
+    assert not any(out.iterdir())
+
+
+def test_config_rejects_repeated_and_non_positive_dims() -> None:
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match=r"a dimension is named twice: \[8, 8\]"):
+        ExportConfig(dims=[8, 8])
+    with pytest.raises(ValidationError, match="greater than 0"):
+        ExportConfig(dims=[0])
+
+
+def test_evaluate_scores_the_dims_tiers_beside_their_parent() -> None:
+    from skadapt.evaluate.config import EvaluateConfig
+    from skadapt.evaluate.stage import _selected_models
+
+    available = {
+        "base": "/b",
+        "finetune": "/run/finetune",
+        "final": "/run/finetune",
+        "onnx-int8": "/run/export/model/onnx/model_qint8_avx512_vnni.onnx",
+        "dims-256": "/run/export/dims-256",
+        "dims-64": "/run/export/dims-64",
+    }
+    models, parents = _selected_models(EvaluateConfig(models=["base", "finetune"]), available)
+    assert list(models) == ["base", "finetune", "onnx-int8", "dims-256", "dims-64"]
+    assert parents == {"onnx-int8": "finetune", "dims-256": "finetune", "dims-64": "finetune"}
+
+
+def test_the_plan_counts_the_dims_tiers_among_the_evaluated_models(tmp_path: Path) -> None:
+    from skadapt.plan import plan_recipe
+    from skadapt.recipe import load_recipe
+
+    sets = [f"output_dir={tmp_path / 'run'}", "finetune.matryoshka_dims=[384,256,128,64]"]
+    plan = plan_recipe(load_recipe("recipes/demo_sk.yaml", sets))
+    tiers = ["onnx-int8", "static", "dims-256", "dims-128", "dims-64"]
+    assert plan.stage("evaluate").work["models"] == ["base", "trim", "finetune", "renorm", *tiers]
+    chosen = plan_recipe(load_recipe("recipes/demo_sk.yaml", [*sets, "export.dims=[32]"]))
+    assert chosen.stage("evaluate").work["models"][-1] == "dims-32"
+
+
+def test_the_card_loads_a_dims_tier_with_truncate_dim() -> None:
+    from skadapt.publish.tiers import tiers_markdown
+
+    row = {"tier": "dims-128", "file": None, "mean": 70.1, "delta": -0.5, "low": -0.9, "high": -0.1}
+    row |= {"texts_per_s": None, "speedup": None, "size_mb": 147.3, "peak_rss_mb": None}
+    text = tiers_markdown([row], "org/model")
+    assert '`SentenceTransformer("org/model", truncate_dim=128)`, then normalize' in text
+    assert "| dims-128 |" in text and "-0.50 [-0.90, -0.10]" in text and "147.3" in text
+
+
+@pytest.mark.slow
+def test_a_dims_tier_loads_in_a_process_where_skadapt_cannot_be_imported(
+    dims_export: tuple[Path, Path, dict],
+) -> None:
+    import subprocess
+    import sys
+
+    from sentence_transformers import SentenceTransformer
+
+    parent, out, _ = dims_export
+    script = (
+        "import json, sys\n"
+        "sys.modules['skadapt'] = None  # any import of skadapt fails\n"
+        "from sentence_transformers import SentenceTransformer\n"
+        "model = SentenceTransformer(sys.argv[1], device='cpu')\n"
+        "print(json.dumps(model.encode(json.loads(sys.argv[2]), prompt_name='query').tolist()))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(out / "dims-8"), json.dumps(TEXTS)],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=out,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    vectors = np.asarray(json.loads(done.stdout.strip().splitlines()[-1]))
+    reference = SentenceTransformer(str(parent), device="cpu").encode(TEXTS, prompt="query: ")
+    assert vectors.shape == (len(TEXTS), 8) and np.abs(vectors - _truncated(reference, 8)).max() < 1e-6
