@@ -36,11 +36,12 @@ from skadapt.export.onnx import (
 )
 from skadapt.export.speed import measure
 from skadapt.export.static import distill_static
+from skadapt.export.static_train import Corpus, static_corpus, train_static
 from skadapt.modeldir import finalize_model_dir
 from skadapt.results import ExportReport
 from skadapt.stage import RunFacts, Stage, StageContext
 from skadapt.tasks.backends import EXPORT_MODEL_DIR, EXPORT_REPORT, ONNX_DIR, load_sentence_model
-from skadapt.tasks.selection import suite_files, suites_in
+from skadapt.tasks.selection import evaluation_texts, suite_files, suites_in
 
 log = logging.getLogger("skadapt.export")
 
@@ -186,8 +187,16 @@ def check_model(parent: str, config: ExportConfig) -> None:
     check_pca_dims(config, model_dimension(transformer))
 
 
-def export_tiers(parent: str, out: Path, config: ExportConfig, texts: list[str]) -> dict[str, Any]:
-    """Make the tiers of the model directory ``parent`` in ``out`` and measure them (see the module doc).
+def export_tiers(
+    parent: str,
+    out: Path,
+    config: ExportConfig,
+    texts: list[str],
+    corpus: Corpus | None = None,
+    seed: int = 42,
+) -> dict[str, Any]:
+    """Make the tiers of the model directory ``parent`` in ``out`` and measure them (see the module doc);
+    ``corpus`` is what the static table is trained on (``config.static_training``; :func:`training_corpus`).
 
     Returns:
         The report (also written as ``export_report.json`` and ``export.md``); ``tiers`` maps tier names to
@@ -195,10 +204,12 @@ def export_tiers(parent: str, out: Path, config: ExportConfig, texts: list[str])
         inside it, else absolute: the run can move.
 
     Raises:
-        ExportError: ``parent`` is not a complete local model directory (:func:`check_model`), or the fp32
-            export misses parity.
+        ExportError: ``parent`` is not a complete local model directory (:func:`check_model`), the fp32
+            export misses parity, or the static tier is to be trained without a corpus.
     """
     require_packages(config)
+    if "static" in config.tiers and config.static_training is not None and corpus is None:
+        raise ExportError("export: the static tier is trained on a corpus; none was given (training_corpus)")
     check_model(parent, config)
     source = Path(parent)
     model_dir = out / MODEL_DIR
@@ -235,10 +246,22 @@ def export_tiers(parent: str, out: Path, config: ExportConfig, texts: list[str])
         tiers["onnx-int8"] = f"{MODEL_DIR}/{ONNX_DIR}/{name}"
     static: dict[str, Any] | None = None
     if "static" in config.tiers:
-        log.info("export: static model (model2vec distill)")
-        static = distill_static(
-            model, out / STATIC_DIR, pca_dims=config.pca_dims, sif_coefficient=config.sif_coefficient
-        )
+        if config.static_training is not None and corpus is not None:
+            log.info("export: static model (model2vec distill, trained on the parent)")
+            static = train_static(
+                model,
+                out / STATIC_DIR,
+                config.static_training,
+                corpus,
+                pca_dims=config.pca_dims,
+                seed=seed,
+                batch_size=config.batch_size,
+            )
+        else:
+            log.info("export: static model (model2vec distill)")
+            static = distill_static(
+                model, out / STATIC_DIR, pca_dims=config.pca_dims, sif_coefficient=config.sif_coefficient
+            )
         tiers["static"] = STATIC_DIR
     del model
     report = {
@@ -309,6 +332,18 @@ def markdown(report: dict[str, Any]) -> str:
             f"int8 (`{parity['int8_file']}`) vs PyTorch: mean cosine "
             f"{parity['int8_mean_cosine']:.4f}, min {parity['int8_min_cosine']:.4f}."
         )
+    static = report.get("static") or {}
+    if static.get("method") == "trained":
+        corpus, seconds = static["corpus"], static["seconds"]
+        lines.append(
+            f"Static model trained on the parent: {corpus['texts']} corpus texts (of them "
+            f"{corpus['sentences_added']} sentences of longer texts; {corpus['dropped_eval_overlap']} "
+            f"evaluation texts left out), prompt {static['prompt']!r}, {static['epochs']:g} epochs; "
+            f"distillation {seconds['distill']:.0f} s, featurization (parent encoding) "
+            f"{seconds['featurize']:.0f} s, fit {seconds['fit']:.0f} s, "
+            f"training {seconds.get('train', 0):.0f} s; "
+            f"mean cosine to the parent on the training texts {static['train_cosine']:.3f}."
+        )
     lines += [
         "",
         "| model | texts/s | × PyTorch | load s | peak RSS MB | size MB |",
@@ -330,6 +365,37 @@ def markdown(report: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def training_corpus(
+    config: ExportConfig,
+    parent: str,
+    *,
+    finetune_dir: str | None,
+    language_corpus: str | None,
+    eval_tasks: list[str],
+    test_texts: dict[str, list[str]] | None,
+    language: str,
+    seed: int,
+) -> Corpus | None:
+    """The static table's corpus (:func:`skadapt.export.static_train.static_corpus`) less the evaluation
+    texts: the local suites' texts and sentences and ``test_texts`` (task -> its test texts); None when the
+    static tier is not trained."""
+    if "static" not in config.tiers or config.static_training is None:
+        return None
+    from skadapt.textsample import normalize_text
+
+    exclude = evaluation_texts(eval_tasks, language)
+    exclude.update(normalize_text(text) for texts in (test_texts or {}).values() for text in texts)
+    return static_corpus(
+        config.static_training,
+        parent=parent,
+        finetune_dir=finetune_dir,
+        language_corpus=language_corpus,
+        exclude=exclude,
+        language=language,
+        seed=seed,
+    )
+
+
 def input_files(config: ExportConfig, run: RunFacts) -> list[Path]:
     """The evaluation suites' data files (their texts are the default speed texts)."""
     return suite_files(list(run.eval_tasks)) if config.speed_corpus is None else []
@@ -340,7 +406,18 @@ def run_stage(ctx: StageContext[ExportConfig]) -> dict[str, Any]:
     run = ctx.run
     check_model(ctx.input_model, ctx.config)
     texts = speed_texts(ctx.config, list(run.eval_tasks), run.language.corpus, run.seed)
-    report = export_tiers(ctx.input_model, ctx.out_dir, ctx.config, texts)
+    trained = "static" in ctx.config.tiers and ctx.config.static_training is not None
+    corpus = training_corpus(
+        ctx.config,
+        ctx.input_model,
+        finetune_dir=ctx.models.get("finetune"),
+        language_corpus=run.language.corpus,
+        eval_tasks=list(run.eval_tasks),
+        test_texts=run.test_texts(run.contamination_allow)[0] if trained else None,
+        language=run.text_language,
+        seed=run.seed,
+    )
+    report = export_tiers(ctx.input_model, ctx.out_dir, ctx.config, texts, corpus, run.seed)
     return {
         "parent": report["parent"],
         "tiers": report["tiers"],
@@ -358,6 +435,6 @@ STAGE = Stage(
     run_stage,
     input_files,
     makes_tiers=True,
-    reads=("eval_tasks",),
+    reads=("eval_tasks", "excluded_tasks", "dataset_mirrors", "contamination_allow"),
     report=ExportReport,
 )
