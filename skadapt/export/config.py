@@ -32,7 +32,10 @@ class StaticTraining(Section):
         description="Texts to train on (null: the texts of the datasets the model was fine-tuned on, as the "
         "finetune stage's training_report.json names them)",
     )
-    max_texts: PositiveInt = Field(50000, description="Largest seeded sample of corpus texts encoded")
+    max_texts: PositiveInt = Field(
+        50000,
+        description="Texts read per source column at most, and the largest seeded sample of them encoded",
+    )
     sentences: bool = Field(
         True, description="Also train on the sentences of multi-sentence texts (pysbd, the run's language)"
     )
@@ -48,7 +51,7 @@ class StaticTraining(Section):
         1.0, description="Ridge penalty of the linear map fitted to the targets (relative to the features)"
     )
     epochs: float = Field(
-        0.0, ge=0, description="Epochs of gradient training of the table after the fit (0: none)"
+        1.0, ge=0, description="Epochs of gradient training of the table after the fit (0: none)"
     )
     learning_rate: PositiveFloat = Field(0.003, description="Learning rate of the gradient training")
     batch_size: PositiveInt = Field(32, description="Batch size of the gradient training")

@@ -75,8 +75,9 @@ def read_corpus(
     seed: int,
 ) -> Corpus:
     """The corpus texts: every string value of the named columns of each source's rows (``.txt``: its lines),
-    less the texts in ``exclude`` (normalized texts: see :func:`skadapt.textsample.normalize_text`), plus
-    their sentences (``training.sentences``), unique, a seeded sample of at most ``training.max_texts``.
+    less those that are or contain (as a sentence) a text of ``exclude`` (normalized texts: see
+    :func:`skadapt.textsample.normalize_text`), plus the sentences of multi-sentence texts
+    (``training.sentences``), unique, a seeded sample of at most ``training.max_texts``.
 
     Raises:
         ExportError: A source cannot be read, lacks a column, or no text is left.
@@ -84,7 +85,7 @@ def read_corpus(
     from skadapt.sources import SourceError, iter_texts
     from skadapt.textsample import normalize_text, split_sentences
 
-    pool: set[str] = set()
+    pool: dict[str, list[str]] = {}  # text -> its sentences
     stats: list[dict[str, Any]] = []
     dropped = 0
     for spec, columns in sources:
@@ -92,24 +93,25 @@ def read_corpus(
         try:
             for column in columns:
                 for text in iter_texts(spec, column, max_documents=training.max_texts):
-                    if not isinstance(text, str) or not text.strip():
+                    text = text.strip() if isinstance(text, str) else ""
+                    if not text:
                         continue
                     read += 1
-                    if normalize_text(text) in exclude:
+                    sentences = split_sentences(text, language)
+                    if any(normalize_text(t) in exclude for t in [text, *sentences]):
                         dropped += 1
                         continue
                     kept += 1
-                    pool.add(text.strip())
+                    pool[text] = sentences
         except SourceError as error:
             raise ExportError(f"export.static_training.corpus: {error}") from error
         stats.append({"source": spec, "columns": columns, "texts_read": read, "texts_kept": kept})
     added = 0
     if training.sentences:
-        for text in sorted(pool):
-            for sentence in split_sentences(text, language):
-                if sentence not in pool and normalize_text(sentence) not in exclude:
-                    pool.add(sentence)
-                    added += 1
+        for sentence in sorted({s for sentences in pool.values() if len(sentences) > 1 for s in sentences}):
+            if sentence not in pool:
+                pool[sentence] = [sentence]
+                added += 1
     if not pool:
         raise ExportError(
             "export.static_training: the corpus has no text to train on"
@@ -313,8 +315,8 @@ def train_table(
         SentenceTransformerTrainer,
         SentenceTransformerTrainingArguments,
     )
-    from sentence_transformers.losses import MSELoss
-    from sentence_transformers.models import Normalize, StaticEmbedding
+    from sentence_transformers.sentence_transformer.losses import MSELoss
+    from sentence_transformers.sentence_transformer.modules import Normalize, StaticEmbedding
 
     unit = targets / np.maximum(np.linalg.norm(targets, axis=1, keepdims=True), 1e-12)
     embedding = StaticEmbedding(tokenizer, embedding_weights=torch.tensor(table, dtype=torch.float32))
