@@ -44,7 +44,6 @@ def main() -> None:
         config,
         args.model,
         finetune_dir=None,
-        language_corpus=None,
         eval_tasks=[args.suite],
         test_texts=None,
         language="sk",

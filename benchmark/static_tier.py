@@ -86,7 +86,6 @@ def main() -> None:
         config,
         args.parent,
         finetune_dir=None,
-        language_corpus=None,
         eval_tasks=[args.suite],
         test_texts=None,
         language="sk",

@@ -5,6 +5,7 @@ keeps evaluation texts out of its corpus, and bad options are clear errors."""
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import numpy as np
@@ -161,34 +162,25 @@ def _training_report(directory: Path) -> None:
     (directory / "training_report.json").write_text(json.dumps(report), encoding="utf-8")
 
 
-def test_the_default_corpus_is_what_the_model_was_fine_tuned_on(tmp_path: Path) -> None:
+def test_the_default_corpus_is_what_the_model_was_fine_tuned_on(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     _training_report(tmp_path / "finetune")
     assert finetune_sources(tmp_path / "finetune") == [
         ("nli.jsonl", ["premise", "entailment", "contra"]),
         ("sts.jsonl", ["s1", "s2"]),
     ]  # the score column and the anchor (a corpus sample) are not texts to train on
-    missing = tmp_path / "nowhere.jsonl"
     training = StaticTraining()
     with pytest.raises(ExportError, match=r"nli\.jsonl"):  # the finetune stage's report names the sources
         static_corpus(
-            training,
-            parent=str(tmp_path / "model"),
-            finetune_dir=str(tmp_path / "finetune"),
-            language_corpus=str(missing),
-            exclude=set(),
-            language="sk",
-            seed=0,
-        )
-    with pytest.raises(ExportError, match=r"nowhere\.jsonl"):  # no report: the language's corpus
-        static_corpus(
-            training, parent=str(tmp_path / "model"), finetune_dir=None, language_corpus=str(missing),
+            training, parent=str(tmp_path / "model"), finetune_dir=str(tmp_path / "finetune"),
             exclude=set(), language="sk", seed=0,
         )  # fmt: skip
-    with pytest.raises(ExportError, match=r"static_training\.corpus.*--language.*static_training: null"):
-        static_corpus(
-            training, parent=str(tmp_path / "model"), finetune_dir=None, language_corpus=None,
-            exclude=set(), language="sk", seed=0,
-        )  # fmt: skip
+    with caplog.at_level(logging.WARNING, logger="skadapt.export"):  # not fine-tuned by skadapt
+        assert static_corpus(
+            training, parent=str(tmp_path / "model"), finetune_dir=None, exclude=set(), language="sk", seed=0
+        ) is None  # fmt: skip
+    assert "distilled alone" in caplog.text and "export.static_training.corpus" in caplog.text
 
 
 def test_bad_options_are_clear_errors(tiny_models: dict[str, Path], tmp_path: Path) -> None:
@@ -224,8 +216,6 @@ def test_bad_options_are_clear_errors(tiny_models: dict[str, Path], tmp_path: Pa
         ExportError, match=r"no prompt 'search_query' \(its prompts: document, passage, query\)"
     ):
         train_static(parent, tmp_path / "out", training, _corpus(training), pca_dims=None, seed=0)
-    with pytest.raises(ExportError, match="trained on a corpus"):
-        export_tiers(str(tiny_models["unigram"]), tmp_path / "tiers", ExportConfig(tiers=["static"]), ["a"])
 
 
 @pytest.mark.slow  # the ONNX export and the speed processes come with it
@@ -240,7 +230,7 @@ def test_export_stage_trains_the_static_tier(tiny_models: dict[str, Path], tmp_p
     model = str(tiny_models["unigram"])
     held_out = _corpus(StaticTraining(corpus=[CORPUS])).texts[0]  # an "evaluation test text" of an mteb task
     corpus = training_corpus(
-        config, model, finetune_dir=None, language_corpus=None, eval_tasks=[str(suite)],
+        config, model, finetune_dir=None, eval_tasks=[str(suite)],
         test_texts={"Task": [held_out]}, language="sk", seed=0,
     )  # fmt: skip
     assert corpus is not None and held_out not in corpus.texts and corpus.dropped_eval_overlap >= 1
@@ -255,7 +245,6 @@ def test_export_stage_trains_the_static_tier(tiny_models: dict[str, Path], tmp_p
             config.model_copy(update={"static_training": None}),
             model,
             finetune_dir=None,
-            language_corpus=None,
             eval_tasks=[],
             test_texts=None,
             language="sk",
@@ -263,3 +252,7 @@ def test_export_stage_trains_the_static_tier(tiny_models: dict[str, Path], tmp_p
         )
         is None
     )
+    unreported = config.model_copy(update={"static_training": StaticTraining()})  # no training report
+    assert training_corpus(
+        unreported, model, finetune_dir=None, eval_tasks=[], test_texts=None, language="sk", seed=0
+    ) is None  # fmt: skip

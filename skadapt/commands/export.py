@@ -57,7 +57,6 @@ def command(
         config,
         parent,
         finetune_dir=None,
-        language_corpus=corpus,
         eval_tasks=list(tasks or ()),
         test_texts=None,
         language=(entry.iso639_1 if entry else None) or "en",

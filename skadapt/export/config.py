@@ -30,7 +30,7 @@ class StaticTraining(Section):
     corpus: list[StaticCorpus] | None = Field(
         None,
         description="Texts to train on (null: the texts of the datasets the model was fine-tuned on, as the "
-        "finetune stage's training_report.json names them)",
+        "finetune stage's training_report.json names them; without one the tier is distilled alone)",
     )
     max_texts: PositiveInt = Field(
         50000,

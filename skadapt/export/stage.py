@@ -196,7 +196,8 @@ def export_tiers(
     seed: int = 42,
 ) -> dict[str, Any]:
     """Make the tiers of the model directory ``parent`` in ``out`` and measure them (see the module doc);
-    ``corpus`` is what the static table is trained on (``config.static_training``; :func:`training_corpus`).
+    ``corpus`` is what the static table is trained on (``config.static_training``; :func:`training_corpus`);
+    without one the static tier is distilled alone.
 
     Returns:
         The report (also written as ``export_report.json`` and ``export.md``); ``tiers`` maps tier names to
@@ -204,12 +205,10 @@ def export_tiers(
         inside it, else absolute: the run can move.
 
     Raises:
-        ExportError: ``parent`` is not a complete local model directory (:func:`check_model`), the fp32
-            export misses parity, or the static tier is to be trained without a corpus.
+        ExportError: ``parent`` is not a complete local model directory (:func:`check_model`), or the fp32
+            export misses parity.
     """
     require_packages(config)
-    if "static" in config.tiers and config.static_training is not None and corpus is None:
-        raise ExportError("export: the static tier is trained on a corpus; none was given (training_corpus)")
     check_model(parent, config)
     source = Path(parent)
     model_dir = out / MODEL_DIR
@@ -370,7 +369,6 @@ def training_corpus(
     parent: str,
     *,
     finetune_dir: str | None,
-    language_corpus: str | None,
     eval_tasks: list[str],
     test_texts: dict[str, list[str]] | None,
     language: str,
@@ -378,7 +376,8 @@ def training_corpus(
 ) -> Corpus | None:
     """The static table's corpus (:func:`skadapt.export.static_train.static_corpus`) less the evaluation
     texts: the local suites' texts and sentences and ``test_texts`` (task -> its test texts); None when the
-    static tier is not trained."""
+    static tier is not trained (not a tier, ``static_training`` null, or no fine-tuning texts and no corpus
+    named: then it is distilled alone)."""
     if "static" not in config.tiers or config.static_training is None:
         return None
     from skadapt.textsample import normalize_text
@@ -389,7 +388,6 @@ def training_corpus(
         config.static_training,
         parent=parent,
         finetune_dir=finetune_dir,
-        language_corpus=language_corpus,
         exclude=exclude,
         language=language,
         seed=seed,
@@ -411,7 +409,6 @@ def run_stage(ctx: StageContext[ExportConfig]) -> dict[str, Any]:
         ctx.config,
         ctx.input_model,
         finetune_dir=ctx.models.get("finetune"),
-        language_corpus=run.language.corpus,
         eval_tasks=list(run.eval_tasks),
         test_texts=run.test_texts(run.contamination_allow)[0] if trained else None,
         language=run.text_language,

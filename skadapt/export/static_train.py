@@ -128,16 +128,16 @@ def static_corpus(
     *,
     parent: str,
     finetune_dir: str | None,
-    language_corpus: str | None,
     exclude: set[str],
     language: str,
     seed: int,
-) -> Corpus:
+) -> Corpus | None:
     """The corpus ``training`` names; without one, the texts of the datasets the model was fine-tuned on (the
-    training report of ``finetune_dir``, else of ``parent``), else ``language_corpus``.
+    training report of ``finetune_dir``, else of ``parent``); None when there is neither (a model not
+    fine-tuned by skadapt: its static tier is distilled alone).
 
     Raises:
-        ExportError: No corpus can be found, or reading it fails (:func:`read_corpus`).
+        ExportError: Reading the corpus fails (:func:`read_corpus`).
     """
     if training.corpus is not None:
         sources = [(item.source, list(item.columns)) for item in training.corpus]
@@ -145,17 +145,15 @@ def static_corpus(
         reports = [
             Path(d) for d in (finetune_dir, parent) if d and (Path(d) / "training_report.json").is_file()
         ]
-        if reports:
-            sources = finetune_sources(reports[0])
-        elif language_corpus is not None:
-            sources = [(language_corpus, ["text"])]
-        else:
-            raise ExportError(
-                "export.static_training: no corpus to train the static table on: the model has no "
-                "training_report.json (it was not fine-tuned by skadapt) and no language corpus is known; "
-                "name the texts in export.static_training.corpus, give --language, or set "
-                "static_training: null for the distillation alone"
+        if not reports:
+            log.warning(
+                "export: the static tier is distilled alone: %s has no training_report.json (it was not "
+                "fine-tuned by skadapt), so there are no fine-tuning texts to train it on; name texts in "
+                "export.static_training.corpus to train it",
+                parent,
             )
+            return None
+        sources = finetune_sources(reports[0])
     return read_corpus(sources, training, exclude=exclude, language=language, seed=seed)
 
 

@@ -289,8 +289,8 @@ def plan_export(recipe: Recipe, ctx: Context, tasks: list[TaskWork] | None) -> S
             encode_part(ctx, "static distillation", ctx.model, ctx.model.vocab_size, STATIC_TOKEN_CHARS)
         )
     training = config.static_training if "static" in config.tiers else None
-    if training is not None:
-        corpus_texts, corpus_chars = static_corpus_size(recipe, training, plan)
+    corpus_texts, corpus_chars = static_corpus_size(recipe, training, plan) if training else (0, 0.0)
+    if corpus_texts:
         plan.work["static_corpus_texts"] = corpus_texts
         plan.lines.append(
             f"static tier trained on the parent: {corpus_texts:,} corpus texts encoded (featurization; "
@@ -320,8 +320,8 @@ def plan_export(recipe: Recipe, ctx: Context, tasks: list[TaskWork] | None) -> S
 
 def static_corpus_size(recipe: Recipe, training: Any, plan: StagePlan) -> tuple[int, float]:
     """(texts, their average characters) the static tier's training encodes: its corpus, else the
-    fine-tuning datasets' text columns; rows x text columns, capped at ``max_texts``; unknown sizes count
-    as ``max_texts``."""
+    fine-tuning datasets' text columns (none without either: the tier is distilled alone); rows x text
+    columns, capped at ``max_texts``; unknown sizes count as ``max_texts``."""
     from skadapt.plan.finetune import text_columns
 
     if training.corpus is not None:
@@ -329,7 +329,7 @@ def static_corpus_size(recipe: Recipe, training: Any, plan: StagePlan) -> tuple[
     elif recipe.finetune is not None:
         sources = [(entry.source, text_columns(entry)) for entry in recipe.finetune.datasets]
     else:
-        sources = []  # the language's corpus
+        return 0, 0.0
     texts, chars = 0, 0.0
     for source, columns in sources:
         size = source_size(source, columns)
@@ -339,8 +339,6 @@ def static_corpus_size(recipe: Recipe, training: Any, plan: StagePlan) -> tuple[
         per_row = len(set(columns))
         texts += size.rows * per_row
         chars += size.rows * (size.chars or 100.0 * per_row)
-    if not sources:
-        return training.max_texts, 100.0
     return min(texts, training.max_texts), chars / texts if texts else 100.0
 
 
