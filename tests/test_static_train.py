@@ -256,3 +256,20 @@ def test_export_stage_trains_the_static_tier(tiny_models: dict[str, Path], tmp_p
     assert training_corpus(
         unreported, model, finetune_dir=None, eval_tasks=[], test_texts=None, language="sk", seed=0
     ) is None  # fmt: skip
+
+
+def test_export_command_rejects_a_bad_static_training_option(
+    tiny_models: dict[str, Path], tmp_path: Path
+) -> None:
+    from typer.testing import CliRunner
+
+    from skadapt.cli import app
+
+    args = ["export", str(tiny_models["unigram"]), "--out", str(tmp_path / "tiers"), "--tiers", "static"]
+    result = CliRunner().invoke(app, [*args, "--set", "static_training.epochs=-1"])
+    assert result.exit_code == 2 and "--static-training.epochs" in result.output
+    assert "greater than or equal to 0" in result.output and not (tmp_path / "tiers").exists()
+    result = CliRunner().invoke(
+        app, [*args, "--set", "static_training.corpus=[{source: x.jsonl, column: t}]"]
+    )
+    assert result.exit_code == 2 and "--static-training.corpus.0.column" in result.output
