@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from skadapt import ExportConfig, export_tiers
-from skadapt.export.stage import speed_texts
+from skadapt.export.stage import speed_texts, training_corpus
 
 DEMO_POLICY = dict.fromkeys(
     ("STS", "PairClassification", "Classification", "Clustering", "BitextMining"), "query: "
@@ -40,7 +40,16 @@ def main() -> None:
     config = ExportConfig(speed_texts=args.texts, speed_repeats=args.repeats)
     texts = speed_texts(config, [args.suite], None, 42)
     start = time.perf_counter()
-    report = export_tiers(args.model, args.out, config, texts)
+    corpus = training_corpus(  # the static tier's (export.static_training's default corpus)
+        config,
+        args.model,
+        finetune_dir=None,
+        eval_tasks=[args.suite],
+        test_texts=None,
+        language="sk",
+        seed=42,
+    )
+    report = export_tiers(args.model, args.out, config, texts, corpus, 42)
     print(f"export: {time.perf_counter() - start:.1f} s (incl. the speed runs)")
     models = {"final": args.model, **{t: str(args.out / rel) for t, rel in report["tiers"].items()}}
     table, _, verdicts = run_evaluation(

@@ -345,7 +345,9 @@ def test_static_tier_evaluates_without_the_vocab_error(tiny_models: dict[str, Pa
     out = tmp_path / "export"
     out.mkdir()
     texts = [s for pair in SENTENCES for s in pair[:2]]
-    config = ExportConfig(tiers=["static"], pca_dims=16, speed_texts=len(texts), speed_repeats=1)
+    config = ExportConfig(
+        tiers=["static"], pca_dims=16, speed_texts=len(texts), speed_repeats=1, static_training=None
+    )
     export_tiers(str(tiny_models["unigram"]), out, config, texts)
     static = str(out / "static")
     suite = write_tiny_suite(tmp_path / "suite")

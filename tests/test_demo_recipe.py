@@ -76,6 +76,11 @@ def test_demo_recipe_runs_every_stage_and_resumes(demo_recipe, tmp_path: Path) -
     export = json.loads((run / "export" / "export_report.json").read_text())
     assert export["parent"] == final_dir.name and export["parity"]["fp32_max_abs_delta"] <= 1e-5
     assert list(export["speed"]) == ["pytorch", *tiers]
+    static = export["static"]  # trained on the final model's embeddings of the fine-tuning datasets' texts
+    assert static["method"] == "trained" and static["prompt"] == "query: " and static["epochs"] == 1
+    assert [s["source"] for s in static["corpus"]["sources"]] == [
+        d["source"] for d in training["datasets"][:3]
+    ]
     manifest = read_manifest(run / "evaluate")
     assert manifest["models"]["final"] == final_dir.name  # relative to the run: it can move
 

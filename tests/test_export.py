@@ -32,7 +32,13 @@ TEXTS = [
 
 def _config(**changes: object) -> ExportConfig:
     return ExportConfig(
-        **{"tiers": ["onnx", "onnx-int8", "static"], "speed_texts": 18, "speed_repeats": 1, **changes}
+        **{
+            "tiers": ["onnx", "onnx-int8", "static"],
+            "speed_texts": 18,
+            "speed_repeats": 1,
+            "static_training": None,  # the distilled static tier (trained: tests/test_static_train.py)
+            **changes,
+        }
     )
 
 

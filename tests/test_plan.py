@@ -95,6 +95,16 @@ def test_demo_plan_reads_the_corpora_it_names(demo_plan: Plan) -> None:
     assert all(s.seconds_cpu and s.seconds_cpu > 0 for s in demo_plan.stages)
 
 
+def test_demo_plan_prices_the_static_tiers_featurization(demo_plan: Plan, tmp_path: Path) -> None:
+    """The trained static tier encodes the fine-tuning datasets' texts (rows x text columns) with the
+    parent; without static_training only the distillation is planned."""
+    export = demo_plan.stage("export")
+    assert export is not None and 2260 <= export.work["static_corpus_texts"] <= 2600
+    assert "static featurization" in [part.name for part in export.parts]
+    plain = plan_recipe(load_recipe(DEMO, [f"output_dir={tmp_path}", "export.static_training=null"]))
+    assert "static_corpus_texts" not in plain.stage("export").work
+
+
 def test_plan_cli_prints_the_table_runs_nothing_and_takes_overrides(tmp_path: Path) -> None:
     run = tmp_path / "run"
     result = CliRunner().invoke(

@@ -1060,7 +1060,11 @@ def _add_export(run: Path, parent: Path) -> None:
         "static": {"texts_per_s": 8000.0, "speedup": 200.0, "size_mb": 11.0, "peak_rss_mb": 300.0},
     }
     tiers = {"onnx-int8": "model/onnx/model_qint8_avx512_vnni.onnx", "static": "static"}
-    _write(export / "export_report.json", {"parent": str(parent), "tiers": tiers, "speed": speed})
+    static = {"method": "trained"}  # export.static_training's tier (else "distilled")
+    _write(
+        export / "export_report.json",
+        {"parent": str(parent), "tiers": tiers, "speed": speed, "static": static},
+    )
     _write(export / "manifest.json", _manifest("export", {}, run))
     report = json.loads((run / "evaluate" / "report.json").read_text())
     for tier, delta in (("onnx-int8", -0.5), ("static", -20.0)):
@@ -1099,6 +1103,7 @@ def test_publish_carries_the_onnx_files_and_the_static_repository(run_dir: Path,
     meta, static_text = read_card(static / "README.md")
     assert meta["base_model"] == "me/e5-sk-tiny" and meta["library_name"] == "model2vec"
     assert "Δ -20.00" in static_text and "200× the parent's texts/s" in static_text
+    assert "then trained on the parent's sentence embeddings of corpus texts" in static_text
     report = json.loads((run_dir / "publish" / "publish.json").read_text())
     assert report["static"]["repo_id"] == "me/e5-sk-tiny-static"
     assert report["static"]["uploaded"]["commit_url"].endswith("/commit/c0ffee")

@@ -28,25 +28,43 @@ def command(
         list[str] | None,
         typer.Option("--tasks", help="Local suite .yaml whose texts the speed is measured on (repeatable)."),
     ] = None,
-    seed: Annotated[int, typer.Option(help="Seed of the speed-text sample.")] = 42,
+    seed: Annotated[int, typer.Option(help="Seed of the speed-text and static-corpus samples.")] = 42,
     overwrite: Annotated[bool, typer.Option(help="Replace an existing --out directory.")] = False,
 ) -> None:
-    """Export MODEL to ONNX (fp32, checked against PyTorch, and dynamic int8) and distill a static model;
-    measure texts/s, peak memory and size of each beside MODEL. Score their quality with
+    """Export MODEL to ONNX (fp32, checked against PyTorch, and dynamic int8) and make a static model
+    (distilled, then trained on MODEL: see export.static_training); measure texts/s, peak memory and size of
+    each beside MODEL. Score their quality with
     `skadapt evaluate OUT/model/onnx/<file>.onnx OUT/static MODEL`."""
     from skadapt.artifacts import atomic_dir
-    from skadapt.export.stage import MODEL_DIR, check_model, export_tiers, require_packages, speed_texts
+    from skadapt.export.stage import (
+        MODEL_DIR,
+        check_model,
+        export_tiers,
+        require_packages,
+        speed_texts,
+        training_corpus,
+    )
     from skadapt.languages import get_language
     from skadapt.model_sources import resolve_model
 
     parent = resolve_model(model)
     require_packages(config)
-    corpus = get_language(language).corpus if language else None  # a usage error before any reading
+    entry = get_language(language) if language else None  # a usage error before any reading
+    corpus = entry.corpus if entry else None
     check_model(parent, config)  # the model first: a missing or incomplete one is no corpus problem
     texts = speed_texts(config, list(tasks or ()), corpus, seed)
+    static_corpus = training_corpus(
+        config,
+        parent,
+        finetune_dir=None,
+        eval_tasks=list(tasks or ()),
+        test_texts=None,
+        language=(entry.iso639_1 if entry else None) or "en",
+        seed=seed,
+    )
     console.print(f"export {model}: tiers {', '.join(config.tiers)}; speed on {len(texts)} texts")
     with atomic_dir(out_dir, overwrite=overwrite) as tmp:
-        report = export_tiers(parent, tmp, config, texts)
+        report = export_tiers(parent, tmp, config, texts, static_corpus, seed)
     out.print((out_dir / "export.md").read_text(encoding="utf-8"))
     for tier, rel in report["tiers"].items():
         out.print(f"[green]{tier}[/]: {out_dir / rel}")

@@ -6,10 +6,55 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from skadapt.config import PositiveInt, Section, Tier
+from skadapt.config import PositiveFloat, PositiveInt, Section, Tier
 
 Quantization = Literal["avx512_vnni", "avx512", "avx2", "arm64"]
 """The CPU family an int8 file is quantized for (sentence-transformers' file names and settings)."""
+
+
+class StaticCorpus(Section):
+    """One source of the texts the static table is trained on."""
+
+    source: str = Field(description="File/glob, saved dataset or hub: spec (not a wordfreq list)")
+    columns: list[str] = Field(
+        default_factory=lambda: ["text"],
+        min_length=1,
+        description="Text columns of its rows (a .txt file's lines are its texts)",
+    )
+
+
+class StaticTraining(Section):
+    """Training of the static tier's table on its parent (``skadapt.export.static_train``): the parent's
+    sentence embeddings of corpus texts are the targets, its contextual token vectors the starting table."""
+
+    corpus: list[StaticCorpus] | None = Field(
+        None,
+        description="Texts to train on (null: the texts of the datasets the model was fine-tuned on, as the "
+        "finetune stage's training_report.json names them; without one the tier is distilled alone)",
+    )
+    max_texts: PositiveInt = Field(
+        50000,
+        description="Texts read per source column at most, and the largest seeded sample of them encoded",
+    )
+    sentences: bool = Field(
+        True, description="Also train on the sentences of multi-sentence texts (pysbd, the run's language)"
+    )
+    prompt: str | None = Field(
+        "query",
+        description="The parent's prompt the targets are encoded with (its name; null: none). The table is "
+        "fitted to texts with and without it, so the static model serves both",
+    )
+    shrinkage: PositiveFloat = Field(
+        1.0, description="Pseudo-count pulling a seen token's contextual mean toward its distilled estimate"
+    )
+    ridge: PositiveFloat = Field(
+        1.0, description="Ridge penalty of the linear map fitted to the targets (relative to the features)"
+    )
+    epochs: float = Field(
+        1.0, ge=0, description="Epochs of gradient training of the table after the fit (0: none)"
+    )
+    learning_rate: PositiveFloat = Field(0.003, description="Learning rate of the gradient training")
+    batch_size: PositiveInt = Field(32, description="Batch size of the gradient training")
 
 
 class ExportConfig(Section):
@@ -33,8 +78,15 @@ class ExportConfig(Section):
     pca_dims: PositiveInt | None = Field(
         256, description="Static model dimensions after PCA (null: the model's own dimension)"
     )
+    static_training: StaticTraining | None = Field(
+        default_factory=StaticTraining,
+        description="Train the static table on the parent (null: the model2vec distillation alone)",
+    )
     sif_coefficient: float | None = Field(
-        1e-4, gt=0, description="SIF weighting of the static model's token vectors (null: none)"
+        1e-4,
+        gt=0,
+        description="SIF weighting of the distilled token vectors (null: none; a trained table "
+        "learns its own)",
     )
     speed_corpus: str | None = Field(
         None,

@@ -37,11 +37,12 @@ from skadapt.export.onnx import (
 )
 from skadapt.export.speed import measure, round_ratios
 from skadapt.export.static import distill_static
+from skadapt.export.static_train import Corpus, static_corpus, train_static
 from skadapt.modeldir import finalize_model_dir
 from skadapt.results import ExportReport
 from skadapt.stage import RunFacts, Stage, StageContext
 from skadapt.tasks.backends import EXPORT_MODEL_DIR, EXPORT_REPORT, ONNX_DIR, load_sentence_model
-from skadapt.tasks.selection import suite_files, suites_in
+from skadapt.tasks.selection import evaluation_texts, suite_files, suites_in
 
 log = logging.getLogger("skadapt.export")
 
@@ -188,8 +189,17 @@ def check_model(parent: str, config: ExportConfig) -> None:
     tier_dims(config.dims, source, model_dimension(transformer))
 
 
-def export_tiers(parent: str, out: Path, config: ExportConfig, texts: list[str]) -> dict[str, Any]:
-    """Make the tiers of the model directory ``parent`` in ``out`` and measure them (see the module doc).
+def export_tiers(
+    parent: str,
+    out: Path,
+    config: ExportConfig,
+    texts: list[str],
+    corpus: Corpus | None = None,
+    seed: int = 42,
+) -> dict[str, Any]:
+    """Make the tiers of the model directory ``parent`` in ``out`` and measure them (see the module doc);
+    ``corpus`` is what the static table is trained on (``config.static_training``; :func:`training_corpus`);
+    without one the static tier is distilled alone.
 
     Returns:
         The report (also written as ``export_report.json`` and ``export.md``); ``tiers`` maps tier names to
@@ -237,10 +247,22 @@ def export_tiers(parent: str, out: Path, config: ExportConfig, texts: list[str])
         tiers["onnx-int8"] = f"{MODEL_DIR}/{ONNX_DIR}/{name}"
     static: dict[str, Any] | None = None
     if "static" in config.tiers:
-        log.info("export: static model (model2vec distill)")
-        static = distill_static(
-            model, out / STATIC_DIR, pca_dims=config.pca_dims, sif_coefficient=config.sif_coefficient
-        )
+        if config.static_training is not None and corpus is not None:
+            log.info("export: static model (model2vec distill, trained on the parent)")
+            static = train_static(
+                model,
+                out / STATIC_DIR,
+                config.static_training,
+                corpus,
+                pca_dims=config.pca_dims,
+                seed=seed,
+                batch_size=config.batch_size,
+            )
+        else:
+            log.info("export: static model (model2vec distill)")
+            static = distill_static(
+                model, out / STATIC_DIR, pca_dims=config.pca_dims, sif_coefficient=config.sif_coefficient
+            )
         tiers["static"] = STATIC_DIR
     dimension = int(model.get_embedding_dimension() or 0)
     dims = export_dims(model_dir, out, tier_dims(config.dims, model_dir, dimension), dimension)
@@ -316,6 +338,18 @@ def markdown(report: dict[str, Any]) -> str:
             f"int8 (`{parity['int8_file']}`) vs PyTorch: mean cosine "
             f"{parity['int8_mean_cosine']:.4f}, min {parity['int8_min_cosine']:.4f}."
         )
+    static = report.get("static") or {}
+    if static.get("method") == "trained":
+        corpus, seconds = static["corpus"], static["seconds"]
+        lines.append(
+            f"Static model trained on the parent: {corpus['texts']} corpus texts (of them "
+            f"{corpus['sentences_added']} sentences of longer texts; {corpus['dropped_eval_overlap']} "
+            f"evaluation texts left out), prompt {static['prompt']!r}, {static['epochs']:g} epochs; "
+            f"distillation {seconds['distill']:.0f} s, featurization (parent encoding) "
+            f"{seconds['featurize']:.0f} s, fit {seconds['fit']:.0f} s, "
+            f"training {seconds.get('train', 0):.0f} s; "
+            f"mean cosine to the parent on the training texts {static['train_cosine']:.3f}."
+        )
     lines += [
         "",
         "| model | texts/s | × PyTorch | × per round (min / median / max) | load s | peak RSS MB | size MB |",
@@ -341,6 +375,36 @@ def markdown(report: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def training_corpus(
+    config: ExportConfig,
+    parent: str,
+    *,
+    finetune_dir: str | None,
+    eval_tasks: list[str],
+    test_texts: dict[str, list[str]] | None,
+    language: str,
+    seed: int,
+) -> Corpus | None:
+    """The static table's corpus (:func:`skadapt.export.static_train.static_corpus`) less the evaluation
+    texts: the local suites' texts and sentences and ``test_texts`` (task -> its test texts); None when the
+    static tier is not trained (not a tier, ``static_training`` null, or no fine-tuning texts and no corpus
+    named: then it is distilled alone)."""
+    if "static" not in config.tiers or config.static_training is None:
+        return None
+    from skadapt.textsample import normalize_text
+
+    exclude = evaluation_texts(eval_tasks, language)
+    exclude.update(normalize_text(text) for texts in (test_texts or {}).values() for text in texts)
+    return static_corpus(
+        config.static_training,
+        parent=parent,
+        finetune_dir=finetune_dir,
+        exclude=exclude,
+        language=language,
+        seed=seed,
+    )
+
+
 def input_files(config: ExportConfig, run: RunFacts) -> list[Path]:
     """The evaluation suites' data files (their texts are the default speed texts)."""
     return suite_files(list(run.eval_tasks)) if config.speed_corpus is None else []
@@ -351,7 +415,17 @@ def run_stage(ctx: StageContext[ExportConfig]) -> dict[str, Any]:
     run = ctx.run
     check_model(ctx.input_model, ctx.config)
     texts = speed_texts(ctx.config, list(run.eval_tasks), run.language.corpus, run.seed)
-    report = export_tiers(ctx.input_model, ctx.out_dir, ctx.config, texts)
+    trained = "static" in ctx.config.tiers and ctx.config.static_training is not None
+    corpus = training_corpus(
+        ctx.config,
+        ctx.input_model,
+        finetune_dir=ctx.models.get("finetune"),
+        eval_tasks=list(run.eval_tasks),
+        test_texts=run.test_texts(run.contamination_allow)[0] if trained else None,
+        language=run.text_language,
+        seed=run.seed,
+    )
+    report = export_tiers(ctx.input_model, ctx.out_dir, ctx.config, texts, corpus, run.seed)
     return {
         "parent": report["parent"],
         "tiers": report["tiers"],
@@ -369,6 +443,6 @@ STAGE = Stage(
     run_stage,
     input_files,
     makes_tiers=True,
-    reads=("eval_tasks",),
+    reads=("eval_tasks", "excluded_tasks", "dataset_mirrors", "contamination_allow"),
     report=ExportReport,
 )

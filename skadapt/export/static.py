@@ -15,6 +15,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from skadapt.export.onnx import ExportError
 
 
@@ -22,7 +24,7 @@ def distill_static(model: Any, out: Path, *, pca_dims: int | None, sif_coefficie
     """Distill ``model`` (a loaded ``SentenceTransformer``) into a static model saved at ``out``.
 
     Returns:
-        ``{vocabulary, dimension, pca_dims, sif_coefficient}``.
+        ``{method: "distilled", vocabulary, dimension, pca_dims, sif_coefficient}``.
 
     Raises:
         ExportError: The model is not a transformer with a fast tokenizer, or ``pca_dims`` exceeds its
@@ -53,11 +55,34 @@ def distill_static(model: Any, out: Path, *, pca_dims: int | None, sif_coefficie
     static.save_pretrained(str(out))
     _sentence_transformers_layout(out)
     return {
+        "method": "distilled",
         "vocabulary": int(static.embedding.shape[0]),
         "dimension": int(static.embedding.shape[1]),
         "pca_dims": dims,
         "sif_coefficient": sif_coefficient,
     }
+
+
+def save_static(
+    static: Any, vectors: np.ndarray, out: Path, *, pca_dims: int | None, sif_coefficient: float | None
+) -> None:
+    """Save ``vectors`` (one row per token of ``static``'s tokenizer) as a static model at ``out``:
+    model2vec's format with ``static``'s tokenizer and config (float16 rows, as model2vec's distillation
+    saves them), plus sentence-transformers' layout."""
+    from model2vec import StaticModel
+
+    config = {
+        **dict(static.config),
+        "apply_pca": pca_dims,
+        "sif_coefficient": sif_coefficient,
+        "hidden_dim": int(vectors.shape[1]),
+    }
+    config.pop("embedding_dtype", None)
+    model = StaticModel(
+        vectors=vectors.astype(np.float16), tokenizer=static.tokenizer, config=config, normalize=True
+    )
+    model.save_pretrained(str(out))
+    _sentence_transformers_layout(out)
 
 
 def _sentence_transformers_layout(out: Path) -> None:

@@ -269,6 +269,19 @@ def plan_export(recipe: Recipe, ctx: Context, tasks: list[TaskWork] | None) -> S
         plan.parts.append(
             encode_part(ctx, "static distillation", ctx.model, ctx.model.vocab_size, STATIC_TOKEN_CHARS)
         )
+    training = config.static_training if "static" in config.tiers else None
+    corpus_texts, corpus_chars = static_corpus_size(recipe, training, plan) if training else (0, 0.0)
+    if corpus_texts:
+        plan.work["static_corpus_texts"] = corpus_texts
+        plan.lines.append(
+            f"static tier trained on the parent: {corpus_texts:,} corpus texts encoded (featurization; "
+            "the sentences of longer texts come on top)"
+        )
+        plan.parts.append(
+            encode_part(
+                ctx, "static featurization", ctx.model, corpus_texts, min(corpus_chars, MODEL_MAX_CHARS)
+            )
+        )
     for part in plan.parts:  # the tiers are measured where they will run: on the CPU
         part.seconds_gpu, part.basis_gpu = part.seconds_cpu, "CPU work (tiers are measured on the CPU)"
         part.peak_gpu_gb, part.gpu_rate = None, False
@@ -284,6 +297,30 @@ def plan_export(recipe: Recipe, ctx: Context, tasks: list[TaskWork] | None) -> S
     )
     plan.disk_gb = gb(params * 4 * 2 + params + static)
     return plan.total()
+
+
+def static_corpus_size(recipe: Recipe, training: Any, plan: StagePlan) -> tuple[int, float]:
+    """(texts, their average characters) the static tier's training encodes: its corpus, else the
+    fine-tuning datasets' text columns (none without either: the tier is distilled alone); rows x text
+    columns, capped at ``max_texts``; unknown sizes count as ``max_texts``."""
+    from skadapt.plan.finetune import text_columns
+
+    if training.corpus is not None:
+        sources = [(item.source, list(item.columns)) for item in training.corpus]
+    elif recipe.finetune is not None:
+        sources = [(entry.source, text_columns(entry)) for entry in recipe.finetune.datasets]
+    else:
+        return 0, 0.0
+    texts, chars = 0, 0.0
+    for source, columns in sources:
+        size = source_size(source, columns)
+        if size.rows is None:
+            plan.unknown.append(f"export.static_training corpus {source}: {size.describe()}")
+            return training.max_texts, 100.0
+        per_row = len(set(columns))
+        texts += size.rows * per_row
+        chars += size.rows * (size.chars or 100.0 * per_row)
+    return min(texts, training.max_texts), chars / texts if texts else 100.0
 
 
 def evaluated_models(recipe: Recipe, ctx: Context) -> list[tuple[str, ModelShape]]:

@@ -74,6 +74,8 @@ def tier_rows(target: Target) -> list[dict[str, Any]]:
                 **{k: report.speed.get(label, report.dims.get(label, {})).get(k) for k in SPEED_KEYS},
             }
         )
+        if label == "static":  # distilled, or trained on the parent (export.static_training)
+            rows[-1]["method"] = ((report.model_extra or {}).get("static") or {}).get("method")
     return rows
 
 
@@ -133,6 +135,12 @@ def static_card(
             f"90% CI [{static['low']:+.2f}, {static['high']:+.2f}]) at {static['speedup']:.0f}× the parent's "
             f"texts/s, in {static['size_mb']:.1f} MB."
         )
+    trained = (
+        ", then trained on the parent's sentence embeddings of corpus texts (skadapt's "
+        "`export.static_training`)"
+        if static is not None and static.get("method") == "trained"
+        else ""
+    )
     data = ModelCardData(
         language=[language] if language else None,
         license=license_id,
@@ -143,8 +151,8 @@ def static_card(
     text = (
         f"# {parent_repo}{STATIC_SUFFIX}\n\n"
         f"A static embedding model distilled with model2vec from [{parent_repo}](https://huggingface.co/"
-        f"{parent_repo}) on its own (language-trimmed) vocabulary: one vector per token, a text's embedding "
-        f"is the mean of its tokens'. {cost}\n\n"
+        f"{parent_repo}) on its own (language-trimmed) vocabulary{trained}: one vector per token, a text's "
+        f"embedding is the mean of its tokens'. {cost}\n\n"
         "```python\nfrom sentence_transformers import SentenceTransformer\n"
         f'model = SentenceTransformer("{parent_repo}{STATIC_SUFFIX}")\n```\n\n'
         "or `model2vec.StaticModel.from_pretrained(...)`. No prompts: the static model has no attention, a "

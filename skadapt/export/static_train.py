@@ -1,0 +1,450 @@
+"""The trained static tier: a static table fitted to its parent's sentence embeddings of corpus texts.
+
+The method of tokenlearn (the parent's sentence embeddings of a corpus are the targets of a static table
+started from the distillation), made to work on small corpora and on XLM-R/E5 vocabularies (tokenlearn
+0.2.1 takes its padding id from ``token_to_id("[PAD]")``, ``None`` for ``<pad>`` vocabularies, and then
+zeroes every token's weight):
+
+1. **distill**: ``model2vec.distill_from_model`` on the model's own (trimmed) vocabulary, without PCA or
+   SIF: one vector per token, the token alone through the transformer and its pooling;
+2. **featurize**: the parent encodes the corpus texts (with its query prompt) once: the sentence
+   embeddings are the targets, and the same pass gives every token's contextual output vectors;
+3. **start**: a token seen in the corpus starts from the mean of its contextual vectors (shrunk toward
+   the estimate of step 4 by ``shrinkage`` pseudo-counts), any other token from a ridge regression of the
+   contextual means on the distilled vectors of the seen tokens (mean pooling of contextual vectors is
+   what the parent's own pooling does);
+4. **fit**: a ridge-regularised linear map from the static sentence embeddings (of the texts with and
+   without the prompt) to the parent's centred sentence embeddings, folded into the table: the static
+   model averages its rows, so ``mean(rows) @ W + b == mean(rows @ W + b)`` exactly;
+5. **train** (``epochs`` > 0): the table itself with sentence-transformers' trainer — a
+   ``StaticEmbedding`` started from the fitted table, ``Normalize``, ``MSELoss`` to the normalized
+   targets (a cosine distillation loss);
+6. **project** to ``pca_dims``: the principal directions of the centred targets.
+
+The result is saved in model2vec's format plus sentence-transformers' layout (``static.py``), like the
+distilled tier: ``StaticModel.from_pretrained(dir)`` and ``SentenceTransformer(dir)`` load it.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from skadapt.export.config import StaticTraining
+from skadapt.export.onnx import ExportError
+from skadapt.export.static import save_static
+
+log = logging.getLogger("skadapt.export")
+
+TOKEN_RIDGE = 1e-2
+"""Ridge penalty, relative to the mean squared norm of the distilled vectors, of the regression that
+estimates an unseen token's contextual mean from its distilled vector."""
+ENCODE_CHUNK = 256
+"""Texts per encoding call of the featurization (bounds the token vectors held at once)."""
+
+
+@dataclass
+class Corpus:
+    """The texts the table is trained on.
+
+    Attributes:
+        texts: Unique texts, in a fixed order (sorted, then shuffled with the seed).
+        sources: Per source: its spec, columns, texts read and texts kept.
+        dropped_eval_overlap: Texts left out because they are (or contain) evaluation texts.
+        sentences_added: Sentences of multi-sentence texts added as texts of their own.
+    """
+
+    texts: list[str]
+    sources: list[dict[str, Any]]
+    dropped_eval_overlap: int
+    sentences_added: int
+
+
+def read_corpus(
+    sources: list[tuple[str, list[str]]],
+    training: StaticTraining,
+    *,
+    exclude: set[str],
+    language: str,
+    seed: int,
+) -> Corpus:
+    """The corpus texts: every string value of the named columns of each source's rows (``.txt``: its lines),
+    less those that are or contain (as a sentence) a text of ``exclude`` (normalized texts: see
+    :func:`skadapt.textsample.normalize_text`), plus the sentences of multi-sentence texts
+    (``training.sentences``), unique, a seeded sample of at most ``training.max_texts``.
+
+    Raises:
+        ExportError: A source cannot be read, lacks a column, or no text is left.
+    """
+    from skadapt.sources import SourceError, iter_texts
+    from skadapt.textsample import normalize_text, split_sentences
+
+    pool: dict[str, list[str]] = {}  # text -> its sentences
+    stats: list[dict[str, Any]] = []
+    dropped = 0
+    for spec, columns in sources:
+        read = kept = 0
+        try:
+            for column in columns:
+                for text in iter_texts(spec, column, max_documents=training.max_texts):
+                    text = text.strip() if isinstance(text, str) else ""
+                    if not text:
+                        continue
+                    read += 1
+                    sentences = split_sentences(text, language)
+                    if any(normalize_text(t) in exclude for t in [text, *sentences]):
+                        dropped += 1
+                        continue
+                    kept += 1
+                    pool[text] = sentences
+        except SourceError as error:
+            raise ExportError(f"export.static_training.corpus: {error}") from error
+        stats.append({"source": spec, "columns": columns, "texts_read": read, "texts_kept": kept})
+    added = 0
+    if training.sentences:
+        for sentence in sorted({s for sentences in pool.values() if len(sentences) > 1 for s in sentences}):
+            if sentence not in pool:
+                pool[sentence] = [sentence]
+                added += 1
+    if not pool:
+        raise ExportError(
+            "export.static_training: the corpus has no text to train on"
+            + (f" ({dropped} were evaluation texts)" if dropped else "")
+            + "; name sources with text in export.static_training.corpus"
+        )
+    texts = sorted(pool)
+    random.Random(seed).shuffle(texts)
+    return Corpus(texts[: training.max_texts], stats, dropped, added)
+
+
+def static_corpus(
+    training: StaticTraining,
+    *,
+    parent: str,
+    finetune_dir: str | None,
+    exclude: set[str],
+    language: str,
+    seed: int,
+) -> Corpus | None:
+    """The corpus ``training`` names; without one, the texts of the datasets the model was fine-tuned on (the
+    training report of ``finetune_dir``, else of ``parent``); None when there is neither (a model not
+    fine-tuned by skadapt: its static tier is distilled alone).
+
+    Raises:
+        ExportError: Reading the corpus fails (:func:`read_corpus`).
+    """
+    if training.corpus is not None:
+        sources = [(item.source, list(item.columns)) for item in training.corpus]
+    else:
+        reports = [
+            Path(d) for d in (finetune_dir, parent) if d and (Path(d) / "training_report.json").is_file()
+        ]
+        if not reports:
+            log.warning(
+                "export: the static tier is distilled alone: %s has no training_report.json (it was not "
+                "fine-tuned by skadapt), so there are no fine-tuning texts to train it on; name texts in "
+                "export.static_training.corpus to train it",
+                parent,
+            )
+            return None
+        sources = finetune_sources(reports[0])
+    return read_corpus(sources, training, exclude=exclude, language=language, seed=seed)
+
+
+def finetune_sources(report_dir: Path) -> list[tuple[str, list[str]]]:
+    """``(source, text columns)`` of the recipe datasets the model in ``report_dir`` was fine-tuned on, as
+    its ``training_report.json`` records them (the fine-tuning anchor, a corpus sample, is left out).
+
+    Raises:
+        ExportError: ``report_dir`` has no training report, or the report names no dataset.
+    """
+    from skadapt.results.finetune import TrainingReport
+
+    report = TrainingReport.read(report_dir)
+    if report is None:
+        raise ExportError(
+            f"export.static_training: {report_dir} has no training_report.json, so the texts the model was "
+            "fine-tuned on are unknown; name the texts to train on in export.static_training.corpus "
+            "(e.g. [{source: data/train.jsonl, columns: [text]}]), or set static_training: null"
+        )
+    sources = []
+    for dataset in report.datasets:
+        if dataset.kind == "anchor":
+            continue
+        stats = (dataset.model_extra or {}).get("stats") or {}
+        columns = stats.get("source_columns") or {}
+        names = [name for role, name in columns.items() if role not in ("score", "label")]
+        if names:
+            sources.append((dataset.source, names))
+    if not sources:
+        raise ExportError(
+            f"export.static_training: {report_dir}/training_report.json names no dataset with text columns; "
+            "name the texts to train on in export.static_training.corpus"
+        )
+    return sources
+
+
+def _prompt_text(model: Any, name: str | None, explicit: bool) -> str | None:
+    """The parent's prompt called ``name``; None without a name, or for the default name when the model
+    has no prompts at all.
+
+    Raises:
+        ExportError: The model has prompts, but none called ``name``, or it was named explicitly.
+    """
+    prompts = dict(getattr(model, "prompts", None) or {})
+    if name is None or (not prompts and not explicit):
+        return None
+    if name not in prompts:
+        have = ", ".join(sorted(prompts)) or "none"
+        raise ExportError(
+            f"export.static_training.prompt: the model has no prompt {name!r} (its prompts: {have}); name "
+            "one of them, or null for none"
+        )
+    return str(prompts[name]) or None
+
+
+def _token_lookup(model: Any, tokenizer: Any) -> np.ndarray:
+    """Parent token id -> static token id (-1: special tokens and tokens the static vocabulary lacks)."""
+    vocab = model.tokenizer.get_vocab()
+    lookup = np.full(max(vocab.values()) + 1, -1, dtype=np.int64)
+    special = set(getattr(model.tokenizer, "all_special_ids", []) or [])
+    for token, pid in vocab.items():
+        sid = tokenizer.token_to_id(token)
+        if sid is not None and pid not in special:
+            lookup[pid] = sid
+    return lookup
+
+
+def featurize(
+    model: Any, texts: list[str], prompt: str | None, lookup: np.ndarray, vocabulary: int, batch_size: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The parent's normalized sentence embeddings of ``texts`` and, from the same pass, the sum and count of
+    every static token's contextual output vectors.
+
+    Returns:
+        ``(targets [texts, dim], sums [vocabulary, hidden], counts [vocabulary])``.
+    """
+    targets: list[np.ndarray] = []
+    sums: np.ndarray | None = None
+    counts = np.zeros(vocabulary, dtype=np.int64)
+    for start in range(0, len(texts), ENCODE_CHUNK):
+        chunk = texts[start : start + ENCODE_CHUNK]
+        outputs = model.encode(
+            chunk, prompt=prompt, output_value=None, batch_size=batch_size, convert_to_numpy=False
+        )
+        for output in outputs:
+            targets.append(output["sentence_embedding"].float().numpy())
+            tokens = output["token_embeddings"].float().numpy().astype(np.float64)
+            ids = lookup[output["input_ids"].numpy()]
+            if sums is None:
+                sums = np.zeros((vocabulary, tokens.shape[1]), dtype=np.float64)
+            keep = ids >= 0
+            np.add.at(sums, ids[keep], tokens[: len(ids)][keep])
+            np.add.at(counts, ids[keep], 1)
+    assert sums is not None
+    embeddings = np.stack(targets).astype(np.float64)
+    embeddings /= np.maximum(np.linalg.norm(embeddings, axis=1, keepdims=True), 1e-12)
+    return embeddings, sums, counts
+
+
+def initial_table(
+    distilled: np.ndarray, sums: np.ndarray, counts: np.ndarray, shrinkage: float
+) -> np.ndarray:
+    """Step 3: contextual means for seen tokens, shrunk toward the ridge estimate from the distilled vectors
+    that every unseen token gets."""
+    from sklearn.linear_model import Ridge
+
+    seen = counts > 0
+    means = sums[seen] / counts[seen, None]
+    alpha = TOKEN_RIDGE * float((distilled**2).sum(1).mean())
+    estimate = Ridge(alpha=alpha).fit(distilled[seen], means, sample_weight=np.sqrt(counts[seen]))
+    table = estimate.predict(distilled)
+    table[seen] = (sums[seen] + shrinkage * table[seen]) / (counts[seen] + shrinkage)[:, None]
+    return table
+
+
+def _pooling(tokenizer: Any, texts: list[str], vocabulary: int) -> Any:
+    """The sparse [texts, vocabulary] matrix whose product with the table is the static model's (mean-pooled,
+    unnormalized) sentence embedding of each text."""
+    from scipy.sparse import csr_matrix
+
+    rows, cols, values = [], [], []
+    for i, encoding in enumerate(tokenizer.encode_batch(texts, add_special_tokens=False)):
+        ids = encoding.ids or []
+        rows += [i] * len(ids)
+        cols += ids
+        values += [1.0 / len(ids)] * len(ids) if ids else []
+    return csr_matrix((values, (rows, cols)), shape=(len(texts), vocabulary))
+
+
+def fit_map(table: np.ndarray, pooled: Any, targets: np.ndarray, ridge: float) -> np.ndarray:
+    """Step 4: the table times the ridge map from its sentence embeddings (``pooled @ table``) to
+    ``targets``, plus the intercept on every row (exact under mean pooling)."""
+    from sklearn.linear_model import Ridge
+
+    features = pooled @ table
+    spread = float(((features - features.mean(0)) ** 2).sum(1).mean())
+    linear = Ridge(alpha=ridge * spread).fit(features, targets)
+    return table @ linear.coef_.T + linear.intercept_
+
+
+def train_table(
+    table: np.ndarray,
+    tokenizer: Any,
+    texts: list[str],
+    targets: np.ndarray,
+    training: StaticTraining,
+    seed: int,
+) -> np.ndarray:
+    """Step 5: the table trained with sentence-transformers' trainer (``StaticEmbedding`` + ``Normalize``,
+    ``MSELoss`` to the normalized targets)."""
+    import tempfile
+
+    import torch
+    from datasets import Dataset
+    from sentence_transformers import (
+        SentenceTransformer,
+        SentenceTransformerTrainer,
+        SentenceTransformerTrainingArguments,
+    )
+    from sentence_transformers.sentence_transformer.losses import MSELoss
+    from sentence_transformers.sentence_transformer.modules import Normalize, StaticEmbedding
+
+    unit = targets / np.maximum(np.linalg.norm(targets, axis=1, keepdims=True), 1e-12)
+    embedding = StaticEmbedding(tokenizer, embedding_weights=torch.tensor(table, dtype=torch.float32))
+    student = SentenceTransformer(modules=[embedding, Normalize()], device="cpu")
+    data = Dataset.from_dict({"text": texts, "label": unit.astype(np.float32).tolist()})
+    with tempfile.TemporaryDirectory(prefix="skadapt-static-") as scratch:
+        args = SentenceTransformerTrainingArguments(
+            output_dir=scratch,
+            num_train_epochs=training.epochs,
+            per_device_train_batch_size=training.batch_size,
+            learning_rate=training.learning_rate,
+            seed=seed,
+            data_seed=seed,
+            report_to=[],
+            save_strategy="no",
+            logging_strategy="no",
+            use_cpu=True,
+            disable_tqdm=True,
+        )
+        SentenceTransformerTrainer(
+            model=student, args=args, train_dataset=data, loss=MSELoss(student)
+        ).train()
+    return embedding.embedding.weight.detach().double().numpy()
+
+
+def train_static(
+    model: Any,
+    out: Path,
+    training: StaticTraining,
+    corpus: Corpus,
+    *,
+    pca_dims: int | None,
+    seed: int,
+    batch_size: int = 32,
+) -> dict[str, Any]:
+    """Train a static model on ``model`` (a loaded ``SentenceTransformer``, the parent); save it at ``out``.
+
+    Returns:
+        What was done and what it cost: the corpus, the prompt, the vocabulary and dimension, the seconds
+        of each step, the mean cosine to the parent's embeddings of the training texts after the fit.
+
+    Raises:
+        ExportError: The model is not a transformer with a fast tokenizer, or the prompt is unknown.
+    """
+    from model2vec.distill import distill_from_model
+
+    first = model[0]
+    inner = getattr(first, "model", None) or getattr(first, "auto_model", None)
+    if inner is None or not getattr(getattr(first, "tokenizer", None), "is_fast", False):
+        raise ExportError("the static tier needs a transformers model with a fast tokenizer")
+    prompt = _prompt_text(model, training.prompt, "prompt" in training.model_fields_set)
+    seconds: dict[str, float] = {}
+    started = time.perf_counter()
+    static = distill_from_model(
+        inner.eval(),
+        first.tokenizer,
+        device="cpu",
+        pca_dims=None,
+        sif_coefficient=None,
+        token_remove_pattern=None,
+        quantize_to="float32",
+    )
+    distilled = np.asarray(static.embedding, dtype=np.float64)
+    tokenizer = static.tokenizer
+    vocabulary = distilled.shape[0]
+    seconds["distill"] = time.perf_counter() - started
+    log.info("export: static training: featurizing %d texts with the parent", len(corpus.texts))
+    started = time.perf_counter()
+    lookup = _token_lookup(model, tokenizer)
+    targets, sums, counts = featurize(model, corpus.texts, prompt, lookup, vocabulary, batch_size)
+    seconds["featurize"] = time.perf_counter() - started
+    started = time.perf_counter()
+    centred = targets - targets.mean(0)
+    forms = [corpus.texts] + ([[prompt + text for text in corpus.texts]] if prompt else [])
+    inputs = [text for form in forms for text in form]
+    stacked = np.vstack([centred] * len(forms))
+    table = initial_table(distilled, sums, counts, training.shrinkage)
+    pooled = _pooling(tokenizer, inputs, vocabulary)
+    unknown = _unknown_id(tokenizer)
+    if unknown is not None:
+        table[unknown] = 0.0
+    table = fit_map(table, pooled, stacked, training.ridge)
+    seconds["fit"] = time.perf_counter() - started
+    if training.epochs > 0:
+        log.info("export: static training: %g epochs of the table", training.epochs)
+        started = time.perf_counter()
+        table = train_table(table, tokenizer, inputs, stacked, training, seed)
+        seconds["train"] = time.perf_counter() - started
+    unknown = _unknown_id(tokenizer)
+    if unknown is not None:  # model2vec leaves <unk> out of the mean: a zero row has the same direction
+        table[unknown] = 0.0
+    agreement = _agreement(pooled @ table, stacked)
+    dims = pca_dims if pca_dims is not None and pca_dims < table.shape[1] else None
+    if dims is not None:
+        _, _, components = np.linalg.svd(centred, full_matrices=False)
+        table = table @ components[:dims].T
+    save_static(static, table.astype(np.float32), out, pca_dims=dims, sif_coefficient=None)
+    return {
+        "method": "trained",
+        "vocabulary": int(table.shape[0]),
+        "dimension": int(table.shape[1]),
+        "pca_dims": dims,
+        "corpus": {
+            "sources": corpus.sources,
+            "texts": len(corpus.texts),
+            "sentences_added": corpus.sentences_added,
+            "dropped_eval_overlap": corpus.dropped_eval_overlap,
+            "tokens_seen": int((counts > 0).sum()),
+            "token_occurrences": int(counts.sum()),
+        },
+        "prompt": prompt,
+        "epochs": training.epochs,
+        "train_cosine": round(agreement, 4),
+        "seconds": {step: round(value, 2) for step, value in seconds.items()},
+    }
+
+
+def _unknown_id(tokenizer: Any) -> int | None:
+    """The static tokenizer's unknown-token id (its model's ``unk_token``/``unk_id``), which model2vec drops
+    before averaging."""
+    import json
+
+    model = json.loads(tokenizer.to_str())["model"]
+    if isinstance(model.get("unk_id"), int):
+        return int(model["unk_id"])
+    token = model.get("unk_token")
+    return tokenizer.token_to_id(token) if isinstance(token, str) else None
+
+
+def _agreement(outputs: np.ndarray, targets: np.ndarray) -> float:
+    """Mean cosine between the static sentence embeddings and the (centred) targets."""
+    norms = np.linalg.norm(outputs, axis=1) * np.linalg.norm(targets, axis=1)
+    return float(((outputs * targets).sum(1) / np.maximum(norms, 1e-12)).mean())
