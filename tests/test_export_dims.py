@@ -10,9 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from skadapt.export.config import ExportConfig
+from skadapt.export.config import ExportConfig, FitCorpus
+from skadapt.export.corpus import read_corpus
+from skadapt.export.dims import BASIS_TEXTS, fit_basis, write_dims_tier
 from skadapt.export.onnx import ExportError
-from skadapt.export.stage import export_tiers
+from skadapt.export.stage import export_tiers, needs_corpus
 from skadapt.modeldir import record_matryoshka_dims
 from skadapt.tasks.backends import load_sentence_model, tier_parents
 from tests.test_export import TEXTS
@@ -101,6 +103,7 @@ def test_the_report_gives_bytes_per_vector_and_the_int8_spread_over_rounds(
     _, out, report = dims_export
     assert report["dims"]["dims-16"] == {
         "dimension": 16,
+        "basis": "first",  # no corpus: truncation
         "bytes_per_vector": 64,
         "size_mb": report["dims"]["dims-16"]["size_mb"],
         "path": "dims-16",
@@ -239,3 +242,76 @@ def test_a_dims_tier_loads_in_a_process_where_skadapt_cannot_be_imported(
     vectors = np.asarray(json.loads(done.stdout.strip().splitlines()[-1]))
     reference = SentenceTransformer(str(parent), device="cpu").encode(TEXTS, prompt="query: ")
     assert vectors.shape == (len(TEXTS), 8) and np.abs(vectors - _truncated(reference, 8)).max() < 1e-6
+
+
+ROOT = Path(__file__).resolve().parents[1]
+TRAIN = ROOT / "data/demo_sk/train/sts.jsonl"
+"""Hand-written Slovak sentence pairs of the demo's training data: the corpus the basis is fitted on."""
+HELDOUT = ROOT / "data/demo_sk/train/sts_dev.jsonl"
+"""The demo's STS dev set, written apart from the training pairs: never fitted on here."""
+
+
+def _sentences(path: Path) -> list[str]:
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return sorted({r["sentence1"] for r in rows} | {r["sentence2"] for r in rows})
+
+
+def test_the_corpus_basis_is_the_svd_of_the_corpus_embeddings_and_keeps_more_than_truncation(
+    tiny_models: dict[str, Path], tmp_path: Path
+) -> None:
+    """The basis equals numpy's SVD of the stacked prompt encodings (an independent oracle); the tier is the
+    projection on its top d rows, normalized, in plain sentence-transformers; on held-out Slovak texts the
+    top 8 directions keep more of each embedding than the first 8 components do."""
+    from sentence_transformers import SentenceTransformer
+
+    model_dir = tiny_models["unigram"]
+    parent = load_sentence_model(str(model_dir))
+    texts = _sentences(TRAIN)
+    basis = fit_basis(parent, texts)
+    dimension = parent.get_embedding_dimension()
+    assert basis.vectors.shape == (dimension, dimension)
+    assert np.allclose(basis.vectors @ basis.vectors.T, np.eye(dimension), atol=1e-8)  # a rotation
+    prompts = sorted(set(parent.prompts.values()))
+    assert basis.report["prompts"] == prompts and basis.report["texts"] == min(len(texts), BASIS_TEXTS)
+    stacked = np.concatenate([parent.encode(texts[:BASIS_TEXTS], prompt=p) for p in prompts]).astype(float)
+    _, singular, oracle = np.linalg.svd(stacked, full_matrices=False)
+    for d in (8, 16):  # the same top-d subspace: the principal cosines are all 1
+        cosines = np.linalg.svd(oracle[:d] @ basis.vectors[:d].T, compute_uv=False)
+        assert cosines.min() > 1 - 1e-6
+    assert basis.report["energy_kept"][16] == pytest.approx(
+        float(np.sum(singular[:16] ** 2) / np.sum(singular**2)), abs=1e-4
+    )
+    tier = write_dims_tier(model_dir, tmp_path / "dims-8", 8, dimension, basis)
+    assert tier["basis"] == "corpus" and tier["bytes_per_vector"] == 32
+    heldout = _sentences(HELDOUT)
+    full = parent.encode(heldout, prompt="query: ").astype(float)
+    vectors = SentenceTransformer(str(tmp_path / "dims-8"), device="cpu").encode(heldout, prompt_name="query")
+    projected = full @ basis.vectors[:8].T
+    assert np.abs(vectors - projected / np.linalg.norm(projected, axis=1, keepdims=True)).max() < 1e-5
+    kept_basis = float(np.mean(np.sum(projected**2, axis=1)))
+    kept_first = float(np.mean(np.sum(full[:, :8] ** 2, axis=1)))
+    assert kept_basis > kept_first
+
+
+def test_the_export_fits_a_corpus_only_for_what_needs_one(tiny_models: dict[str, Path]) -> None:
+    model = str(tiny_models["unigram"])  # records no Matryoshka dimensions
+    assert needs_corpus(ExportConfig(tiers=["static"]), model)  # the trained static tier
+    assert not needs_corpus(ExportConfig(tiers=["static"], static_training=None), model)
+    assert needs_corpus(ExportConfig(tiers=["onnx"], dims=[8]), model)
+    assert not needs_corpus(ExportConfig(tiers=["onnx"], dims=[8], dims_basis="first"), model)
+    assert not needs_corpus(ExportConfig(tiers=["onnx"]), model)  # no dims tier at all
+
+
+@pytest.mark.slow
+def test_the_export_reports_the_corpus_basis(tiny_models: dict[str, Path], tmp_path: Path) -> None:
+    model = str(tiny_models["unigram"])
+    fit = FitCorpus(sources=[{"source": str(TRAIN), "columns": ["sentence1", "sentence2"]}])
+    corpus = read_corpus(
+        [(str(TRAIN), ["sentence1", "sentence2"])], fit, exclude=set(), language="sk", seed=0
+    )
+    config = ExportConfig(tiers=["onnx"], dims=[16, 8], speed_texts=6, speed_repeats=1, corpus=fit)
+    report = export_tiers(model, tmp_path, config, TEXTS[:6], corpus, 0)
+    assert {tier["basis"] for tier in report["dims"].values()} == {"corpus"}
+    assert report["dims_basis"]["texts"] == len(corpus.texts) and report["dims_basis"]["seconds"] >= 0
+    text = (tmp_path / "export.md").read_text(encoding="utf-8")
+    assert f"the top d directions of its embeddings of {len(corpus.texts)} corpus texts" in text

@@ -14,30 +14,9 @@ from skadapt.cli import app
 from skadapt.pipeline import run_recipe
 from skadapt.recipe import validate_recipe
 from skadapt.train.stage import REPORT, finetune
+from tests.support.finetune_recipe import DATA, tiny_recipe
 
-DATA = Path(__file__).parent / "data" / "finetune"
-
-
-def recipe_data(model: Path, run_dir: Path, **finetune: Any) -> dict[str, Any]:
-    section = {
-        "datasets": [
-            {"name": "nli", "kind": "nli", "source": str(DATA / "sk_train_nli.jsonl"), "max_samples": 48},
-            {"name": "sts", "kind": "sts", "source": str(DATA / "sk_train_sts.jsonl"), "max_samples": 48},
-        ],
-        "batch_size": 8,
-        "learning_rate": 1e-3,
-        "epochs": 2,
-        "max_seq_length": 32,
-        "save_steps": 4,
-    }
-    section.update(finetune)
-    return {
-        "name": "tiny",
-        "language": "slk",
-        "base_model": str(model),
-        "output_dir": str(run_dir),
-        "finetune": section,
-    }
+recipe_data = tiny_recipe
 
 
 class CrashAt(TrainerCallback):

@@ -21,6 +21,7 @@ from skadapt.train.negatives import add_hard_negatives, cache_dir
 from skadapt.train.negatives_config import HardNegativesConfig
 from skadapt.train.stage import REPORT, finetune
 from skadapt.train.trainer import load_model
+from tests.support.finetune_recipe import tiny_recipe
 
 QA = Path(__file__).parents[1] / "data" / "demo_sk" / "train" / "qa.jsonl"
 STS_DEV = Path(__file__).parent / "data" / "finetune" / "sk_dev_sts.jsonl"
@@ -243,22 +244,7 @@ def test_random_same_domain_negatives_are_seeded_and_never_the_positive(
 def recipe_data(
     model: Path, run_dir: Path, datasets: list[dict[str, Any]], **finetune: Any
 ) -> dict[str, Any]:
-    section = {
-        "datasets": datasets,
-        "batch_size": 8,
-        "learning_rate": 1e-3,
-        "epochs": 1,
-        "max_seq_length": 32,
-        "save_steps": 2,
-        **finetune,
-    }
-    return {
-        "name": "tiny",
-        "language": "slk",
-        "base_model": str(model),
-        "output_dir": str(run_dir),
-        "finetune": section,
-    }
+    return tiny_recipe(model, run_dir, datasets, **{"epochs": 1, "save_steps": 2, **finetune})
 
 
 def qa_dataset(source: Path, **extra: Any) -> dict[str, Any]:

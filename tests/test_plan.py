@@ -28,6 +28,8 @@ ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "recipes" / "demo_sk.yaml"
 TRAIN = ROOT / "data" / "demo_sk" / "train"
 SUITE = ROOT / "data" / "demo_sk" / "suite"
+DIMS = ["dims-256", "dims-128", "dims-64"]
+"""The demo's dims tiers (export.dims)."""
 
 
 def _lines(path: Path) -> list[dict]:
@@ -73,10 +75,12 @@ def test_demo_plan_counts_the_evaluation_texts_per_task_times_the_models(demo_pl
     }
     evaluate = demo_plan.stage("evaluate")
     assert evaluate.work["tasks"] == expected
-    assert evaluate.work["models"] == ["base", "trim", "finetune", "renorm", "onnx-int8", "static"]
-    assert evaluate.work["texts_to_encode"] == 6 * sum(expected.values())
+    assert evaluate.work["models"] == ["base", "trim", "finetune", "renorm", "onnx-int8", "static", *DIMS]
+    assert evaluate.work["texts_to_encode"] == 9 * sum(expected.values())
     export = demo_plan.stage("export")
     assert export.work["speed_texts"] == 1000 and export.work["speed_encodes"] == 3 * 3 * 1000
+    # the dims basis: the corpus (capped at 2,000 texts) with both prompts
+    assert export.work["dims_basis_encodes"] == 2 * min(export.work["static_corpus_texts"], 2000)
 
 
 def test_demo_plan_reads_the_corpora_it_names(demo_plan: Plan) -> None:

@@ -1054,20 +1054,30 @@ def _add_export(run: Path, parent: Path) -> None:
     (export / "static").mkdir()
     (export / "static" / "model.safetensors").write_bytes(b"table")
     (export / "static" / "modules.json").write_text("[]", encoding="utf-8")
+    (export / "dims-128" / "2_Dense").mkdir(parents=True)  # on a corpus basis: a repository of its own
+    (export / "dims-128" / "2_Dense" / "model.safetensors").write_bytes(b"basis")
+    (export / "dims-128" / "modules.json").write_text("[]", encoding="utf-8")
+    dims = {
+        "dims-128": {"dimension": 128, "basis": "corpus", "bytes_per_vector": 512, "size_mb": 150.2,
+                     "path": "dims-128"},
+        "dims-64": {"dimension": 64, "basis": "first", "bytes_per_vector": 256, "size_mb": 150.1,
+                    "path": "dims-64"},
+    }  # fmt: skip
     speed = {
         "pytorch": {"texts_per_s": 40.0, "speedup": 1.0, "size_mb": 150.0, "peak_rss_mb": 900.0},
         "onnx-int8": {"texts_per_s": 80.0, "speedup": 2.0, "size_mb": 40.0, "peak_rss_mb": 500.0},
         "static": {"texts_per_s": 8000.0, "speedup": 200.0, "size_mb": 11.0, "peak_rss_mb": 300.0},
     }
     tiers = {"onnx-int8": "model/onnx/model_qint8_avx512_vnni.onnx", "static": "static"}
+    tiers |= {"dims-128": "dims-128", "dims-64": "dims-64"}
     static = {"method": "trained"}  # export.static_training's tier (else "distilled")
     _write(
         export / "export_report.json",
-        {"parent": str(parent), "tiers": tiers, "speed": speed, "static": static},
+        {"parent": str(parent), "tiers": tiers, "speed": speed, "static": static, "dims": dims},
     )
     _write(export / "manifest.json", _manifest("export", {}, run))
     report = json.loads((run / "evaluate" / "report.json").read_text())
-    for tier, delta in (("onnx-int8", -0.5), ("static", -20.0)):
+    for tier, delta in (("onnx-int8", -0.5), ("static", -20.0), ("dims-128", -0.7), ("dims-64", -6.0)):
         report["models"].append({"model": tier, "tasks": {}, "types": {}, "All": 60.0 + delta, "Type": 0})
         report["verdicts"].append(
             {
@@ -1109,6 +1119,18 @@ def test_publish_carries_the_onnx_files_and_the_static_repository(run_dir: Path,
     assert report["static"]["uploaded"]["commit_url"].endswith("/commit/c0ffee")
     commits = [path for method, path, _ in hub.requests if method == "POST" and "/commit/" in path]
     assert any("me/e5-sk-tiny-static" in p for p in commits) and any("me/e5-sk-tiny/" in p for p in commits)
+    # a dims tier on a corpus basis is its own repository; one by truncation is the parent's truncate_dim
+    assert '`SentenceTransformer("me/e5-sk-tiny-dims-128")`' in text
+    assert '`SentenceTransformer("me/e5-sk-tiny", truncate_dim=64)`, then normalize' in text
+    dims = run_dir / "publish" / "upload-dims-128"
+    assert (dims / "2_Dense" / "model.safetensors").read_bytes() == b"basis"
+    meta, dims_text = read_card(dims / "README.md")
+    assert meta["base_model"] == "me/e5-sk-tiny" and "Δ -0.70" in dims_text and "128-dimensional" in dims_text
+    assert not (run_dir / "publish" / "upload-dims-64").exists()
+    (entry,) = report["dims"]
+    assert entry["repo_id"] == "me/e5-sk-tiny-dims-128"
+    assert entry["uploaded"]["commit_url"].endswith("/commit/c0ffee")
+    assert any("me/e5-sk-tiny-dims-128" in p for p in commits)
 
 
 def test_an_export_of_another_model_is_not_published_with_this_one(run_dir: Path) -> None:

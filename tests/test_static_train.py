@@ -12,11 +12,12 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from skadapt.export.config import ExportConfig, StaticCorpus, StaticTraining
+from skadapt.export.config import CorpusSource, ExportConfig, FitCorpus, StaticTraining
+from skadapt.export.corpus import finetune_sources, fit_corpus, read_corpus
 from skadapt.export.onnx import ExportError
 from skadapt.export.stage import export_tiers, training_corpus
 from skadapt.export.static import distill_static
-from skadapt.export.static_train import finetune_sources, read_corpus, static_corpus, train_static
+from skadapt.export.static_train import train_static
 from skadapt.tasks.backends import load_sentence_model
 from skadapt.textsample import normalize_text
 from tests.support.suite_fixtures import write_tiny_suite
@@ -24,7 +25,7 @@ from tests.support.suite_fixtures import write_tiny_suite
 pytest.importorskip("model2vec")
 
 ROOT = Path(__file__).resolve().parents[1]
-CORPUS = StaticCorpus(source=str(ROOT / "data/demo_sk/train/sts.jsonl"), columns=["sentence1", "sentence2"])
+CORPUS = CorpusSource(source=str(ROOT / "data/demo_sk/train/sts.jsonl"), columns=["sentence1", "sentence2"])
 """Hand-written Slovak sentence pairs of the demo's training data."""
 HELDOUT = ROOT / "data/demo_sk/train/sts_dev.jsonl"
 """The demo's STS dev set: written apart from the training pairs, never trained on here."""
@@ -35,15 +36,15 @@ def _heldout() -> list[str]:
     return sorted({r["sentence1"] for r in rows} | {r["sentence2"] for r in rows})
 
 
-def _corpus(training: StaticTraining, exclude: set[str] | None = None):
-    sources = [(item.source, list(item.columns)) for item in training.corpus or []]
-    return read_corpus(sources, training, exclude=exclude or set(), language="sk", seed=0)
+def _corpus(fit: FitCorpus, exclude: set[str] | None = None):
+    sources = [(item.source, list(item.columns)) for item in fit.sources or []]
+    return read_corpus(sources, fit, exclude=exclude or set(), language="sk", seed=0)
 
 
 @pytest.fixture(scope="module")
 def trained(tiny_models: dict[str, Path], tmp_path_factory: pytest.TempPathFactory):
-    training = StaticTraining(corpus=[CORPUS], epochs=1)
-    corpus = _corpus(training)
+    training = StaticTraining(epochs=1)
+    corpus = _corpus(FitCorpus(sources=[CORPUS]))
     out = tmp_path_factory.mktemp("static") / "trained"
     parent = load_sentence_model(str(tiny_models["unigram"]))
     report = train_static(parent, out, training, corpus, pca_dims=16, seed=0)
@@ -105,8 +106,8 @@ def test_the_fit_is_folded_exactly_and_the_run_is_reproducible(
     and the same corpus and seed give the same table."""
     from safetensors.numpy import load_file
 
-    training = StaticTraining(corpus=[CORPUS], epochs=0, sentences=False)
-    corpus = _corpus(training)
+    training = StaticTraining(epochs=0)
+    corpus = _corpus(FitCorpus(sources=[CORPUS], sentences=False))
     parent = load_sentence_model(str(tiny_models["unigram"]))
     first = train_static(parent, tmp_path / "a", training, corpus, pca_dims=None, seed=0)
     train_static(parent, tmp_path / "b", training, corpus, pca_dims=None, seed=0)
@@ -129,9 +130,9 @@ def test_evaluation_texts_and_their_sentences_stay_out_of_the_corpus(tmp_path: P
         {"text": "Most cez rieku je nový."},
     ]
     source.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-    training = StaticTraining(corpus=[StaticCorpus(source=str(source))])
+    fit = FitCorpus(sources=[CorpusSource(source=str(source))])
     exclude = {normalize_text("Hokejisti vyhrali  FINÁLE."), normalize_text("Zajtra bude slnečno.")}
-    corpus = _corpus(training, exclude)
+    corpus = _corpus(fit, exclude)
     assert corpus.dropped_eval_overlap == 2 and corpus.sentences_added == 2
     assert sorted(corpus.texts) == [
         "Cestujúci čakajú na stanici.",
@@ -140,7 +141,7 @@ def test_evaluation_texts_and_their_sentences_stay_out_of_the_corpus(tmp_path: P
         rows[2]["text"],
     ]
     assert corpus.sources == [{"source": str(source), "columns": ["text"], "texts_read": 4, "texts_kept": 2}]
-    capped = _corpus(training.model_copy(update={"max_texts": 3}), exclude)  # reads 3 rows, keeps 3 texts
+    capped = _corpus(fit.model_copy(update={"max_texts": 3}), exclude)  # reads 3 rows, keeps 3 texts
     assert capped.sources[0]["texts_read"] == 3 and len(capped.texts) == 3
 
 
@@ -170,52 +171,55 @@ def test_the_default_corpus_is_what_the_model_was_fine_tuned_on(
         ("nli.jsonl", ["premise", "entailment", "contra"]),
         ("sts.jsonl", ["s1", "s2"]),
     ]  # the score column and the anchor (a corpus sample) are not texts to train on
-    training = StaticTraining()
+    fit = FitCorpus()
     with pytest.raises(ExportError, match=r"nli\.jsonl"):  # the finetune stage's report names the sources
-        static_corpus(
-            training, parent=str(tmp_path / "model"), finetune_dir=str(tmp_path / "finetune"),
+        fit_corpus(
+            fit, parent=str(tmp_path / "model"), finetune_dir=str(tmp_path / "finetune"),
             exclude=set(), language="sk", seed=0,
         )  # fmt: skip
     with caplog.at_level(logging.WARNING, logger="skadapt.export"):  # not fine-tuned by skadapt
-        assert static_corpus(
-            training, parent=str(tmp_path / "model"), finetune_dir=None, exclude=set(), language="sk", seed=0
+        assert fit_corpus(
+            fit, parent=str(tmp_path / "model"), finetune_dir=None, exclude=set(), language="sk", seed=0
         ) is None  # fmt: skip
-    assert "distilled alone" in caplog.text and "export.static_training.corpus" in caplog.text
+    assert "distilled alone" in caplog.text and "export.corpus.sources" in caplog.text
 
 
 def test_bad_options_are_clear_errors(tiny_models: dict[str, Path], tmp_path: Path) -> None:
     with pytest.raises(ValidationError, match="epochs"):
         StaticTraining(epochs=-1)
     with pytest.raises(ValidationError, match="columns"):
-        StaticCorpus(source="x.jsonl", columns=[])
+        CorpusSource(source="x.jsonl", columns=[])
     with pytest.raises(ValidationError, match="max_texts"):
-        StaticTraining(max_texts=0)
+        FitCorpus(max_texts=0)
     with pytest.raises(ValidationError, match="ridge"):
         StaticTraining(ridge=0)
     with pytest.raises(ValidationError, match="static_training"):
-        ExportConfig(static_training={"corpus": [{"source": "x.jsonl"}], "epoch": 2})
-    missing = StaticTraining(corpus=[StaticCorpus(source=str(tmp_path / "none.jsonl"))])
-    with pytest.raises(ExportError, match=r"static_training\.corpus.*none\.jsonl"):
+        ExportConfig(static_training={"epoch": 2})
+    with pytest.raises(ValidationError, match="corpus"):
+        ExportConfig(corpus={"source": "x.jsonl"})
+    missing = FitCorpus(sources=[CorpusSource(source=str(tmp_path / "none.jsonl"))])
+    with pytest.raises(ExportError, match=r"export\.corpus.*none\.jsonl"):
         _corpus(missing)
-    column = StaticTraining(corpus=[CORPUS.model_copy(update={"columns": ["sentence3"]})])
+    column = FitCorpus(sources=[CORPUS.model_copy(update={"columns": ["sentence3"]})])
     with pytest.raises(ExportError, match="sentence3"):
         _corpus(column)
     with pytest.raises(ExportError, match="wordfreq"):
-        _corpus(StaticTraining(corpus=[StaticCorpus(source="wordfreq:sk")]))
+        _corpus(FitCorpus(sources=[CorpusSource(source="wordfreq:sk")]))
     empty = tmp_path / "empty.txt"
     empty.write_text("\n", encoding="utf-8")
     with pytest.raises(ExportError, match=r"empty\.txt: the source is empty"):
-        _corpus(StaticTraining(corpus=[StaticCorpus(source=str(empty))]))
+        _corpus(FitCorpus(sources=[CorpusSource(source=str(empty))]))
     only = tmp_path / "only.txt"
     only.write_text("Most je nový.\n", encoding="utf-8")
-    with pytest.raises(ExportError, match=r"no text to train on \(1 were evaluation texts\)"):
-        _corpus(StaticTraining(corpus=[StaticCorpus(source=str(only))]), {normalize_text("Most je nový.")})
+    with pytest.raises(ExportError, match=r"no text to fit on \(1 were evaluation texts\)"):
+        _corpus(FitCorpus(sources=[CorpusSource(source=str(only))]), {normalize_text("Most je nový.")})
     parent = load_sentence_model(str(tiny_models["unigram"]))
-    training = StaticTraining(corpus=[CORPUS], prompt="search_query")
+    training = StaticTraining(prompt="search_query")
     with pytest.raises(
         ExportError, match=r"no prompt 'search_query' \(its prompts: document, passage, query\)"
     ):
-        train_static(parent, tmp_path / "out", training, _corpus(training), pca_dims=None, seed=0)
+        corpus = _corpus(FitCorpus(sources=[CORPUS]))
+        train_static(parent, tmp_path / "out", training, corpus, pca_dims=None, seed=0)
 
 
 @pytest.mark.slow  # the ONNX export and the speed processes come with it
@@ -225,10 +229,10 @@ def test_export_stage_trains_the_static_tier(tiny_models: dict[str, Path], tmp_p
     suite = write_tiny_suite(tmp_path / "suite")
     config = ExportConfig(
         tiers=["static"], pca_dims=16, speed_texts=8, speed_repeats=1,
-        static_training={"corpus": [CORPUS.model_dump()], "epochs": 0.5},
+        corpus={"sources": [CORPUS.model_dump()]}, static_training={"epochs": 0.5},
     )  # fmt: skip
     model = str(tiny_models["unigram"])
-    held_out = _corpus(StaticTraining(corpus=[CORPUS])).texts[0]  # an "evaluation test text" of an mteb task
+    held_out = _corpus(FitCorpus(sources=[CORPUS])).texts[0]  # an "evaluation test text" of an mteb task
     corpus = training_corpus(
         config, model, finetune_dir=None, eval_tasks=[str(suite)],
         test_texts={"Task": [held_out]}, language="sk", seed=0,
@@ -252,7 +256,7 @@ def test_export_stage_trains_the_static_tier(tiny_models: dict[str, Path], tmp_p
         )
         is None
     )
-    unreported = config.model_copy(update={"static_training": StaticTraining()})  # no training report
+    unreported = config.model_copy(update={"corpus": FitCorpus()})  # no training report
     assert training_corpus(
         unreported, model, finetune_dir=None, eval_tasks=[], test_texts=None, language="sk", seed=0
     ) is None  # fmt: skip
@@ -269,7 +273,5 @@ def test_export_command_rejects_a_bad_static_training_option(
     result = CliRunner().invoke(app, [*args, "--set", "static_training.epochs=-1"])
     assert result.exit_code == 2 and "--static-training.epochs" in result.output
     assert "greater than or equal to 0" in result.output and not (tmp_path / "tiers").exists()
-    result = CliRunner().invoke(
-        app, [*args, "--set", "static_training.corpus=[{source: x.jsonl, column: t}]"]
-    )
-    assert result.exit_code == 2 and "--static-training.corpus.0.column" in result.output
+    result = CliRunner().invoke(app, [*args, "--set", "corpus.sources=[{source: x.jsonl, column: t}]"])
+    assert result.exit_code == 2 and "--corpus.sources.0.column" in result.output

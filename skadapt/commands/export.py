@@ -53,7 +53,7 @@ def command(
     corpus = entry.corpus if entry else None
     check_model(parent, config)  # the model first: a missing or incomplete one is no corpus problem
     texts = speed_texts(config, list(tasks or ()), corpus, seed)
-    static_corpus = training_corpus(
+    fit_texts = training_corpus(
         config,
         parent,
         finetune_dir=None,
@@ -64,7 +64,7 @@ def command(
     )
     console.print(f"export {model}: tiers {', '.join(config.tiers)}; speed on {len(texts)} texts")
     with atomic_dir(out_dir, overwrite=overwrite) as tmp:
-        report = export_tiers(parent, tmp, config, texts, static_corpus, seed)
+        report = export_tiers(parent, tmp, config, texts, fit_texts, seed)
     out.print((out_dir / "export.md").read_text(encoding="utf-8"))
     for tier, rel in report["tiers"].items():
         out.print(f"[green]{tier}[/]: {out_dir / rel}")

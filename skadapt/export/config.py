@@ -12,8 +12,8 @@ Quantization = Literal["avx512_vnni", "avx512", "avx2", "arm64"]
 """The CPU family an int8 file is quantized for (sentence-transformers' file names and settings)."""
 
 
-class StaticCorpus(Section):
-    """One source of the texts the static table is trained on."""
+class CorpusSource(Section):
+    """One source of the export's fitting corpus."""
 
     source: str = Field(description="File/glob, saved dataset or hub: spec (not a wordfreq list)")
     columns: list[str] = Field(
@@ -23,22 +23,30 @@ class StaticCorpus(Section):
     )
 
 
-class StaticTraining(Section):
-    """Training of the static tier's table on its parent (``skadapt.export.static_train``): the parent's
-    sentence embeddings of corpus texts are the targets, its contextual token vectors the starting table."""
+class FitCorpus(Section):
+    """The texts the trained static table and the dims tiers' basis are fitted on, evaluation texts left out
+    (``skadapt.export.static_train.static_corpus``)."""
 
-    corpus: list[StaticCorpus] | None = Field(
+    sources: list[CorpusSource] | None = Field(
         None,
-        description="Texts to train on (null: the texts of the datasets the model was fine-tuned on, as the "
-        "finetune stage's training_report.json names them; without one the tier is distilled alone)",
+        description="Its sources (null: the texts of the datasets the model was fine-tuned on, as the "
+        "finetune stage's training_report.json names them; without one: no corpus, the static tier is "
+        "distilled alone and the dims tiers truncate)",
     )
     max_texts: PositiveInt = Field(
         50000,
-        description="Texts read per source column at most, and the largest seeded sample of them encoded",
+        description="Texts read per source column at most, and the largest seeded sample of them kept",
     )
     sentences: bool = Field(
-        True, description="Also train on the sentences of multi-sentence texts (pysbd, the run's language)"
+        True, description="Also the sentences of multi-sentence texts (pysbd, the run's language)"
     )
+
+
+class StaticTraining(Section):
+    """Training of the static tier's table on its parent (``skadapt.export.static_train``): the parent's
+    sentence embeddings of the corpus texts (``export.corpus``) are the targets, its contextual token vectors
+    the starting table."""
+
     prompt: str | None = Field(
         "query",
         description="The parent's prompt the targets are encoded with (its name; null: none). The table is "
@@ -78,6 +86,10 @@ class ExportConfig(Section):
     pca_dims: PositiveInt | None = Field(
         256, description="Static model dimensions after PCA (null: the model's own dimension)"
     )
+    corpus: FitCorpus = Field(
+        default_factory=FitCorpus,
+        description="The texts the static table is trained on and the dims tiers' basis is fitted on",
+    )
     static_training: StaticTraining | None = Field(
         default_factory=StaticTraining,
         description="Train the static table on the parent (null: the model2vec distillation alone)",
@@ -103,6 +115,12 @@ class ExportConfig(Section):
         None,
         description="Matryoshka tiers dims-<d>: the model truncated to d dimensions and renormalized (null: "
         "the dimensions the model records from finetune.matryoshka_dims; [] for none)",
+    )
+    dims_basis: Literal["corpus", "first"] = Field(
+        "corpus",
+        description="Which d components a dims tier keeps: corpus = the top d directions of the parent's "
+        "embeddings of the corpus (both prompts), first = its first d components (plain truncation, what "
+        "Matryoshka training trains); corpus falls back to first where there is no corpus",
     )
 
     @field_validator("tiers")

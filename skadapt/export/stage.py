@@ -26,7 +26,8 @@ import numpy as np
 
 from skadapt import artifacts
 from skadapt.export.config import ExportConfig
-from skadapt.export.dims import dims_markdown, export_dims, tier_dims
+from skadapt.export.corpus import Corpus, fit_corpus
+from skadapt.export.dims import dims_markdown, export_dims, fit_basis, tier_dims
 from skadapt.export.onnx import (
     FP32_FILE,
     ExportError,
@@ -37,7 +38,7 @@ from skadapt.export.onnx import (
 )
 from skadapt.export.speed import measure, round_ratios
 from skadapt.export.static import distill_static
-from skadapt.export.static_train import Corpus, static_corpus, train_static
+from skadapt.export.static_train import train_static
 from skadapt.modeldir import finalize_model_dir
 from skadapt.results import ExportReport
 from skadapt.stage import RunFacts, Stage, StageContext
@@ -198,8 +199,8 @@ def export_tiers(
     seed: int = 42,
 ) -> dict[str, Any]:
     """Make the tiers of the model directory ``parent`` in ``out`` and measure them (see the module doc);
-    ``corpus`` is what the static table is trained on (``config.static_training``; :func:`training_corpus`);
-    without one the static tier is distilled alone.
+    ``corpus`` (:func:`training_corpus`) is what the static table is trained on and the dims tiers' basis
+    fitted on; without one the static tier is distilled alone and the dims tiers truncate.
 
     Returns:
         The report (also written as ``export_report.json`` and ``export.md``); ``tiers`` maps tier names to
@@ -265,7 +266,13 @@ def export_tiers(
             )
         tiers["static"] = STATIC_DIR
     dimension = int(model.get_embedding_dimension() or 0)
-    dims = export_dims(model_dir, out, tier_dims(config.dims, model_dir, dimension), dimension)
+    dims_list = tier_dims(config.dims, model_dir, dimension)
+    basis = (
+        fit_basis(model, corpus.texts, config.batch_size)
+        if dims_list and config.dims_basis == "corpus" and corpus is not None
+        else None
+    )
+    dims = export_dims(model_dir, out, dims_list, dimension, basis)
     del model
     report = {
         "parent": artifacts.recorded_path(parent, out.parent),
@@ -276,6 +283,7 @@ def export_tiers(
         "speed": _speed(out, model_dir, tiers, texts, config),  # a dims tier runs its parent's encoder
         "dimension": dimension,
         "dims": dims,
+        "dims_basis": basis.report if basis is not None else None,
         "settings": config.model_dump(),
     }
     artifacts.write_json(out / REPORT, report)
@@ -375,6 +383,17 @@ def markdown(report: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def needs_corpus(config: ExportConfig, parent: str) -> bool:
+    """Whether the export fits anything on a corpus: a trained static tier, or dims tiers with the corpus
+    basis."""
+    from skadapt.modeldir import matryoshka_dims_of
+
+    if "static" in config.tiers and config.static_training is not None:
+        return True
+    dims = config.dims if config.dims is not None else matryoshka_dims_of(Path(parent))
+    return config.dims_basis == "corpus" and bool(dims)
+
+
 def training_corpus(
     config: ExportConfig,
     parent: str,
@@ -385,18 +404,18 @@ def training_corpus(
     language: str,
     seed: int,
 ) -> Corpus | None:
-    """The static table's corpus (:func:`skadapt.export.static_train.static_corpus`) less the evaluation
-    texts: the local suites' texts and sentences and ``test_texts`` (task -> its test texts); None when the
-    static tier is not trained (not a tier, ``static_training`` null, or no fine-tuning texts and no corpus
-    named: then it is distilled alone)."""
-    if "static" not in config.tiers or config.static_training is None:
+    """The export's fitting corpus (:func:`skadapt.export.corpus.fit_corpus`) less the evaluation texts: the
+    local suites' texts and sentences and ``test_texts`` (task -> its test texts); None when nothing is
+    fitted (:func:`needs_corpus`) or there is no corpus (no fine-tuning texts and none named: the static
+    tier is then distilled alone and the dims tiers truncate)."""
+    if not needs_corpus(config, parent):
         return None
     from skadapt.textsample import normalize_text
 
     exclude = evaluation_texts(eval_tasks, language)
     exclude.update(normalize_text(text) for texts in (test_texts or {}).values() for text in texts)
-    return static_corpus(
-        config.static_training,
+    return fit_corpus(
+        config.corpus,
         parent=parent,
         finetune_dir=finetune_dir,
         exclude=exclude,
@@ -415,13 +434,13 @@ def run_stage(ctx: StageContext[ExportConfig]) -> dict[str, Any]:
     run = ctx.run
     check_model(ctx.input_model, ctx.config)
     texts = speed_texts(ctx.config, list(run.eval_tasks), run.language.corpus, run.seed)
-    trained = "static" in ctx.config.tiers and ctx.config.static_training is not None
+    fitted = needs_corpus(ctx.config, ctx.input_model)
     corpus = training_corpus(
         ctx.config,
         ctx.input_model,
         finetune_dir=ctx.models.get("finetune"),
         eval_tasks=list(run.eval_tasks),
-        test_texts=run.test_texts(run.contamination_allow)[0] if trained else None,
+        test_texts=run.test_texts(run.contamination_allow)[0] if fitted else None,
         language=run.text_language,
         seed=run.seed,
     )

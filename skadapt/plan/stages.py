@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from skadapt.config import dims_tier
+from skadapt.export.dims import BASIS_TEXTS
 from skadapt.plan.model import Part, StagePlan
 from skadapt.plan.models import KEPT_ON_TOP, ModelShape
 from skadapt.plan.parts import CHARS_PER_TOKEN, Context, cpu_part, data_value, encode_part, gb
 from skadapt.plan.sizes import SourceSize, source_size
 from skadapt.plan.tasks import TaskWork, task_work
 from skadapt.recipe import Recipe
+
+if TYPE_CHECKING:
+    from skadapt.export.config import FitCorpus
 
 PARITY_CHARS = 2000
 """The parity check encodes whole corpus documents: cut at 512 tokens, about this many characters."""
@@ -269,9 +273,18 @@ def plan_export(recipe: Recipe, ctx: Context, tasks: list[TaskWork] | None) -> S
         plan.parts.append(
             encode_part(ctx, "static distillation", ctx.model, ctx.model.vocab_size, STATIC_TOKEN_CHARS)
         )
-    training = config.static_training if "static" in config.tiers else None
-    corpus_texts, corpus_chars = static_corpus_size(recipe, training, plan) if training else (0, 0.0)
-    if corpus_texts:
+    trained = "static" in config.tiers and config.static_training is not None
+    dims = export_dims_of(recipe, ctx.model)
+    fitted = trained or (bool(dims) and config.dims_basis == "corpus")
+    corpus_texts, corpus_chars = static_corpus_size(recipe, config.corpus, plan) if fitted else (0, 0.0)
+    if corpus_texts and dims and config.dims_basis == "corpus":
+        basis = min(corpus_texts, BASIS_TEXTS) * 2
+        plan.work["dims_basis_encodes"] = basis
+        plan.lines.append(f"dims tiers' basis: {basis:,} corpus encodes (each text with 2 prompts)")
+        plan.parts.append(
+            encode_part(ctx, "dims basis", ctx.model, basis, min(corpus_chars, MODEL_MAX_CHARS))
+        )
+    if corpus_texts and trained:
         plan.work["static_corpus_texts"] = corpus_texts
         plan.lines.append(
             f"static tier trained on the parent: {corpus_texts:,} corpus texts encoded (featurization; "
@@ -299,14 +312,24 @@ def plan_export(recipe: Recipe, ctx: Context, tasks: list[TaskWork] | None) -> S
     return plan.total()
 
 
-def static_corpus_size(recipe: Recipe, training: Any, plan: StagePlan) -> tuple[int, float]:
+def export_dims_of(recipe: Recipe, model: ModelShape) -> list[int]:
+    """The dims tiers the export makes: ``export.dims``, else the fine-tuning's ``matryoshka_dims``, below
+    the model's dimension."""
+    if recipe.export is None:
+        return []
+    trained = recipe.finetune.matryoshka_dims if recipe.finetune is not None else None
+    dims = recipe.export.dims if recipe.export.dims is not None else trained or []
+    return [d for d in dims if d < model.hidden_size]
+
+
+def static_corpus_size(recipe: Recipe, fit: FitCorpus, plan: StagePlan) -> tuple[int, float]:
     """(texts, their average characters) the static tier's training encodes: its corpus, else the
     fine-tuning datasets' text columns (none without either: the tier is distilled alone); rows x text
     columns, capped at ``max_texts``; unknown sizes count as ``max_texts``."""
     from skadapt.plan.finetune import text_columns
 
-    if training.corpus is not None:
-        sources = [(item.source, list(item.columns)) for item in training.corpus]
+    if fit.sources is not None:
+        sources = [(item.source, list(item.columns)) for item in fit.sources]
     elif recipe.finetune is not None:
         sources = [(entry.source, text_columns(entry)) for entry in recipe.finetune.datasets]
     else:
@@ -315,12 +338,12 @@ def static_corpus_size(recipe: Recipe, training: Any, plan: StagePlan) -> tuple[
     for source, columns in sources:
         size = source_size(source, columns)
         if size.rows is None:
-            plan.unknown.append(f"export.static_training corpus {source}: {size.describe()}")
-            return training.max_texts, 100.0
+            plan.unknown.append(f"export.corpus {source}: {size.describe()}")
+            return fit.max_texts, 100.0
         per_row = len(set(columns))
         texts += size.rows * per_row
         chars += size.rows * (size.chars or 100.0 * per_row)
-    return min(texts, training.max_texts), chars / texts if texts else 100.0
+    return min(texts, fit.max_texts), chars / texts if texts else 100.0
 
 
 def evaluated_models(recipe: Recipe, ctx: Context) -> list[tuple[str, ModelShape]]:
@@ -334,9 +357,7 @@ def evaluated_models(recipe: Recipe, ctx: Context) -> list[tuple[str, ModelShape
     ]
     if recipe.export is not None:
         models += [(tier, ctx.model) for tier in recipe.export.tiers]
-        trained = recipe.finetune.matryoshka_dims if recipe.finetune is not None else None
-        dims = recipe.export.dims if recipe.export.dims is not None else trained or []
-        models += [(dims_tier(d), ctx.model) for d in dims if d < ctx.model.hidden_size]
+        models += [(dims_tier(d), ctx.model) for d in export_dims_of(recipe, ctx.model)]
     return models
 
 

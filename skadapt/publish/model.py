@@ -6,6 +6,7 @@ The output directory holds::
                      manifest left out), its exported ONNX files under onnx/ (when the run exported this
                      model), README.md (the model card) and skadapt/<stage>/ (the run's reports)
     upload-static/   the run's static tier of this model with its card, for the repository <repo_id>-static
+    upload-dims-<d>/ each dims tier on a corpus basis with its card, for the repository <repo_id>-dims-<d>
     publish.json     repository, visibility, branch, the files with their sizes, licenses, warnings and,
                      after an upload, the repository and commit URLs (never the token)
 """
@@ -32,7 +33,15 @@ from skadapt.publish.licenses import (
     unknown_names,
 )
 from skadapt.publish.target import Target
-from skadapt.publish.tiers import STATIC_SUFFIX, onnx_files, static_card, static_dir, tier_rows
+from skadapt.publish.tiers import (
+    STATIC_SUFFIX,
+    corpus_dims_dirs,
+    dims_card,
+    onnx_files,
+    static_card,
+    static_dir,
+    tier_rows,
+)
 from skadapt.publish.upload import UploadResult, resolve_token, upload_folder
 from skadapt.results import EvaluationReport, RobustnessReport
 
@@ -230,6 +239,35 @@ def prepare_static(target: Target, facts: CardFacts, out_dir: Path) -> list[dict
     return list_files(folder)
 
 
+def prepare_dims(target: Target, facts: CardFacts, out_dir: Path) -> list[dict[str, Any]]:
+    """Write ``out_dir/upload-<tier>`` for each dims tier on a corpus basis (the tier + its card): per tier
+    its repository, files and (not yet) upload."""
+    rows = tier_rows(target)
+    entries = []
+    for tier, source in corpus_dims_dirs(target).items():
+        folder = out_dir / f"{UPLOAD_DIR}-{tier}"
+        for path in sorted(source.rglob("*")):
+            relative = path.relative_to(source)
+            if (
+                path.is_file()
+                and relative.as_posix() not in SKIPPED
+                and not relative.parts[0].startswith(".")
+            ):
+                link_or_copy(path, folder / relative)
+        (folder / "README.md").write_text(
+            dims_card(rows, facts.repo_id, tier, facts.model_license), encoding="utf-8"
+        )
+        entries.append(
+            {
+                "tier": tier,
+                "repo_id": f"{facts.repo_id}-{tier}",
+                "files": list_files(folder),
+                "uploaded": None,
+            }
+        )
+    return entries
+
+
 def prepare(target: Target, config: PublishConfig, out_dir: Path, language: str | None = None) -> Prepared:
     """Write ``out_dir/upload`` (model + card + reports) and ``out_dir/publish.json``.
 
@@ -258,6 +296,7 @@ def prepare(target: Target, config: PublishConfig, out_dir: Path, language: str 
         "static": {"repo_id": config.repo_id + STATIC_SUFFIX, "files": static_files, "uploaded": None}
         if static_files
         else None,
+        "dims": prepare_dims(target, facts, out_dir),
     }
     artifacts.write_json(out_dir / PUBLISH_REPORT, report)
     return Prepared(folder, files, facts.warnings, report)
@@ -294,6 +333,10 @@ def send(out_dir: Path, config: PublishConfig, token: str, repo_type: str = "mod
             upload(out_dir / STATIC_UPLOAD_DIR, report["static"]["repo_id"])
         )
         artifacts.write_json(out_dir / PUBLISH_REPORT, report)
+    for entry in report.get("dims") or []:
+        if (out_dir / f"{UPLOAD_DIR}-{entry['tier']}").is_dir():
+            entry["uploaded"] = asdict(upload(out_dir / f"{UPLOAD_DIR}-{entry['tier']}", entry["repo_id"]))
+            artifacts.write_json(out_dir / PUBLISH_REPORT, report)
     return result
 
 

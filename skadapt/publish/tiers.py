@@ -2,8 +2,10 @@
 
 The ONNX files go inside the model repository (``onnx/model.onnx``, ``onnx/model_qint8_<family>.onnx``),
 where ``SentenceTransformer(repo_id, backend="onnx")`` finds them; the static model becomes its own
-repository ``<repo_id>-static`` with a card that names its parent and its measured cost. Both only when
-the export was made from the very model being published.
+repository ``<repo_id>-static`` with a card that names its parent and its measured cost. A dims tier by
+truncation is the parent with ``truncate_dim``; one on a corpus basis (a projection the parent's repository
+cannot express) becomes its own repository ``<repo_id>-dims-<d>``. All only when the export was made from
+the very model being published.
 """
 
 from __future__ import annotations
@@ -49,6 +51,20 @@ def static_dir(target: Target) -> Path | None:
     return directory if directory.is_dir() else None
 
 
+def corpus_dims_dirs(target: Target) -> dict[str, Path]:
+    """The dims tiers on a corpus basis of the published model (each its own repository): tier -> its
+    directory."""
+    found = _export(target)
+    if found is None:
+        return {}
+    directory, report = found
+    return {
+        name: directory / tier["path"]
+        for name, tier in report.dims.items()
+        if tier.get("basis") == "corpus" and (directory / tier["path"]).is_dir()
+    }
+
+
 def tier_rows(target: Target) -> list[dict[str, Any]]:
     """Per tier of the published model: mean score and its Δ to the parent with the interval (from the
     evaluation report, where it scored the tier), texts/s, speed-up and MB (from the export report)."""
@@ -76,6 +92,8 @@ def tier_rows(target: Target) -> list[dict[str, Any]]:
         )
         if label == "static":  # distilled, or trained on the parent (export.static_training)
             rows[-1]["method"] = ((report.model_extra or {}).get("static") or {}).get("method")
+        if label in report.dims:  # truncation ("first") or a corpus basis of its own repository
+            rows[-1]["basis"] = report.dims[label].get("basis", "first")
     return rows
 
 
@@ -94,6 +112,8 @@ def tiers_markdown(rows: list[dict[str, Any]], repo_id: str) -> str:
     ]
 
     def loader(row: dict[str, Any]) -> str:
+        if DIMS_TIER.fullmatch(row["tier"]) and row.get("basis") == "corpus":
+            return f'`SentenceTransformer("{repo_id}-{row["tier"]}")`'
         if DIMS_TIER.fullmatch(row["tier"]):  # the tier's vectors before renormalization (cosine: the same)
             dim = row["tier"].removeprefix("dims-")
             return f'`SentenceTransformer("{repo_id}", truncate_dim={dim})`, then normalize'
@@ -157,5 +177,34 @@ def static_card(
         f'model = SentenceTransformer("{parent_repo}{STATIC_SUFFIX}")\n```\n\n'
         "or `model2vec.StaticModel.from_pretrained(...)`. No prompts: the static model has no attention, a "
         "prompt adds the same tokens to every text.\n\n" + tiers_markdown(rows, parent_repo)
+    )
+    return str(ModelCard.from_template(data, template_str="---\n{{ card_data }}\n---\n\n" + text))
+
+
+def dims_card(rows: list[dict[str, Any]], parent_repo: str, tier: str, license_id: str | None) -> str:
+    """The card of a dims tier's own repository: what it is, its parent, and its measured cost."""
+    from huggingface_hub import ModelCard, ModelCardData
+
+    row = next((r for r in rows if r["tier"] == tier), None)
+    dim = tier.removeprefix("dims-")
+    cost = ""
+    if row is not None and row["delta"] is not None:
+        cost = (
+            f"On the parent's evaluation tasks it scores {row['mean']:.2f} (Δ {row['delta']:+.2f}, 90% CI "
+            f"[{row['low']:+.2f}, {row['high']:+.2f}]) with {dim}-dimensional vectors."
+        )
+    data = ModelCardData(
+        license=license_id,
+        library_name="sentence-transformers",
+        base_model=parent_repo,
+        tags=["sentence-transformers", "skadapt"],
+    )
+    text = (
+        f"# {parent_repo}-{tier}\n\n"
+        f"[{parent_repo}](https://huggingface.co/{parent_repo}) with {dim}-dimensional embeddings: its "
+        f"embedding projected on the top {dim} directions of its embeddings of in-language corpus text (a "
+        f"`Dense` layer), then normalized — the same encoder, smaller vectors. {cost}\n\n"
+        "```python\nfrom sentence_transformers import SentenceTransformer\n"
+        f'model = SentenceTransformer("{parent_repo}-{tier}")\n```\n\n' + tiers_markdown(rows, parent_repo)
     )
     return str(ModelCard.from_template(data, template_str="---\n{{ card_data }}\n---\n\n" + text))

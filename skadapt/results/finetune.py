@@ -49,18 +49,27 @@ class Interpolation(Part):
 
 
 class TrainingReport(StageReport):
-    """What fine-tuning did (:func:`skadapt.train.stage.finetune` writes it).
+    """What fine-tuning did (:func:`skadapt.train.stage.finetune` builds and writes it).
 
     Attributes:
         model: The input model (relative to the run when inside it).
         seed: The training seed.
         datasets: Every dataset trained on, with its size and loss.
+        losses: Training dataset -> its loss.
+        matryoshka: The Matryoshka dimensions and the losses wrapped, None without.
         sampling: How batches were drawn from the datasets.
         world_size: DDP processes trained with.
         steps: Steps done and planned.
         max_seq_length: Training and inference lengths.
+        resumed_from: The checkpoint training resumed from, if any.
+        time_s: Seconds of training and of the whole stage.
         train_metrics: The trainer's metrics (``train_loss``, ...).
+        loss_curve: ``[{step, loss}]`` at most 50 points.
+        dev: The dev sets, their scores before/after and over training, the best checkpoint; None without.
         interpolation: The interpolation chosen on the dev set, or None.
+        contamination: The overlap check against the evaluation test texts.
+        versions: Python and the libraries that shape the artifacts.
+        model_prompts: The prompts saved with the model (written by the main process only).
     """
 
     FILE = "training_report.json"
@@ -68,12 +77,21 @@ class TrainingReport(StageReport):
     model: str
     seed: int
     datasets: list[TrainedDataset]
+    losses: dict[str, str | None] = Field(default_factory=dict)
+    matryoshka: dict[str, Any] | None = None
     sampling: str
     world_size: int
     steps: Steps
     max_seq_length: SeqLengths
+    resumed_from: str | None = None
+    time_s: dict[str, float] = Field(default_factory=dict)
     train_metrics: dict[str, Any]
+    loss_curve: list[dict[str, Any]] = Field(default_factory=list)
+    dev: dict[str, Any] | None = None
     interpolation: Interpolation | None
+    contamination: dict[str, Any] | None = None
+    versions: dict[str, Any] = Field(default_factory=dict)
+    model_prompts: dict[str, str] | None = None
 
 
 class FinetuneSummary(Part):

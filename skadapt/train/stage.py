@@ -146,21 +146,21 @@ def finetune(
     if config.interpolation is not None and dev is not None and start is not None:
         interpolation = choose_interpolation(result.model, start, config.interpolation.grid, dev)
     dev_after = dev.evaluator(result.model) if dev is not None else {}
-    report: dict[str, Any] = {
-        "model": artifacts.recorded_path(model, ctx.out_dir.parent),  # relative to the run, if inside it
-        "seed": run.seed,
-        "datasets": _reported_datasets(config, datasets),
-        "losses": {d.name: d.loss for d in datasets},
-        "matryoshka": _matryoshka(dims, datasets),
-        "sampling": config.sampling,
-        "world_size": result.world_size,  # DDP processes the trainer trained with (torchrun/accelerate)
-        "steps": {"done": result.global_step, "planned": result.planned_steps},
-        "max_seq_length": {"training": config.max_seq_length, "inference": inference_length},
-        "resumed_from": result.resumed_from,
-        "time_s": {"train": round(result.seconds, 3), "total": round(time.perf_counter() - started, 3)},
-        "train_metrics": result.metrics,
-        "loss_curve": result.loss_curve,
-        "dev": None
+    report = TrainingReport(
+        model=artifacts.recorded_path(model, ctx.out_dir.parent),  # relative to the run, if inside it
+        seed=run.seed,
+        datasets=_reported_datasets(config, datasets),
+        losses={d.name: d.loss for d in datasets},
+        matryoshka=_matryoshka(dims, datasets),
+        sampling=config.sampling,
+        world_size=result.world_size,  # DDP processes the trainer trained with (torchrun/accelerate)
+        steps={"done": result.global_step, "planned": result.planned_steps},
+        max_seq_length={"training": config.max_seq_length, "inference": inference_length},
+        resumed_from=result.resumed_from,
+        time_s={"train": round(result.seconds, 3), "total": round(time.perf_counter() - started, 3)},
+        train_metrics=result.metrics,
+        loss_curve=result.loss_curve,
+        dev=None
         if dev is None
         else {
             "metric": dev.metric,
@@ -171,17 +171,17 @@ def finetune(
             "history": result.dev_history,
             "best_checkpoint": result.best_checkpoint,
         },
-        "interpolation": None if interpolation is None else interpolation.model_dump(),
-        "contamination": contamination,
-        "versions": artifacts.library_versions(),
-    }
+        interpolation=interpolation,
+        contamination=contamination,
+        versions=artifacts.library_versions(),
+    )
     if ctx.launch.is_main:  # the other ranks of a launch train but never write the model
-        report["model_prompts"] = save_model(result.model, datasets, ctx.out_dir)
+        report.model_prompts = save_model(result.model, datasets, ctx.out_dir)
         if dims:
             record_matryoshka_dims(ctx.out_dir, dims)
         if config.report_to == "tensorboard":
             copy_logs(ctx.work_dir, ctx.out_dir)
-        artifacts.write_json(ctx.out_dir / REPORT, report)
+        artifacts.write_json(ctx.out_dir / REPORT, report.model_dump(exclude_unset=True))  # values as built
     return {
         "datasets": {d.name: len(d) for d in datasets},
         "dropped_rows": _dropped_rows(datasets),
@@ -190,8 +190,8 @@ def finetune(
             for d in datasets
             if "hard_negatives" in d.stats
         },
-        "losses": report["losses"],
-        "steps": report["steps"],
+        "losses": report.losses,
+        "steps": report.steps.as_json(),
         "resumed_from": result.resumed_from,
         "final_loss": result.loss_curve[-1]["loss"] if result.loss_curve else None,
         "dev": None
