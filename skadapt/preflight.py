@@ -448,6 +448,17 @@ def _inputs(recipe: Recipe) -> list[_Input]:
                     False,
                 )
             )
+            if export.dims:
+                from skadapt.export.dims import tier_dims
+
+                items.append(
+                    _Input(
+                        f"export.dims {export.dims}",
+                        "below the model's dimension",
+                        lambda: tier_dims(export.dims, Path(base), dimension),
+                        False,
+                    )
+                )
     tasks = [
         *(recipe.evaluate.tasks if recipe.evaluate else []),
         *(recipe.robustness.tasks if recipe.robustness else []),

@@ -33,6 +33,7 @@ def demo_recipe(tiny_models: dict[str, Path], tmp_path: Path, monkeypatch: pytes
         "export.speed_texts=50",
         "export.speed_repeats=1",
         "export.pca_dims=null",  # the tiny model has 32 dimensions (the demo's e5-small 384)
+        "export.dims=[16,8]",
     ]
     return load_recipe(ROOT / "recipes" / "demo_sk.yaml", overrides)
 
@@ -66,18 +67,20 @@ def test_demo_recipe_runs_every_stage_and_resumes(demo_recipe, tmp_path: Path) -
     assert (type(final[-2]).__name__ == "Dense") == renorm["kept"] and type(final[-1]).__name__ == "Normalize"
     report = json.loads((run / "evaluate" / "report.json").read_text())
     stages = ["base", "trim", "finetune", "renorm"] if renorm["kept"] else ["base", "trim", "finetune"]
-    tiers = ["onnx-int8", "static"]  # the export stage's, scored beside the final model they came from
+    tiers = ["onnx-int8", "static", "dims-16", "dims-8"]  # the export's, scored beside the final model
     assert [row["model"] for row in report["models"]] == stages + tiers
     assert all(len(row["tasks"]) == 7 for row in report["models"])
-    pairs = [*itertools.pairwise(stages), (stages[-1], "onnx-int8"), (stages[-1], "static")]
+    pairs = [*itertools.pairwise(stages), *((stages[-1], tier) for tier in tiers)]
     assert [(v["a"], v["b"]) for v in report["verdicts"]] == pairs
-    assert all(v["verdict"] in ("improves", "non-inferior", "harms") for v in report["verdicts"][:-2])
-    assert [v["verdict"] for v in report["verdicts"][-2:]] == ["tier", "tier"]
+    assert all(v["verdict"] in ("improves", "non-inferior", "harms") for v in report["verdicts"][:-4])
+    assert [v["verdict"] for v in report["verdicts"][-4:]] == ["tier"] * 4
     export = json.loads((run / "export" / "export_report.json").read_text())
     assert export["parent"] == final_dir.name and export["parity"]["fp32_max_abs_delta"] <= 1e-5
-    assert list(export["speed"]) == ["pytorch", *tiers]
+    assert list(export["speed"]) == ["pytorch", "onnx-int8", "static"]  # a dims tier runs its parent
+    assert {tier["basis"] for tier in export["dims"].values()} == {"corpus"}  # fitted on the same corpus
     static = export["static"]  # trained on the final model's embeddings of the fine-tuning datasets' texts
     assert static["method"] == "trained" and static["prompt"] == "query: " and static["epochs"] == 1
+    assert export["dims_basis"]["texts"] == min(static["corpus"]["texts"], 2000)
     assert [s["source"] for s in static["corpus"]["sources"]] == [
         d["source"] for d in training["datasets"][:3]
     ]

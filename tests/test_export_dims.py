@@ -113,10 +113,11 @@ def test_the_report_gives_bytes_per_vector_and_the_int8_spread_over_rounds(
     assert list(report["speed"]) == ["pytorch", "onnx-int8"]  # a dims tier runs its parent's encoder
     pytorch, int8 = report["speed"]["pytorch"], report["speed"]["onnx-int8"]
     spread = int8["speedup_rounds"]
-    ratios = [p / i for p, i in zip(pytorch["passes"], int8["passes"], strict=True)]  # seconds per pass
+    # seconds per pass, rounded to 0.1 ms: a few % of a tiny model's pass, hence the relative tolerance
+    ratios = [p / i for p, i in zip(pytorch["passes"], int8["passes"], strict=True)]
     assert spread["rounds"] == 3 and spread["min"] <= spread["median"] <= spread["max"]
-    assert spread["min"] == pytest.approx(min(ratios), abs=0.02)
-    assert spread["max"] == pytest.approx(max(ratios), abs=0.02)
+    assert spread["min"] == pytest.approx(min(ratios), rel=0.05)
+    assert spread["max"] == pytest.approx(max(ratios), rel=0.05)
     assert pytorch["speedup_rounds"] == {"min": 1.0, "median": 1.0, "max": 1.0, "rounds": 3}
     text = (out / "export.md").read_text(encoding="utf-8")
     assert f"| {spread['min']:.2f} / {spread['median']:.2f} / {spread['max']:.2f} |" in text

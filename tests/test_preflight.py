@@ -97,8 +97,9 @@ def test_a_good_recipe_passes_and_starts_nothing(tiny_models: dict[str, Path], t
         ({"evaluate.tasks": ["STSBenchmark"]}, "STSBenchmark"),
         ({"trim.corpus": "missing_corpus.txt"}, "missing_corpus.txt: no such file"),
         ({"export": {"pca_dims": 64}}, "pca_dims 64 is larger than the model's dimension 32"),
+        ({"export": {"pca_dims": 16, "dims": [32, 8]}}, "32 is not below the model's dimension 32"),
     ],
-    ids=["column", "label_map", "unknown_task", "task_language", "corpus", "pca_dims"],
+    ids=["column", "label_map", "unknown_task", "task_language", "corpus", "pca_dims", "dims"],
 )
 def test_each_bad_input_is_named_in_one_line(
     tiny_models: dict[str, Path], tmp_path: Path, change: dict[str, Any], expected: str
