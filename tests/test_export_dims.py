@@ -303,16 +303,55 @@ def test_the_export_fits_a_corpus_only_for_what_needs_one(tiny_models: dict[str,
     assert not needs_corpus(ExportConfig(tiers=["onnx"]), model)  # no dims tier at all
 
 
+PLAIN_LOAD = (
+    "import json, sys\n"
+    "sys.modules['skadapt'] = None  # any import of skadapt fails\n"
+    "from sentence_transformers import SentenceTransformer\n"
+    "texts = json.loads(sys.argv[1])\n"
+    "for path in sys.argv[2:]:\n"
+    "    model = SentenceTransformer(path, device='cpu')\n"
+    "    print(json.dumps(model.encode(texts).tolist()))\n"
+)
+"""Encode with each model directory given, in a process where skadapt cannot be imported."""
+
+
 @pytest.mark.slow
-def test_the_export_reports_the_corpus_basis(tiny_models: dict[str, Path], tmp_path: Path) -> None:
+def test_the_export_reports_the_corpus_basis_and_its_tiers_load_without_skadapt(
+    tiny_models: dict[str, Path], tmp_path: Path
+) -> None:
+    """One export with a corpus: the trained static tier and the corpus-basis dims tiers, reported, and each
+    loading in plain sentence-transformers in a process where skadapt cannot be imported, giving the
+    vectors skadapt's own loading gives."""
+    import subprocess
+    import sys
+
     model = str(tiny_models["unigram"])
     fit = FitCorpus(sources=[{"source": str(TRAIN), "columns": ["sentence1", "sentence2"]}])
     corpus = read_corpus(
         [(str(TRAIN), ["sentence1", "sentence2"])], fit, exclude=set(), language="sk", seed=0
     )
-    config = ExportConfig(tiers=["onnx"], dims=[16, 8], speed_texts=6, speed_repeats=1, corpus=fit)
-    report = export_tiers(model, tmp_path, config, TEXTS[:6], corpus, 0)
+    config = ExportConfig(
+        tiers=["static"], pca_dims=16, dims=[16, 8], speed_texts=6, speed_repeats=1, corpus=fit
+    )
+    out = tmp_path / "out"
+    out.mkdir()
+    report = export_tiers(model, out, config, TEXTS[:6], corpus, 0)
+    assert report["static"]["method"] == "trained"
     assert {tier["basis"] for tier in report["dims"].values()} == {"corpus"}
     assert report["dims_basis"]["texts"] == len(corpus.texts) and report["dims_basis"]["seconds"] >= 0
-    text = (tmp_path / "export.md").read_text(encoding="utf-8")
+    text = (out / "export.md").read_text(encoding="utf-8")
     assert f"the top d directions of its embeddings of {len(corpus.texts)} corpus texts" in text
+    tiers = [out / "static", out / "dims-16", out / "dims-8"]
+    done = subprocess.run(
+        [sys.executable, "-c", PLAIN_LOAD, json.dumps(TEXTS), *map(str, tiers)],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.strip().splitlines()[-len(tiers) :]
+    for tier, line in zip(tiers, lines, strict=True):
+        plain = np.asarray(json.loads(line))
+        ours = load_sentence_model(str(tier)).encode(TEXTS)
+        assert plain.shape == ours.shape and np.abs(plain - ours).max() < 1e-5, tier.name
