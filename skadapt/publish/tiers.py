@@ -59,9 +59,9 @@ def corpus_dims_dirs(target: Target) -> dict[str, Path]:
         return {}
     directory, report = found
     return {
-        name: directory / tier["path"]
+        name: directory / tier.path
         for name, tier in report.dims.items()
-        if tier.get("basis") == "corpus" and (directory / tier["path"]).is_dir()
+        if tier.basis == "corpus" and (directory / tier.path).is_dir()
     }
 
 
@@ -79,6 +79,7 @@ def tier_rows(target: Target) -> list[dict[str, Any]]:
     rows = []
     for label in ["pytorch", *report.tiers]:
         verdict = verdicts.get(label)
+        measured = report.speed.get(label) or (report.dims[label].as_json() if label in report.dims else {})
         rows.append(
             {
                 "tier": label,
@@ -87,13 +88,13 @@ def tier_rows(target: Target) -> list[dict[str, Any]]:
                 "delta": verdict.mean_diff if verdict else None,
                 "low": verdict.ci_low if verdict else None,
                 "high": verdict.ci_high if verdict else None,
-                **{k: report.speed.get(label, report.dims.get(label, {})).get(k) for k in SPEED_KEYS},
+                **{k: measured.get(k) for k in SPEED_KEYS},
             }
         )
         if label == "static":  # distilled, or trained on the parent (export.static_training)
-            rows[-1]["method"] = ((report.model_extra or {}).get("static") or {}).get("method")
+            rows[-1]["method"] = report.static.method if report.static is not None else None
         if label in report.dims:  # truncation ("first") or a corpus basis of its own repository
-            rows[-1]["basis"] = report.dims[label].get("basis", "first")
+            rows[-1]["basis"] = report.dims[label].basis
     return rows
 
 

@@ -6,7 +6,25 @@ from typing import Any
 
 from pydantic import Field
 
-from skadapt.results.base import StageReport
+from skadapt.results.base import Part, StageReport
+
+
+class DimsTier(Part):
+    """One dims tier: the parent reduced to ``dimension`` components (``basis``: ``corpus``, the top
+    directions of its corpus embeddings, or ``first``, truncation) and renormalized."""
+
+    dimension: int
+    basis: str = "first"
+    bytes_per_vector: int
+    size_mb: float
+    path: str
+
+
+class StaticTier(Part):
+    """How the static tier was made: ``method`` ``distilled`` (model2vec alone) or ``trained`` (on the
+    parent)."""
+
+    method: str = "distilled"
 
 
 class ExportReport(StageReport):
@@ -16,8 +34,8 @@ class ExportReport(StageReport):
         parent: The model the tiers came from (relative to the run when inside it).
         tiers: Tier name -> its path relative to the export directory.
         speed: Tier (and ``pytorch``) -> its measurements (``texts_per_s``, ``speedup``, ``size_mb``, ...).
-        dims: Matryoshka tier -> ``{dimension, bytes_per_vector, size_mb, path}`` (it runs its parent's
-            encoder: no speed row of its own).
+        dims: Dims tier -> what it is (it runs its parent's encoder: no speed row of its own).
+        static: How the static tier was made, None without one.
     """
 
     FILE = "export_report.json"
@@ -25,4 +43,5 @@ class ExportReport(StageReport):
     parent: str
     tiers: dict[str, str]
     speed: dict[str, dict[str, Any]]
-    dims: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    dims: dict[str, DimsTier] = Field(default_factory=dict)
+    static: StaticTier | None = None
