@@ -390,13 +390,16 @@ def test_evaluate_scores_every_tier_beside_the_final_model() -> None:
         "final": "/run/finetune",
         "onnx-int8": "/run/export/model/onnx/model_qint8_avx512_vnni.onnx",
         "static": "/run/export/static",
+        "dims-256": "/run/export/dims-256",
+        "dims-64": "/run/export/dims-64",
     }
+    tiers = ["onnx-int8", "static", "dims-256", "dims-64"]
     models, parents = _selected_models(EvaluateConfig(models=["base", "trim"]), available)
-    assert list(models) == ["base", "trim", "final", "onnx-int8", "static"]
-    assert parents == {"onnx-int8": "final", "static": "final"}
+    assert list(models) == ["base", "trim", "final", *tiers]
+    assert parents == dict.fromkeys(tiers, "final")
     models, parents = _selected_models(EvaluateConfig(models=["base", "finetune", "static"]), available)
-    assert list(models) == ["base", "finetune", "onnx-int8", "static"] and parents["static"] == "finetune"
-    without = {k: v for k, v in available.items() if k not in ("onnx-int8", "static")}
+    assert list(models) == ["base", "finetune", *tiers] and parents == dict.fromkeys(tiers, "finetune")
+    without = {k: v for k, v in available.items() if k not in tiers}
     assert _selected_models(EvaluateConfig(models=["base"]), without) == ({"base": "/b"}, {})
     with pytest.raises(EvaluateStageError, match="not a tier of this run"):
         _selected_models(EvaluateConfig(models=["base", "onnx"]), available)

@@ -176,23 +176,6 @@ def test_config_rejects_repeated_and_non_positive_dims() -> None:
         ExportConfig(dims=[0])
 
 
-def test_evaluate_scores_the_dims_tiers_beside_their_parent() -> None:
-    from skadapt.evaluate.config import EvaluateConfig
-    from skadapt.evaluate.stage import _selected_models
-
-    available = {
-        "base": "/b",
-        "finetune": "/run/finetune",
-        "final": "/run/finetune",
-        "onnx-int8": "/run/export/model/onnx/model_qint8_avx512_vnni.onnx",
-        "dims-256": "/run/export/dims-256",
-        "dims-64": "/run/export/dims-64",
-    }
-    models, parents = _selected_models(EvaluateConfig(models=["base", "finetune"]), available)
-    assert list(models) == ["base", "finetune", "onnx-int8", "dims-256", "dims-64"]
-    assert parents == {"onnx-int8": "finetune", "dims-256": "finetune", "dims-64": "finetune"}
-
-
 def test_the_plan_counts_the_dims_tiers_among_the_evaluated_models(tmp_path: Path) -> None:
     from skadapt.plan import plan_recipe
     from skadapt.recipe import load_recipe
