@@ -130,12 +130,12 @@ def summarize(table: Any, reports: dict[str, list[dict[str, Any]]], start: str) 
     training time, chosen WiSE-FT coefficients; the starting model's scores under ``start``."""
     rows = {row.model: row for row in table.rows}
     first = rows[start]
-    summary: dict[str, Any] = {"start": {"All": first.all, "Type": first.type_mean, **first.types}}
+    summary: dict[str, Any] = {"start": {"All": first.All, "Type": first.Type, **first.types}}
     for arm, runs in reports.items():
         labels = [f"{arm}-{r['seed']}" for r in runs]
         scores = {
-            "All": [rows[label].all for label in labels],
-            "Type": [rows[label].type_mean for label in labels],
+            "All": [rows[label].All for label in labels],
+            "Type": [rows[label].Type for label in labels],
             **{t: [rows[label].types[t] for label in labels] for t in table.types},
         }
         summary[arm] = {
