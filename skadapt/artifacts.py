@@ -107,6 +107,15 @@ def refuse_nonempty(target: Path) -> None:
         )
 
 
+def link_or_copy(source: Path, target: Path) -> None:
+    """Hard-link ``source`` to ``target`` (no copy of large weights), else copy it."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copy2(source, target)
+
+
 def write_json(path: Path, data: Any) -> None:
     """Write JSON atomically (temp file + rename)."""
     tmp = path.with_name(f".{path.name}.tmp-{uuid.uuid4().hex[:8]}")

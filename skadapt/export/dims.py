@@ -30,7 +30,6 @@ save is ``4 d`` bytes per float32 vector instead of ``4 D`` (index memory and se
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import time
 from dataclasses import dataclass
@@ -116,15 +115,12 @@ def tier_dims(dims: list[int] | None, model_dir: Path, dimension: int | None) ->
 
 def _link_tree(source: Path, target: Path) -> None:
     """``target`` with the files of ``source`` (not :data:`SKIPPED`, not hidden): hard links, else copies."""
-
-    def link(src: str, dst: str) -> None:
-        try:
-            os.link(src, dst)
-        except OSError:
-            shutil.copy2(src, dst)
-
     shutil.copytree(
-        source, target, ignore=shutil.ignore_patterns(*SKIPPED, ".*"), copy_function=link, symlinks=False
+        source,
+        target,
+        ignore=shutil.ignore_patterns(*SKIPPED, ".*"),
+        copy_function=lambda src, dst: artifacts.link_or_copy(Path(src), Path(dst)),
+        symlinks=False,
     )
 
 

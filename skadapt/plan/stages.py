@@ -274,10 +274,10 @@ def plan_export(recipe: Recipe, ctx: Context, tasks: list[TaskWork] | None) -> S
             encode_part(ctx, "static distillation", ctx.model, ctx.model.vocab_size, STATIC_TOKEN_CHARS)
         )
     trained = "static" in config.tiers and config.static_training is not None
-    dims = export_dims_of(recipe, ctx.model)
-    fitted = trained or (bool(dims) and config.dims_basis == "corpus")
-    corpus_texts, corpus_chars = static_corpus_size(recipe, config.corpus, plan) if fitted else (0, 0.0)
-    if corpus_texts and dims and config.dims_basis == "corpus":
+    on_basis = bool(export_dims_of(recipe, ctx.model)) and config.dims_basis == "corpus"
+    fitted = trained or on_basis
+    corpus_texts, corpus_chars = export_corpus_size(recipe, config.corpus, plan) if fitted else (0, 0.0)
+    if corpus_texts and on_basis:
         basis = min(corpus_texts, BASIS_TEXTS) * 2
         plan.work["dims_basis_encodes"] = basis
         plan.lines.append(f"dims tiers' basis: {basis:,} corpus encodes (each text with 2 prompts)")
@@ -322,9 +322,9 @@ def export_dims_of(recipe: Recipe, model: ModelShape) -> list[int]:
     return [d for d in dims if d < model.hidden_size]
 
 
-def static_corpus_size(recipe: Recipe, fit: FitCorpus, plan: StagePlan) -> tuple[int, float]:
-    """(texts, their average characters) the static tier's training encodes: its corpus, else the
-    fine-tuning datasets' text columns (none without either: the tier is distilled alone); rows x text
+def export_corpus_size(recipe: Recipe, fit: FitCorpus, plan: StagePlan) -> tuple[int, float]:
+    """(texts, their average characters) of the export corpus (the static tier's training, the dims
+    basis): its sources, else the fine-tuning datasets' text columns (none without either); rows x text
     columns, capped at ``max_texts``; unknown sizes count as ``max_texts``."""
     from skadapt.plan.finetune import text_columns
 

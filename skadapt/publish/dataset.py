@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from skadapt import artifacts
+from skadapt.artifacts import link_or_copy
 from skadapt.publish.config import PublishConfig
 from skadapt.publish.errors import PublishError
-from skadapt.publish.model import PUBLISH_REPORT, UPLOAD_DIR, link_or_copy, list_files, report_header
+from skadapt.publish.model import PUBLISH_REPORT, UPLOAD_DIR, list_files, report_header
 
 REPORT = "generation_report.json"
 COPIED = ("generation_report.json", "error_rates.md", "failures.jsonl")

@@ -14,13 +14,12 @@ The output directory holds::
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from skadapt import artifacts
+from skadapt.artifacts import link_or_copy
 from skadapt.cards import hub_id, infer_language
 from skadapt.publish.card import REPORTS_DIR, CardFacts, build_card, evaluation_of, is_hub_id
 from skadapt.publish.config import PublishConfig
@@ -88,13 +87,13 @@ class Prepared:
     report: dict[str, Any]
 
 
-def link_or_copy(source: Path, target: Path) -> None:
-    """Hard-link ``source`` to ``target`` (no copy of large weights), else copy it."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        os.link(source, target)
-    except OSError:
-        shutil.copy2(source, target)
+def _link_dir(source: Path, folder: Path) -> None:
+    """Every file of the model directory ``source`` into ``folder`` (links, else copies), less
+    :data:`SKIPPED` (its card, its stage manifest) and hidden files."""
+    for path in sorted(source.rglob("*")):
+        relative = path.relative_to(source)
+        if path.is_file() and relative.as_posix() not in SKIPPED and not relative.parts[0].startswith("."):
+            link_or_copy(path, folder / relative)
 
 
 def list_files(folder: Path) -> list[dict[str, Any]]:
@@ -212,11 +211,7 @@ def _copy_reports(target: Target, folder: Path) -> None:
 
 def assemble(target: Target, card: str, folder: Path) -> list[dict[str, Any]]:
     """Fill ``folder`` with the model's files, the card and the reports; returns the file list."""
-    for path in sorted(target.model_dir.rglob("*")):
-        relative = path.relative_to(target.model_dir)
-        if not path.is_file() or relative.as_posix() in SKIPPED or relative.parts[0].startswith("."):
-            continue
-        link_or_copy(path, folder / relative)
+    _link_dir(target.model_dir, folder)
     for onnx in onnx_files(target):
         link_or_copy(onnx, folder / "onnx" / onnx.name)
     _copy_reports(target, folder)
@@ -230,10 +225,7 @@ def prepare_static(target: Target, facts: CardFacts, out_dir: Path) -> list[dict
     if source is None:
         return []
     folder = out_dir / STATIC_UPLOAD_DIR
-    for path in sorted(source.rglob("*")):
-        relative = path.relative_to(source)
-        if path.is_file() and relative.as_posix() != "README.md":
-            link_or_copy(path, folder / relative)
+    _link_dir(source, folder)
     card = static_card(tier_rows(target), facts.repo_id, facts.language, facts.model_license)
     (folder / "README.md").write_text(card, encoding="utf-8")
     return list_files(folder)
@@ -246,14 +238,7 @@ def prepare_dims(target: Target, facts: CardFacts, out_dir: Path) -> list[dict[s
     entries = []
     for tier, source in corpus_dims_dirs(target).items():
         folder = out_dir / f"{UPLOAD_DIR}-{tier}"
-        for path in sorted(source.rglob("*")):
-            relative = path.relative_to(source)
-            if (
-                path.is_file()
-                and relative.as_posix() not in SKIPPED
-                and not relative.parts[0].startswith(".")
-            ):
-                link_or_copy(path, folder / relative)
+        _link_dir(source, folder)
         (folder / "README.md").write_text(
             dims_card(rows, facts.repo_id, tier, facts.model_license), encoding="utf-8"
         )

@@ -140,6 +140,7 @@ def finetune(
         callbacks,
         world_size=ctx.launch.world_size,
         guide=guide,
+        matryoshka_dims=dims,
     )
     result.model.max_seq_length = inference_length
     interpolation = None

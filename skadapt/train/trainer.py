@@ -23,7 +23,7 @@ from skadapt.errors import SkadaptError
 from skadapt.modeldir import finalize_model_dir
 from skadapt.train.anchor import ANCHOR_LOSS, make_anchor_loss
 from skadapt.train.losses import check_loss, make_loss, needs_no_duplicates
-from skadapt.train.matryoshka import resolve_dims, wrap
+from skadapt.train.matryoshka import wrap
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -263,6 +263,7 @@ def train(
     *,
     world_size: int = 1,
     guide: SentenceTransformer | None = None,
+    matryoshka_dims: list[int] | None = None,
 ) -> TrainingResult:
     """Fine-tune ``model`` on the task datasets with their losses; resume from a checkpoint if one exists.
 
@@ -276,6 +277,8 @@ def train(
         callbacks: Extra ``transformers`` trainer callbacks.
         world_size: Processes of the launch (torchrun/accelerate; see :func:`cpu_launch`).
         guide: The frozen guide model of the ``gist`` / ``cached_gist`` losses.
+        matryoshka_dims: The Matryoshka dimensions every task loss trains at, as
+            :func:`skadapt.train.matryoshka.resolve_dims` gives them (none: the full dimension only).
     """
     from datasets import DatasetDict
 
@@ -283,12 +286,7 @@ def train(
         check_loss(dataset)
     planned = estimate_steps(datasets, config)
     args = training_arguments(config, seed, work_dir, datasets, dev, planned, world_size)
-    dims = (
-        resolve_dims(config.matryoshka_dims, model.get_embedding_dimension())
-        if config.matryoshka_dims
-        else []
-    )
-    losses = {d.name: _loss(d, model, config, dims, guide) for d in datasets}
+    losses = {d.name: _loss(d, model, config, matryoshka_dims or [], guide) for d in datasets}
     trainer = trainer_class()(
         model=model,
         args=args,
