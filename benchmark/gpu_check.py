@@ -170,9 +170,17 @@ def sync(torch: Any, device: str) -> None:
 
 
 def finetune_rate(
-    model_dir: Path, shape: str, precision: str, args: argparse.Namespace, pool: list[str]
+    model_dir: Path,
+    shape: str,
+    precision: str,
+    args: argparse.Namespace,
+    pool: list[str],
+    levers: dict[str, Any] | None = None,
+    profile: int = 0,
 ) -> dict:
-    """Seconds per optimizer step of the real trainer on rows of one shape."""
+    """Seconds per optimizer step of the real trainer on rows of one shape; ``levers``: extra training
+    arguments (:func:`skadapt.devices.training_levers`); ``profile``: steps after the warm-up traced by
+    ``torch.profiler`` (the result then holds where the host and the GPU spent a step)."""
     import torch
     from datasets import Dataset
     from sentence_transformers import (
@@ -194,11 +202,15 @@ def finetune_rate(
     stamps: list[float] = []
     cpu_stamps: list[float] = []
 
+    tracer = Tracer(torch, args.warmup, profile) if profile else None
+
     class Stamp(TrainerCallback):
         def on_step_end(self, *_: Any, **__: Any) -> None:
             sync(torch, args.device)
             stamps.append(time.perf_counter())
             cpu_stamps.append(time.process_time())
+            if tracer is not None:
+                tracer.step(len(stamps))
 
     reset_peak(torch, args.device)
     with tempfile.TemporaryDirectory() as out:
@@ -217,6 +229,7 @@ def finetune_rate(
             disable_tqdm=True,
             seed=42,
             use_cpu=args.device == "cpu",
+            **(levers or {}),
         )
         trainer = SentenceTransformerTrainer(
             model=model,
@@ -247,14 +260,25 @@ def finetune_rate(
         "peak_rss_gb": rss.gb,
         "parameters": parameters(model),
     }
+    if levers:
+        result["levers"] = {k: v for k, v in levers.items()}
+    if tracer is not None:
+        result["profile"] = tracer.summary(args.device)
+    reset_float32(torch)
     del trainer, model
     return result
 
 
 def encode_rate(
-    model_dir: Path, kind: str, precision: str, args: argparse.Namespace, pool: list[str]
+    model_dir: Path,
+    kind: str,
+    precision: str,
+    args: argparse.Namespace,
+    pool: list[str],
+    batch: int = ENCODE_BATCH,
 ) -> dict:
-    """Texts per second of ``SentenceTransformer.encode`` at the evaluation's batch size."""
+    """Texts per second of ``SentenceTransformer.encode`` at ``batch`` (default: the evaluation's CPU
+    batch); ``precision`` ``tf32`` is float32 weights with TF32 matrix products."""
     import torch
     from sentence_transformers import SentenceTransformer
 
@@ -264,13 +288,15 @@ def encode_rate(
     model.max_seq_length = 512
     if precision == "bf16":
         model = model.to(torch.bfloat16)
-    model.encode(data[:8], batch_size=ENCODE_BATCH)  # warm-up
+    if precision == "tf32":
+        torch.set_float32_matmul_precision("high")
+    model.encode(data[: batch * 2], batch_size=batch)  # warm-up
     reset_peak(torch, args.device)
     sync(torch, args.device)
     rss = PeakRSS()
     with rss.watch():
         start, cpu = time.perf_counter(), time.process_time()
-        model.encode(data, batch_size=ENCODE_BATCH)
+        model.encode(data, batch_size=batch)
         sync(torch, args.device)
         seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     result = {
@@ -278,11 +304,58 @@ def encode_rate(
         "texts_per_cpu_s": round(n / cpu, 1),
         "texts": n,
         "chars": ENCODE_TEXTS[kind],
+        "batch": batch,
         "peak_gb": peak_gb(torch, args.device),
         "peak_rss_gb": rss.gb,
     }
+    reset_float32(torch)
     del model
     return result
+
+
+def reset_float32(torch: Any) -> None:
+    """Back to exact float32 matrix products (a measurement with TF32 sets it for the whole process)."""
+    torch.set_float32_matmul_precision("highest")
+    torch.backends.cuda.matmul.allow_tf32 = False
+
+
+class Tracer:
+    """``torch.profiler`` over ``steps`` optimizer steps after ``warmup``: per step, the wall time, the
+    time the GPU ran kernels, and the host operations that took the most time."""
+
+    def __init__(self, torch: Any, warmup: int, steps: int) -> None:
+        self.torch, self.start, self.stop = torch, warmup, warmup + steps
+        self.profiler: Any = None
+        self.began = 0.0
+        self.wall = 0.0
+
+    def step(self, done: int) -> None:
+        profiler = self.torch.profiler
+        if done == self.start:
+            activities = [profiler.ProfilerActivity.CPU]
+            if self.torch.cuda.is_available():
+                activities.append(profiler.ProfilerActivity.CUDA)
+            self.profiler = profiler.profile(activities=activities)
+            self.profiler.__enter__()
+            self.began = time.perf_counter()
+        elif done == self.stop and self.profiler is not None:
+            self.wall = time.perf_counter() - self.began
+            self.profiler.__exit__(None, None, None)
+
+    def summary(self, device: str, top: int = 12) -> dict[str, Any]:
+        if self.profiler is None or not self.wall:
+            return {"error": "the traced steps did not complete"}
+        steps = self.stop - self.start
+        events = self.profiler.key_averages()
+        gpu_us = sum(getattr(e, "self_device_time_total", 0) for e in events) if device == "cuda" else 0
+        rows = sorted(events, key=lambda e: e.self_cpu_time_total, reverse=True)[:top]
+        return {
+            "steps": steps,
+            "wall_ms_per_step": round(1000 * self.wall / steps, 2),
+            "gpu_kernel_ms_per_step": round(gpu_us / 1000 / steps, 2),
+            "gpu_busy_share": round(gpu_us / 1e6 / self.wall, 3) if self.wall else None,
+            "host_ops_ms_per_step": {e.key: round(e.self_cpu_time_total / 1000 / steps, 3) for e in rows},
+        }
 
 
 def cpu_name() -> str:

@@ -31,7 +31,9 @@ class EvaluateConfig(Section):
     dataset_mirrors: dict[str, str] = Field(
         default_factory=dict, description="mteb task -> local copy of its dataset repository (air-gapped)"
     )
-    batch_size: PositiveInt = Field(32, description="Encoding batch size")
+    batch_size: PositiveInt | None = Field(
+        None, description="Encoding batch size (default: 32 on a CPU, 256 on a GPU)"
+    )
     tost_margin: PositiveFloat = Field(2.0, description="TOST equivalence (do-no-harm) margin in points")
     alpha: Annotated[float, Field(gt=0, lt=0.5)] = Field(
         0.05, description="Significance level (the TOST CI is 1-2*alpha)"

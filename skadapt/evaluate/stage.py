@@ -10,6 +10,7 @@ from typing import Any
 
 from skadapt import artifacts
 from skadapt.config import is_tier
+from skadapt.devices import encode_batch_size
 from skadapt.errors import SkadaptError
 from skadapt.evaluate.aggregate import Table, comparison_pairs
 from skadapt.evaluate.bootstrap import ModelDraws, combine, model_draws
@@ -66,7 +67,8 @@ def run_evaluation(
     tasks of the selection out; the averages then say what they are over ("30 of 31 tasks").
     """
     task_specs, excluded = list(config.tasks), list(config.exclude_tasks)
-    prompt_policy, bootstrap, batch_size = dict(config.prompt_policy), config.bootstrap, config.batch_size
+    prompt_policy, bootstrap = dict(config.prompt_policy), config.bootstrap
+    batch_size = encode_batch_size(config.batch_size)
     mirrors = dict(config.dataset_mirrors)
     tasks = select_tasks(task_specs, language=language, mirrors=mirrors, seed=seed, exclude=excluded)
     if excluded:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from skadapt.devices import training_levers
 from skadapt.errors import SkadaptError
 from skadapt.modeldir import finalize_model_dir
 from skadapt.train.anchor import ANCHOR_LOSS, make_anchor_loss
@@ -196,6 +197,7 @@ def training_arguments(
         logging_first_step=True,
         report_to=[] if config.report_to == "none" else [config.report_to],
         use_cpu=cpu_launch(world_size),
+        **training_levers(cpu_launch(world_size)),
         **dev_args,
     )
 
