@@ -316,7 +316,7 @@ def _training_overlap(
     owners = iter(training.owners([item[f] for item in items for f in fields]))
     keep: list[bool] = []
     by_dataset: dict[str, int] = {name: 0 for name in training.digests}
-    by_role: dict[str, int] = {}
+    by_role: dict[str, int] = dict.fromkeys(fields, 0)
     examples: list[str] = []
     for item in items:
         matched = {role: next(owners) for role in fields}
@@ -326,14 +326,14 @@ def _training_overlap(
             by_dataset[name] += 1
         for role, found in matched.items():
             if found:
-                by_role[role] = by_role.get(role, 0) + 1
+                by_role[role] += 1
         if datasets and len(examples) < EXAMPLES:
             examples.append(next(item[role] for role, found in matched.items() if found)[:120])
     report = {
         "checked": len(items),
         "overlapping": keep.count(False),
         "by_dataset": {name: n for name, n in by_dataset.items() if n},
-        "by_role": by_role,
+        "by_role": {role: n for role, n in by_role.items() if n},
         "examples": examples,
     }
     return keep, report
@@ -374,7 +374,7 @@ def _drop_training_overlap(
     if action == "drop":
         examples.items = [item for item, kept in zip(examples.items, keep, strict=True) if kept]
     if not examples.items:
-        datasets = ", ".join(f"{d} {n}" for d, n in report["by_dataset"].items())
+        datasets = _counts(report["by_dataset"])
         raise TrainingDataError(
             f"dev set {config.source}: every one of its {report['checked']} examples shares a text with the "
             f"fine-tuning training data ({datasets}), so nothing held out is left to choose on; use another "
@@ -386,17 +386,20 @@ def _drop_training_overlap(
 
 def overlap_line(report: dict[str, Any]) -> str:
     """One line for a ``training_overlap`` report, e.g. ``"12 of 60 examples share a text with training
-    set qa (positive 12): dropped"``."""
+    set qa (by role: positive 12): dropped"`` (several sets: ``training sets nli 3, qa 12``)."""
     if not report["overlapping"]:
         return f"0 of {report['checked']} examples share a text with the training data"
-    datasets = ", ".join(f"{d} {n}" for d, n in report["by_dataset"].items())
-    roles = ", ".join(f"{role} {n}" for role, n in report["by_role"].items())
-    plural = "s" if len(report["by_dataset"]) > 1 else ""
+    found = report["by_dataset"]
+    datasets = f"set {next(iter(found))}" if len(found) == 1 else "sets " + _counts(found)
     what = "dropped" if report["action"] == "drop" else "kept (training_overlap: keep)"
     return (
-        f"{report['overlapping']} of {report['checked']} examples share a text with training set{plural} "
-        f"{datasets} (by role: {roles}): {what}"
+        f"{report['overlapping']} of {report['checked']} examples share a text with training {datasets} "
+        f"(by role: {_counts(report['by_role'])}): {what}"
     )
+
+
+def _counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{name} {n}" for name, n in counts.items())
 
 
 def build_dev_sets(
