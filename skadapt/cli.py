@@ -132,6 +132,7 @@ def train(
 def _summary(loaded: Recipe, outcomes: list[StageOutcome]) -> None:
     """What the run's stages say, read through their result types (:mod:`skadapt.results`)."""
     from skadapt.results import EvaluationReport, EvaluationSummary, FinetuneSummary, RenormSummary
+    from skadapt.tasks.dev import overlap_line
 
     by_stage = {outcome.stage: outcome for outcome in outcomes}
     report = loaded.run_dir / "evaluate" / EvaluationReport.MARKDOWN
@@ -143,8 +144,14 @@ def _summary(loaded: Recipe, outcomes: list[StageOutcome]) -> None:
         means = ", ".join(f"{c.name} {c.mean:.4f}" for c in selection.candidates)
         kept = "kept its input (no renormalization)" if selection.choice == "none" else "kept"
         out.print(f"renorm chosen on dev: {selection.choice} {kept} (mean dev score: {means})")
+        for entry in selection.sets:
+            if entry.get("training_overlap"):
+                line = overlap_line(entry["training_overlap"])
+                out.print(f"renorm dev {entry['name']}: {line}", markup=False)
     finetuned = by_stage.get("finetune")
     tuned = FinetuneSummary.parse(finetuned.result) if finetuned else FinetuneSummary()
+    for name, line in tuned.dev_overlap.items():
+        out.print(f"finetune dev {name}: {line}", markup=False)
     for name, line in tuned.dropped_rows.items():
         out.print(f"finetune data {name}: {line}", markup=False)
     for name, line in tuned.hard_negatives.items():
@@ -197,6 +204,7 @@ def _preflight(loaded: Recipe, path: Path, *, quiet: bool = False) -> None:
 def _contamination_preview(loaded: Recipe) -> None:
     """Print the rows the fine-tuning stage's contamination check will drop or stop on."""
     from skadapt.preflight import contamination_preview
+    from skadapt.tasks.dev import overlap_line
 
     preview = contamination_preview(loaded)
     if preview is None:
@@ -217,6 +225,13 @@ def _contamination_preview(loaded: Recipe) -> None:
             by_task = ", ".join(f"{task} {n}" for task, n in found["by_task"].items()) or "-"
             dev.add_row(name, str(found["rows"]), str(found["dropped"]), by_task)
         out.print(dev)
+    for name, found in preview["dev_training"].items():  # plain lines: for logs and copying
+        out.print(f"dev set {name}: {overlap_line(found)}", markup=False, soft_wrap=True)
+        if found["action"] == "drop" and found["checked"] and found["overlapping"] == found["checked"]:
+            out.print(
+                f"[yellow]the stage choosing on dev set {name} will stop[/]: every example shares a text "
+                "with the training data; use another split, or set training_overlap: keep in its dev section"
+            )
     if preview["unreachable"]:
         out.print(f"not checked (data unreachable): {', '.join(preview['unreachable'])}")
     if preview["over_threshold"] and preview["action"] == "stop":

@@ -159,15 +159,15 @@ def _dev(entry: DevSetConfig) -> str | None:
     return check_first_row(entry) + _commit(entry.source)
 
 
-def _dev_sets(recipe: Recipe) -> list[tuple[str, DevSetConfig]]:
-    """(field, set) for every dev set of the run: ``finetune.dev``'s, and ``renorm.dev``'s when it has
-    its own (``finetune.dev.sets.0``, ...)."""
+def _dev_sets(recipe: Recipe) -> list[tuple[str, DevSetConfig, DevSets]]:
+    """(field, set, its section) for every dev set of the run: ``finetune.dev``'s, and ``renorm.dev``'s
+    when it has its own (``finetune.dev.sets.0``, ...)."""
     sections: list[tuple[str, DevSets | None]] = [
         ("finetune.dev", recipe.finetune.dev if recipe.finetune is not None else None),
         ("renorm.dev", recipe.renorm.dev if recipe.renorm is not None else None),
     ]
     return [
-        (f"{field}.sets.{index} {entry.kind}", entry)
+        (f"{field}.sets.{index} {entry.kind}", entry, dev)
         for field, dev in sections
         if dev is not None
         for index, entry in enumerate(dev.sets)
@@ -274,7 +274,7 @@ def _sources(recipe: Recipe) -> list[_Source]:
         if recipe.finetune.anchor is not None:
             anchor = recipe.finetune.anchor
             corpus("finetune.anchor.corpus", anchor.corpus, anchor.text_column)
-    for field, entry in _dev_sets(recipe):
+    for field, entry, _ in _dev_sets(recipe):
         found.append(_Source(field, entry.source, "opens, columns, labels", partial(_dev, entry)))
     if recipe.renorm is not None:
         corpus("renorm.corpus", recipe.renorm.corpus, recipe.renorm.text_column)
@@ -533,40 +533,63 @@ def as_rows(checks: list[Check]) -> list[dict[str, Any]]:
 
 
 def contamination_preview(recipe: Recipe) -> dict[str, Any] | None:
-    """What the fine-tuning stage's contamination check will find, computed the way it computes it:
-    ``{"action", "threshold", "dropped": {dataset: {rows, dropped, by_task}}, "over_threshold",
-    "unreachable", "dev": {dev set: {rows, dropped, by_task}}}`` (``dev``: the examples of each dev set
-    that building it drops); None without a finetune stage or evaluation tasks. Reads every training and
-    dev row and the evaluation test texts (the tasks' data is downloaded once into the usual caches)."""
+    """What the fine-tuning stage's contamination check and the dev sets' overlap checks will find,
+    computed the way they compute it: ``{"action", "threshold", "dropped": {dataset: {rows, dropped,
+    by_task}}, "over_threshold", "rates", "unreachable", "dev": {dev set: {rows, dropped, by_task}},
+    "dev_training": {dev set: training_overlap report}}`` (``dev``: the examples of each dev set that
+    building it drops for an evaluation test text; ``dev_training``: of those left, the ones sharing a
+    training text, :func:`skadapt.tasks.dev.overlap_with_training`). The evaluation parts are empty
+    without evaluation tasks; None without a finetune stage. Reads every training and dev row and the
+    evaluation test texts (the tasks' data is downloaded once into the usual caches)."""
     from skadapt.tasks.contamination import gather_test_texts, judge_overlap, overlapping_rows
-    from skadapt.tasks.dev import overlap_with_test_texts
-    from skadapt.train.stage import build_datasets
+    from skadapt.tasks.dev import overlap_with_test_texts, overlap_with_training
+    from skadapt.train.stage import build_datasets, dataset_texts
 
-    if recipe.finetune is None or recipe.evaluate is None or not recipe.evaluate.tasks:
+    if recipe.finetune is None:
         return None
     sources = [e for e in recipe.finetune.datasets if not _made_by_run(recipe, e.source)]
-    dev_sets = [(field, e) for field, e in _dev_sets(recipe) if not _made_by_run(recipe, e.source)]
+    dev_sets = [(f, e, dev) for f, e, dev in _dev_sets(recipe) if not _made_by_run(recipe, e.source)]
+    tasks = list(recipe.evaluate.tasks) if recipe.evaluate is not None else []
     if not sources and not dev_sets:
         return None
     datasets = build_datasets(recipe.finetune.model_copy(update={"datasets": sources})) if sources else []
-    test_texts, unreachable = gather_test_texts(
-        list(recipe.evaluate.tasks),
-        True,
-        language=recipe.language,
-        mirrors=dict(recipe.evaluate.dataset_mirrors),
-        exclude=recipe.evaluate.exclude_tasks,
-    )
-    _, dropped = overlapping_rows({d.name: d.rows() for d in datasets}, test_texts)
     settings = recipe.finetune.contamination
-    overlap = judge_overlap(
-        (t for d in datasets for t in d.texts()), test_texts, unreachable, settings.threshold, True
-    )
-    return {
+    preview: dict[str, Any] = {
         "action": settings.action,
         "threshold": settings.threshold,
-        "dropped": dropped,
-        "over_threshold": overlap["over_threshold"],
-        "rates": {task: v["rate"] for task, v in overlap["tasks"].items() if v["normalized"]},
-        "unreachable": sorted(unreachable),
-        "dev": {field: overlap_with_test_texts(entry, test_texts) for field, entry in dev_sets},
+        "dropped": {},
+        "over_threshold": [],
+        "rates": {},
+        "unreachable": [],
+        "dev": {},
     }
+    test_texts: dict[str, list[str]] = {}
+    if tasks:
+        test_texts, unreachable = gather_test_texts(
+            tasks,
+            True,
+            language=recipe.language,
+            mirrors=dict(recipe.evaluate.dataset_mirrors) if recipe.evaluate is not None else None,
+            exclude=recipe.evaluate.exclude_tasks if recipe.evaluate is not None else (),
+        )
+        _, dropped = overlapping_rows({d.name: d.rows() for d in datasets}, test_texts)
+        overlap = judge_overlap(
+            (t for d in datasets for t in d.texts()), test_texts, unreachable, settings.threshold, True
+        )
+        preview.update(
+            dropped=dropped,
+            over_threshold=overlap["over_threshold"],
+            rates={task: v["rate"] for task, v in overlap["tasks"].items() if v["normalized"]},
+            unreachable=sorted(unreachable),
+            dev={field: overlap_with_test_texts(entry, test_texts) for field, entry, _ in dev_sets},
+        )
+    training = dataset_texts(datasets) if datasets else None
+    preview["dev_training"] = (
+        {}
+        if training is None
+        else {
+            field: overlap_with_training(entry, training, test_texts, dev.training_overlap)
+            for field, entry, dev in dev_sets
+        }
+    )
+    return preview

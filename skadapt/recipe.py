@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import re
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import yaml
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
@@ -25,6 +25,9 @@ from skadapt.synth.config import SynthSTSConfig
 from skadapt.tasks.config import DevSets
 from skadapt.train.config import FinetuneConfig
 from skadapt.trim.config import TrimConfig
+
+if TYPE_CHECKING:
+    from skadapt.tasks.heldout import SharedTrainingTexts, TrainingTexts
 
 
 class Recipe(Section):
@@ -128,7 +131,20 @@ class Recipe(Section):
             dev=self.renorm_dev(),
             contamination_allow=self.finetune is not None and self.finetune.contamination.allow,
             human_dir=Path(self.human.dir) if self.human is not None else None,
+            training=_shared_training_texts(self.finetune) if self.finetune is not None else None,
         )
+
+
+def _shared_training_texts(finetune: FinetuneConfig) -> SharedTrainingTexts:
+    """The run's training texts, made from ``finetune.datasets`` when a stage first asks for them."""
+    from skadapt.tasks.heldout import SharedTrainingTexts
+
+    def make() -> TrainingTexts:
+        from skadapt.train.stage import training_texts
+
+        return training_texts(finetune)
+
+    return SharedTrainingTexts(make)
 
 
 S = TypeVar("S", bound=BaseModel)

@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
@@ -20,6 +20,9 @@ from skadapt.languages import Language
 from skadapt.llm.config import LLMConfig
 from skadapt.results.base import StageReport
 from skadapt.tasks.config import DevSets
+
+if TYPE_CHECKING:
+    from skadapt.tasks.heldout import SharedTrainingTexts
 
 C = TypeVar("C", bound=BaseModel)
 
@@ -76,6 +79,8 @@ class RunFacts:
         contamination_allow: Whether an evaluation task whose test data cannot be reached may go
             unchecked (``finetune.contamination.allow``): fine-tuning's check and the dev sets' follow it.
         human_dir: The human baseline directory (``human.dir``), if the recipe has one.
+        training: The fine-tuning datasets' texts, made once per run (:mod:`skadapt.tasks.heldout`): what
+            the dev sets are checked against; None without a finetune section.
     """
 
     run_dir: Path
@@ -89,6 +94,7 @@ class RunFacts:
     dev: DevSets | None = None
     contamination_allow: bool = False
     human_dir: Path | None = None
+    training: SharedTrainingTexts | None = field(default=None, compare=False, repr=False)
 
     def test_texts(self, allow: bool) -> tuple[dict[str, list[str]], dict[str, str]]:
         """The evaluation tasks' test texts (task -> texts) and the unreachable ones, as every stage that

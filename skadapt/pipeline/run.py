@@ -22,7 +22,7 @@ from skadapt.pipeline.sources import warn_moved_sources
 from skadapt.recipe import Recipe
 from skadapt.results import StageReport
 from skadapt.sources import model_commit, reading
-from skadapt.stage import Launch, StageContext
+from skadapt.stage import Launch, RunFacts, StageContext
 from skadapt.stages import BY_NAME
 
 log = logging.getLogger("skadapt")
@@ -43,9 +43,14 @@ StageRunner = Callable[[StageContext[Any]], dict[str, Any]]
 
 
 def _context(
-    recipe: Recipe, stage: str, models: dict[str, str], out_dir: Path, work_dir: Path, launch: Launch
+    recipe: Recipe,
+    facts: RunFacts,
+    stage: str,
+    models: dict[str, str],
+    out_dir: Path,
+    work_dir: Path,
+    launch: Launch,
 ) -> StageContext[Any]:
-    facts = recipe.run_facts()
     return StageContext(stage, getattr(recipe, stage), facts, dict(models), out_dir, work_dir, launch)
 
 
@@ -57,6 +62,7 @@ def _failed(recipe: Recipe, stage: str, models: dict[str, str], error: BaseExcep
 
 def _run_stage(
     recipe: Recipe,
+    facts: RunFacts,
     stage: str,
     runner: StageRunner,
     models: dict[str, str],
@@ -73,7 +79,7 @@ def _run_stage(
 
         def join(scratch: Path) -> dict[str, Any]:
             try:
-                return runner(_context(recipe, stage, models, scratch, work_dir, launch)) or {}
+                return runner(_context(recipe, facts, stage, models, scratch, work_dir, launch)) or {}
             except Exception as error:
                 failure = _failed(recipe, stage, models, error)
                 if failure is error:
@@ -87,7 +93,7 @@ def _run_stage(
     log.info("stage %s: running (key %s)", stage, key[:12])
     try:
         with artifacts.atomic_dir(run_dir / stage) as tmp, reading() as reads:
-            result = runner(_context(recipe, stage, models, tmp, work_dir, launch)) or {}
+            result = runner(_context(recipe, facts, stage, models, tmp, work_dir, launch)) or {}
             seconds = time.perf_counter() - start
             section = getattr(recipe, stage)
             manifest = {
@@ -171,6 +177,7 @@ def run_recipe(
         artifacts.clean_stale(run_dir, recipe.enabled_stages())
         handler = setup_run_log(run_dir)
     try:
+        facts = recipe.run_facts()  # once per run: what stages share (the training texts) is made once
         base = resolve_model(recipe.base_model)
         models: dict[str, str] = {"base": base, "final": base}
         upstream: list[str] = []
@@ -206,7 +213,9 @@ def run_recipe(
             else:
                 if on_stage:
                     on_stage(stage, "start")
-                outcomes.append(_run_stage(recipe, stage, run_order[stage], models, key, inputs, launch))
+                outcomes.append(
+                    _run_stage(recipe, facts, stage, run_order[stage], models, key, inputs, launch)
+                )
                 if on_stage:
                     on_stage(stage, "done")
             _record_model(models, stage, stage_dir, outcomes[-1].result)

@@ -12,7 +12,9 @@ earns its place: μ is estimated once, the model without renormalization ("none"
 are scored on the dev sets, and the best mean dev score is kept (ties go to "none", then R1). When "none"
 wins, no model is written: the stage's output is its input unchanged, and the run's final model stays
 the previous stage's. Dev rows holding an evaluation test text are dropped first (:mod:`skadapt.tasks.dev`),
-so the choice is never made on test texts; the report records every set with its sizes and drops.
+so the choice is never made on test texts, and those sharing a fine-tuning training text are counted and,
+unless the dev sets keep them, dropped (:mod:`skadapt.tasks.heldout`); the report records every set with its
+sizes and drops.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from skadapt.results.renorm import Candidate, RenormReport, Selection
 from skadapt.sources import iter_texts
 from skadapt.stage import RunFacts, Stage, StageContext
 from skadapt.tasks.config import DevSets
+from skadapt.tasks.heldout import TrainingTexts
 from skadapt.tasks.selection import evaluation_texts, suite_files
 from skadapt.textsample import sample_sentences
 
@@ -126,16 +129,18 @@ def select_on_dev(
     dev: DevSets,
     batch_size: int = 32,
     test_texts: dict[str, list[str]] | None = None,
+    training: TrainingTexts | None = None,
 ) -> Selection:
     """Score the model without renormalization, with R1 and with R2 on the dev sets; the best mean wins.
 
     The model is left as it was (the appended modules are removed again). Ties (within 1e-9) go to the
     earlier candidate of ``CANDIDATES``: no change before R1 before R2. Dev rows holding one of
-    ``test_texts`` (evaluation task -> its test texts) are dropped before scoring.
+    ``test_texts`` (evaluation task -> its test texts) are dropped before scoring, and those sharing a
+    ``training`` text are counted (and dropped unless the dev sets keep them).
     """
     from skadapt.tasks.dev import build_dev_sets
 
-    sets = build_dev_sets(dev, batch_size, dict(model.prompts or {}), test_texts)
+    sets = build_dev_sets(dev, batch_size, dict(model.prompts or {}), test_texts, training)
     metrics = {dev_set.evaluator.name: dev_set.metric for dev_set in sets}
     candidates: list[Candidate] = []
     best: tuple[float, str] | None = None
@@ -176,6 +181,7 @@ def renormalize(
     batch_size: int = 64,
     dev: DevSets | None = None,
     test_texts: dict[str, list[str]] | None = None,
+    training: TrainingTexts | None = None,
 ) -> RenormReport:
     """Estimate μ on a corpus sample and save the model with R1/R2 appended into ``out_dir``.
 
@@ -192,6 +198,7 @@ def renormalize(
         batch_size: Encoding batch size.
         dev: Dev sets to choose none / R1 / R2 on; None applies ``config.method``.
         test_texts: Evaluation task -> its test texts; dev rows holding one are not scored.
+        training: The run's training texts; dev rows sharing one are counted (and dropped unless kept).
 
     Raises:
         RenormError: No usable sentence in the corpus, or a prompt the model lacks.
@@ -228,7 +235,9 @@ def renormalize(
     encoded = time.perf_counter()
     mu = embeddings.astype(np.float64).mean(axis=0)
     unit = mu / np.linalg.norm(mu)
-    selection = select_on_dev(model, mu, dev, test_texts=test_texts) if dev is not None else None
+    selection = (
+        select_on_dev(model, mu, dev, test_texts=test_texts, training=training) if dev is not None else None
+    )
     chosen = selection.choice if selection is not None else method
     if chosen == "none":
         log.warning(
@@ -276,9 +285,10 @@ def run_stage(ctx: StageContext[RenormConfig]) -> dict[str, Any]:
     run = ctx.run
     config = ctx.config
     dev = run.dev if config.select != "method" else None
-    test_texts = None
+    test_texts = training = None
     if dev is not None:  # fails closed as fine-tuning's check does (finetune.contamination.allow)
         test_texts, _ = run.test_texts(run.contamination_allow)
+        training = run.training.get() if run.training is not None else None
     result = renormalize(
         ctx.input_model,
         ctx.out_dir,
@@ -288,6 +298,7 @@ def run_stage(ctx: StageContext[RenormConfig]) -> dict[str, Any]:
         exclude=evaluation_texts(list(run.eval_tasks), run.text_language),
         dev=dev,
         test_texts=test_texts,
+        training=training,
     )
     return result.as_json()
 

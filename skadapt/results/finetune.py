@@ -101,3 +101,5 @@ class FinetuneSummary(Part):
     """Recipe dataset -> the line on its rows not trained on."""
     hard_negatives: dict[str, str] = Field(default_factory=dict)
     """Recipe dataset -> the line on its hard negatives (what was mined, what the rules removed)."""
+    dev_overlap: dict[str, str] = Field(default_factory=dict)
+    """Dev set -> the line on its examples that share a text with the training data (dropped or kept)."""

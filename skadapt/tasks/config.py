@@ -31,6 +31,12 @@ class DevSets(Section):
     several, the dev score is the mean of their main scores."""
 
     sets: list[DevSetConfig] = Field(min_length=1)
+    training_overlap: Literal["drop", "keep"] = Field(
+        "drop",
+        description="drop: dev rows any of whose texts is a fine-tuning training text (folded as the "
+        "contamination check folds) are left out of every choice made on the dev sets; keep: they are "
+        "scored too. Both count them per dev set and training dataset in the report and the preflight",
+    )
 
     @model_validator(mode="before")
     @classmethod

@@ -20,6 +20,13 @@ dev row any of whose texts is one of them (exactly or folded, as the contaminati
 dropped before the evaluator is built, and counted per set and task in its report: a choice made on test
 texts would flatter the stage it kept. A set left empty is an error.
 
+**Dev rows the model was trained on are counted, and dropped by default.** With the run's training texts
+given (``training``, :class:`~skadapt.tasks.heldout.TrainingTexts`), every remaining example any of whose
+texts is a fine-tuning training text (folded; the rule is :mod:`skadapt.tasks.heldout`'s) is counted per
+training dataset and text role in the set's report (``training_overlap``), and left out when the dev sets'
+``training_overlap`` is ``drop`` (the default; ``keep`` scores them and still reports them): a choice made
+on trained-on rows rewards memorisation. A set the drop leaves empty is an error naming the set.
+
 Several dev sets run in sequence and the dev score is the mean of their main scores.
 """
 
@@ -32,11 +39,12 @@ from typing import TYPE_CHECKING, Any
 
 from skadapt.prompts import role_prompt
 from skadapt.sources import column_text, column_value
-from skadapt.tasks.contamination import overlapping_rows
+from skadapt.tasks.contamination import EXAMPLES, overlapping_rows
 from skadapt.tasks.rows import RowSource, TrainingDataError, label_key, open_rows
 
 if TYPE_CHECKING:
     from skadapt.tasks.config import DevSetConfig, DevSets
+    from skadapt.tasks.heldout import TrainingTexts
 
 log = logging.getLogger(__name__)
 
@@ -51,8 +59,10 @@ class DevSet:
         evaluator: The sentence-transformers evaluator (named ``dev``).
         metric: Key of the main score in the evaluator's results, e.g. ``dev_spearman_cosine``.
         size: Examples scored: pairs (sts, rte), queries (retrieval) or triplets (triplets, nli).
-        report: Per set: name, kind, source, rows read, examples, rows dropped by reason and the rows
-            dropped because a text is an evaluation test text (``contamination``: rows, by task).
+        report: Per set: name, kind, source, rows read, examples, rows dropped by reason, the rows
+            dropped because a text is an evaluation test text (``contamination``: rows, by task) and the
+            examples sharing a text with the training data (``training_overlap``: action, checked,
+            overlapping, by dataset and role, examples; None when no training texts were given).
     """
 
     evaluator: Any
@@ -296,11 +306,108 @@ def _drop_test_texts(
     return {"rows": report["dropped"], "by_task": report["by_task"], "examples": report["examples"]}
 
 
+def _training_overlap(
+    config: DevSetConfig, items: list[dict[str, Any]], training: TrainingTexts
+) -> tuple[list[bool], dict[str, Any]]:
+    """A keep mask over ``items`` (False: the example shares a text with the training data) and
+    ``{checked, overlapping, by_dataset, by_role, examples}``: an example counts once in ``overlapping``
+    and once for each training dataset and role it matches."""
+    fields = TEXTS[config.kind]
+    owners = iter(training.owners([item[f] for item in items for f in fields]))
+    keep: list[bool] = []
+    by_dataset: dict[str, int] = {name: 0 for name in training.digests}
+    by_role: dict[str, int] = dict.fromkeys(fields, 0)
+    examples: list[str] = []
+    for item in items:
+        matched = {role: next(owners) for role in fields}
+        datasets = {name for found in matched.values() for name in found}
+        keep.append(not datasets)
+        for name in datasets:
+            by_dataset[name] += 1
+        for role, found in matched.items():
+            if found:
+                by_role[role] += 1
+        if datasets and len(examples) < EXAMPLES:
+            examples.append(next(item[role] for role, found in matched.items() if found)[:120])
+    report = {
+        "checked": len(items),
+        "overlapping": keep.count(False),
+        "by_dataset": {name: n for name, n in by_dataset.items() if n},
+        "by_role": {role: n for role, n in by_role.items() if n},
+        "examples": examples,
+    }
+    return keep, report
+
+
+def overlap_with_training(
+    config: DevSetConfig,
+    training: TrainingTexts,
+    test_texts: dict[str, list[str]] | None = None,
+    action: str = "drop",
+) -> dict[str, Any]:
+    """What building the dev set will find in the training data (the preflight's preview): its
+    ``training_overlap`` report (``checked`` counts the examples left after the evaluation test texts'
+    drop) with ``action``.
+
+    Raises:
+        TrainingDataError: As building it.
+    """
+    items = _read(config).items
+    if test_texts:
+        keep, _ = _overlap(config, items, test_texts)
+        items = [item for item, kept in zip(items, keep, strict=True) if kept]
+    return {"action": action, **_training_overlap(config, items, training)[1]}
+
+
+def _drop_training_overlap(
+    config: DevSetConfig, name: str, examples: _Examples, training: TrainingTexts | None, action: str
+) -> dict[str, Any] | None:
+    """Count the examples sharing a text with the training data and, with ``action`` drop, drop them;
+    their report (None without ``training``)."""
+    if training is None:
+        return None
+    keep, report = _training_overlap(config, examples.items, training)
+    report = {"action": action, **report}
+    if not report["overlapping"]:
+        return report
+    log.warning("dev set %s (%s): %s", name, config.source, overlap_line(report))
+    if action == "drop":
+        examples.items = [item for item, kept in zip(examples.items, keep, strict=True) if kept]
+    if not examples.items:
+        datasets = _counts(report["by_dataset"])
+        raise TrainingDataError(
+            f"dev set {config.source}: every one of its {report['checked']} examples shares a text with the "
+            f"fine-tuning training data ({datasets}), so nothing held out is left to choose on; use another "
+            "split as the dev set, or set training_overlap: keep in its dev section (finetune.dev / "
+            "renorm.dev) to choose on them anyway"
+        )
+    return report
+
+
+def overlap_line(report: dict[str, Any]) -> str:
+    """One line for a ``training_overlap`` report, e.g. ``"12 of 60 examples share a text with training
+    set qa (by role: positive 12): dropped"`` (several sets: ``training sets nli 3, qa 12``)."""
+    if not report["overlapping"]:
+        return f"0 of {report['checked']} examples share a text with the training data"
+    found = report["by_dataset"]
+    datasets = f"set {next(iter(found))}" if len(found) == 1 else "sets " + _counts(found)
+    what = "dropped" if report["action"] == "drop" else "kept (training_overlap: keep)"
+    return (
+        f"{report['overlapping']} of {report['checked']} examples share a text with training {datasets} "
+        f"(by role: {_counts(report['by_role'])}): {what}"
+    )
+
+
+def _counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{name} {n}" for name, n in counts.items())
+
+
 def build_dev_sets(
     config: DevSets,
     batch_size: int = 32,
     prompts: dict[str, str] | None = None,
     test_texts: dict[str, list[str]] | None = None,
+    training: TrainingTexts | None = None,
 ) -> list[DevSet]:
     """One evaluator per dev set (named ``<kind>-<n>``), for callers that report each set's score.
 
@@ -310,12 +417,15 @@ def build_dev_sets(
         prompts: The model's prompts (see skadapt.prompts).
         test_texts: Evaluation task -> its test texts: examples holding one are dropped (see the module
             docstring); None checks nothing.
+        training: The run's training texts: examples sharing one are counted, and dropped unless
+            ``config.training_overlap`` is keep; None checks nothing.
 
     Raises:
         TrainingDataError: Missing/empty column, bad score or label, or an empty dev set.
     """
+    held_out = _HeldOut(test_texts, training, config.training_overlap)
     return [
-        _build_one(entry, f"{entry.kind}-{index}", batch_size, prompts or {}, test_texts)
+        _build_one(entry, f"{entry.kind}-{index}", batch_size, prompts or {}, held_out)
         for index, entry in enumerate(config.sets)
     ]
 
@@ -325,6 +435,7 @@ def build_dev_set(
     batch_size: int = 32,
     prompts: dict[str, str] | None = None,
     test_texts: dict[str, list[str]] | None = None,
+    training: TrainingTexts | None = None,
 ) -> DevSet:
     """Read the dev sets and build their evaluator (arguments as :func:`build_dev_sets`).
 
@@ -334,12 +445,13 @@ def build_dev_set(
     Raises:
         TrainingDataError: Missing/empty column, bad score or label, or an empty dev set.
     """
+    held_out = _HeldOut(test_texts, training, config.training_overlap)
     if len(config.sets) == 1:
-        return _build_one(config.sets[0], DEV_NAME, batch_size, prompts or {}, test_texts)
+        return _build_one(config.sets[0], DEV_NAME, batch_size, prompts or {}, held_out)
     from sentence_transformers.sentence_transformer.evaluation import SequentialEvaluator
 
     parts = [
-        _build_one(entry, f"{DEV_NAME}-{entry.kind}-{index}", batch_size, prompts or {}, test_texts)
+        _build_one(entry, f"{DEV_NAME}-{entry.kind}-{index}", batch_size, prompts or {}, held_out)
         for index, entry in enumerate(config.sets)
     ]
     evaluator = SequentialEvaluator(
@@ -349,12 +461,18 @@ def build_dev_set(
     return DevSet(evaluator, "sequential_score", sum(part.size for part in parts), reports)
 
 
+@dataclass(frozen=True)
+class _HeldOut:
+    """What a dev set is kept apart from: the evaluation test texts and the training texts (and what to
+    do with the examples sharing a training text)."""
+
+    test_texts: dict[str, list[str]] | None
+    training: TrainingTexts | None
+    action: str
+
+
 def _build_one(
-    config: DevSetConfig,
-    name: str,
-    batch_size: int,
-    prompts: dict[str, str],
-    test_texts: dict[str, list[str]] | None,
+    config: DevSetConfig, name: str, batch_size: int, prompts: dict[str, str], held_out: _HeldOut
 ) -> DevSet:
     """One dev set's evaluator, named ``name``."""
     from sentence_transformers.sentence_transformer.evaluation import (
@@ -371,7 +489,8 @@ def _build_one(
             f"dev set {config.source}: no example made from its {examples.rows} rows (dropped: "
             f"{examples.dropped})"
         )
-    contamination = _drop_test_texts(config, name, examples, test_texts)
+    contamination = _drop_test_texts(config, name, examples, held_out.test_texts)
+    training_overlap = _drop_training_overlap(config, name, examples, held_out.training, held_out.action)
     items = examples.items
     report = {
         "name": name,
@@ -381,6 +500,7 @@ def _build_one(
         "examples": len(items),
         "dropped": examples.dropped,
         "contamination": contamination,
+        "training_overlap": training_overlap,
     }
 
     def column(role: str, prompt: str = "") -> list[str]:

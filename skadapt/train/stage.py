@@ -6,8 +6,10 @@ work with trainer callbacks (tests).
 
 from __future__ import annotations
 
+import itertools
 import logging
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +19,8 @@ from skadapt.prompts import model_prompts
 from skadapt.results import TrainingReport
 from skadapt.stage import RunFacts, Stage, StageContext
 from skadapt.tasks.contamination import judge_overlap, overlapping_rows
+from skadapt.tasks.dev import overlap_line
+from skadapt.tasks.heldout import TrainingTexts
 from skadapt.tasks.rows import TrainingDataError
 from skadapt.tasks.selection import evaluation_texts, suite_files
 from skadapt.train.anchor import build_anchor_dataset
@@ -81,6 +85,31 @@ def build_datasets(config: FinetuneConfig) -> list[TaskDataset]:
     return datasets
 
 
+def dataset_texts(datasets: list[TaskDataset]) -> TrainingTexts:
+    """The training texts of built datasets, per recipe dataset (an nli entry's ``<name>_pairs`` joins
+    its entry), for the dev sets' overlap check (:mod:`skadapt.tasks.heldout`)."""
+    texts: dict[str, list[Iterable[str]]] = {}
+    for dataset in datasets:
+        texts.setdefault(dataset.entry, []).append(dataset.texts())
+    return TrainingTexts.from_texts({name: itertools.chain(*parts) for name, parts in texts.items()})
+
+
+def training_texts(config: FinetuneConfig) -> TrainingTexts:
+    """The training texts of ``config.datasets``, read from their sources and built as fine-tuning builds
+    them (what a later stage checks its dev sets against when fine-tuning did not hand them over)."""
+    started = time.perf_counter()
+    texts = dataset_texts(build_datasets(config))
+    log.info(
+        "training texts for the dev sets' overlap check: %d distinct texts in %d datasets (%.1f MB of "
+        "digests, %.1fs)",
+        len(texts),
+        len(texts.digests),
+        texts.nbytes / 1e6,
+        time.perf_counter() - started,
+    )
+    return texts
+
+
 def finetune(
     ctx: StageContext[FinetuneConfig], callbacks: list[TrainerCallback] | None = None
 ) -> dict[str, Any]:
@@ -108,6 +137,9 @@ def finetune(
     config, run, model = ctx.config, ctx.run, ctx.input_model
     started = time.perf_counter()
     datasets = build_datasets(config)
+    training = dataset_texts(datasets)  # before the contamination drop, as the later stages make them
+    if run.training is not None:
+        run.training.put(training)
     contamination, test_texts = _contamination(run, config, datasets)
     loaded = load_model(model)
     dims = (
@@ -121,9 +153,9 @@ def finetune(
         dataset.resolve_prompts(prompts)
     datasets = _with_hard_negatives(config, datasets, loaded, model, run.seed, test_texts)
     guide = load_guide(config.gist, model, config.max_seq_length) if needs_guide(datasets) else None
-    dev = None  # its rows holding an evaluation test text are dropped: test texts never choose
-    if config.dev is not None:
-        dev = build_dev_set(config.dev, config.batch_size, prompts, test_texts)
+    dev = None  # its rows holding an evaluation test text are dropped: test texts never choose; those
+    if config.dev is not None:  # sharing a training text are counted, and dropped unless kept
+        dev = build_dev_set(config.dev, config.batch_size, prompts, test_texts, training)
     inference_length = loaded.max_seq_length  # the saved model keeps it: training length is not inference
     dev_before = dev.evaluator(loaded) if dev is not None else {}
     if config.anchor is not None:
@@ -198,6 +230,7 @@ def finetune(
         "dev": None
         if dev is None
         else {"metric": dev.metric, "before": dev_before.get(dev.metric), "final": dev_after.get(dev.metric)},
+        "dev_overlap": {} if dev is None else _overlap_lines(dev.report),
         "interpolation": None if interpolation is None else interpolation.chosen,
         "contamination": {
             "status": contamination["status"],
@@ -206,6 +239,11 @@ def finetune(
             "dropped": {k: v["dropped"] for k, v in (contamination["dropped"] or {}).items()},
         },
     }
+
+
+def _overlap_lines(sets: list[dict[str, Any]]) -> dict[str, str]:
+    """Dev set name -> what it shares with the training data, in one line."""
+    return {s["name"]: overlap_line(s["training_overlap"]) for s in sets if s.get("training_overlap")}
 
 
 def _contamination(
