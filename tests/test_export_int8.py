@@ -55,7 +55,7 @@ def made(tiny_models: dict[str, Path], tmp_path_factory: pytest.TempPathFactory)
 def test_every_variant_is_a_real_onnxruntime_quantization(made: tuple[Path, object]) -> None:
     import onnx
 
-    model_dir, found = made
+    _, found = made
     names = [item.variant.name for item in found.made]
     assert names == [
         "dynamic",

@@ -4,10 +4,13 @@ Writes into its directory:
 
 - ``model/``: the final model's sentence-transformers directory with ``onnx/model.onnx`` (fp32, checked
   against PyTorch on the speed texts: max |Δ| ≤ ``parity_tolerance`` or the stage fails) and
-  ``onnx/model_qint8_<family>.onnx`` (dynamic int8; its mean and minimum cosine to PyTorch are reported);
+  ``onnx/model_qint8_<family>.onnx`` (the int8 variant kept on dev, :mod:`skadapt.export.int8`, for the
+  exporting machine's CPU family; its mean and minimum cosine to PyTorch are reported);
 - ``static/``: the model2vec static model (also a sentence-transformers directory);
 - ``export_report.json`` / ``export.md``: parity, sizes, and texts/s, load time and peak memory of the
-  PyTorch model and of every tier, measured in one run on the same texts, batch size and threads.
+  PyTorch model, of every tier and of every int8 variant, measured in one run on the same texts, batch
+  size and threads, on the machine named there (CPU, cores); a tier slower than PyTorch there is said to
+  be, in plain words, as is the int8 tier's verdict (deployable, or not worth deploying and why).
 
 The tiers' quality is measured by the evaluate stage, on the recipe's tasks beside the model they came
 from (``evaluate`` adds every tier of this stage to its table; its verdict states the loss with its
@@ -273,7 +276,6 @@ def export_tiers(
         if dims_list and config.dims_basis == "corpus" and corpus is not None
         else None
     )
-    dims = export_dims(model_dir, out, dims_list, dimension, basis)
     del model
     speed = _speed(out, model_dir, tiers, made, texts, config)  # a dims tier runs its parent's encoder
     int8 = None
@@ -284,6 +286,7 @@ def export_tiers(
             int8_file=int8_file(made.family),
             **_cosine(tiers["onnx-int8"], out, reference, texts, config),
         )
+    dims = export_dims(model_dir, out, dims_list, dimension, basis)  # with the kept ONNX files only
     tiers = {name: tiers[name] for name in ("onnx", "onnx-int8", "static") if name in tiers}
     report = {
         "parent": artifacts.recorded_path(parent, out.parent),
