@@ -13,7 +13,8 @@ import pytest
 from skadapt.export.config import ExportConfig, FitCorpus
 from skadapt.export.corpus import read_corpus
 from skadapt.export.dims import BASIS_TEXTS, fit_basis, write_dims_tier
-from skadapt.export.onnx import ExportError
+from skadapt.export.int8 import cpu_family
+from skadapt.export.onnx import ExportError, int8_file
 from skadapt.export.stage import export_tiers, needs_corpus
 from skadapt.modeldir import record_matryoshka_dims
 from skadapt.tasks.backends import load_sentence_model, tier_parents
@@ -21,7 +22,7 @@ from tests.test_export import TEXTS
 
 pytest.importorskip("onnxruntime")
 
-INT8 = "model_qint8_avx512_vnni.onnx"
+INT8 = int8_file(cpu_family())  # the exporting machine's CPU family (export.quantization: auto)
 
 
 def _renormed(base: Path, out: Path) -> Path:

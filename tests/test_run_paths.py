@@ -101,7 +101,10 @@ def test_a_copied_or_moved_run_publishes_the_same_files(
     code, output = publish(RUN, tmp_path / "original")
     assert code == 0, output
     files, static = published_files(tmp_path / "original")
-    assert {"onnx/model.onnx", "onnx/model_qint8_avx512_vnni.onnx", "model.safetensors"} <= set(files)
+    from skadapt.export.int8 import cpu_family
+    from skadapt.export.onnx import int8_file
+
+    assert {"onnx/model.onnx", f"onnx/{int8_file(cpu_family())}", "model.safetensors"} <= set(files)
     assert {"model.safetensors", "modules.json", "README.md"} <= set(static)
     card = (tmp_path / "original" / "upload" / "README.md").read_text(encoding="utf-8")
     assert "## Deployment tiers" in card and "Not evaluated" not in card

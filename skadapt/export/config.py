@@ -76,8 +76,10 @@ class ExportConfig(Section):
         default_factory=lambda: ["onnx-int8", "static"],
         description="Tiers to make and evaluate beside the final model (onnx, onnx-int8, static)",
     )
-    quantization: Quantization = Field(
-        "avx512_vnni", description="CPU family of the int8 ONNX file (its name: model_qint8_<family>.onnx)"
+    quantization: Quantization | Literal["auto"] = Field(
+        "auto",
+        description="CPU family the int8 ONNX file is quantized for (its name: model_qint8_<family>.onnx; "
+        "auto: the exporting machine's, from its CPU flags)",
     )
     opset: int = Field(17, ge=14, description="ONNX opset of the export")
     parity_tolerance: float = Field(

@@ -1,5 +1,6 @@
-"""The ONNX tiers: the model directory with ``onnx/model.onnx`` (fp32) and a dynamic-int8 file beside it,
-named and quantized as sentence-transformers names them (``onnx/model_qint8_avx512_vnni.onnx``).
+"""The ONNX tiers: the model directory with ``onnx/model.onnx`` (fp32) and an int8 file beside it, named
+as sentence-transformers names them (``onnx/model_qint8_avx512_vnni.onnx``; how it is quantized:
+``skadapt.export.int8``).
 
 Only the Transformer module is exported, as sentence-transformers' ONNX backend does: the ONNX graph maps
 ``input_ids``/``attention_mask`` (``token_type_ids`` where the tokenizer makes them) to
@@ -32,7 +33,7 @@ class ExportError(SkadaptError):
 
 
 def int8_file(quantization: str) -> str:
-    """The file name sentence-transformers gives a dynamic-int8 export for a CPU family."""
+    """The file name sentence-transformers gives an int8 export for a CPU family."""
     return f"model_qint8_{quantization}.onnx"
 
 
@@ -85,18 +86,3 @@ def export_fp32(model: Any, target: Path, opset: int = 17) -> list[str]:
             dynamo=False,  # the TorchScript exporter: no onnxscript needed, dynamic axes as named
         )
     return names
-
-
-def quantize_int8(source: Path, target: Path, quantization: str) -> None:
-    """Dynamic int8 quantization of ``source`` with onnxruntime's quantizer (weights int8, activations
-    quantized at run time), with the preset of sentence-transformers for ``quantization``."""
-    import onnx
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    quantize_dynamic(
-        str(source),
-        str(target),
-        weight_type=QuantType.QInt8,
-        extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},  # for ops without inferred types
-        **QUANTIZATION[quantization],
-    )

@@ -4,10 +4,13 @@ Writes into its directory:
 
 - ``model/``: the final model's sentence-transformers directory with ``onnx/model.onnx`` (fp32, checked
   against PyTorch on the speed texts: max |Δ| ≤ ``parity_tolerance`` or the stage fails) and
-  ``onnx/model_qint8_<family>.onnx`` (dynamic int8; its mean and minimum cosine to PyTorch are reported);
+  ``onnx/model_qint8_<family>.onnx`` (the int8 variant kept on dev, :mod:`skadapt.export.int8`, for the
+  exporting machine's CPU family; its mean and minimum cosine to PyTorch are reported);
 - ``static/``: the model2vec static model (also a sentence-transformers directory);
 - ``export_report.json`` / ``export.md``: parity, sizes, and texts/s, load time and peak memory of the
-  PyTorch model and of every tier, measured in one run on the same texts, batch size and threads.
+  PyTorch model, of every tier and of every int8 variant, measured in one run on the same texts, batch
+  size and threads, on the machine named there (CPU, cores); a tier slower than PyTorch there is said to
+  be, in plain words, as is the int8 tier's verdict (deployable, or not worth deploying and why).
 
 The tiers' quality is measured by the evaluate stage, on the recipe's tasks beside the model they came
 from (``evaluate`` adds every tier of this stage to its table; its verdict states the loss with its
@@ -28,21 +31,17 @@ from skadapt import artifacts
 from skadapt.export.config import ExportConfig
 from skadapt.export.corpus import Corpus, fit_corpus
 from skadapt.export.dims import dims_markdown, export_dims, fit_basis, tier_dims
-from skadapt.export.onnx import (
-    FP32_FILE,
-    ExportError,
-    copy_model_dir,
-    export_fp32,
-    int8_file,
-    quantize_int8,
-)
-from skadapt.export.speed import measure, round_ratios
+from skadapt.export.int8 import MAX_DEV_LOSS, Variants, choose, cpu_family, machine, make_variants
+from skadapt.export.onnx import FP32_FILE, ExportError, copy_model_dir, export_fp32, int8_file
+from skadapt.export.speed import measure_models, round_ratios
 from skadapt.export.static import distill_static
 from skadapt.export.static_train import train_static
 from skadapt.modeldir import finalize_model_dir
 from skadapt.results import ExportReport
+from skadapt.results.export import Int8Candidate
 from skadapt.stage import RunFacts, Stage, StageContext
 from skadapt.tasks.backends import EXPORT_MODEL_DIR, EXPORT_REPORT, ONNX_DIR, load_sentence_model
+from skadapt.tasks.config import DevSets
 from skadapt.tasks.selection import evaluation_texts, suite_files, suites_in
 
 log = logging.getLogger("skadapt.export")
@@ -197,10 +196,14 @@ def export_tiers(
     texts: list[str],
     corpus: Corpus | None = None,
     seed: int = 42,
+    dev: DevSets | None = None,
+    test_texts: dict[str, list[str]] | None = None,
 ) -> dict[str, Any]:
     """Make the tiers of the model directory ``parent`` in ``out`` and measure them (see the module doc);
-    ``corpus`` (:func:`training_corpus`) is what the static table is trained on and the dims tiers' basis
-    fitted on; without one the static tier is distilled alone and the dims tiers truncate.
+    ``corpus`` (:func:`training_corpus`) is what the static table is trained on, the dims tiers' basis
+    fitted on and the static int8 variant calibrated on; without one the static tier is distilled alone,
+    the dims tiers truncate and int8 has no static variant. ``dev`` (the run's dev sets, rows holding one of
+    ``test_texts`` dropped) is what the int8 variant is chosen on (:mod:`skadapt.export.int8`).
 
     Returns:
         The report (also written as ``export_report.json`` and ``export.md``); ``tiers`` maps tier names to
@@ -233,19 +236,20 @@ def export_tiers(
     tiers: dict[str, str] = {}
     if "onnx" in config.tiers:
         tiers["onnx"] = f"{MODEL_DIR}/{ONNX_DIR}/{FP32_FILE}"
+    made: Variants | None = None
     if "onnx-int8" in config.tiers:
-        name = int8_file(config.quantization)
-        quantize_int8(fp32, model_dir / ONNX_DIR / name, config.quantization)
-        int8 = _encode(load_sentence_model(str(model_dir / ONNX_DIR / name)), texts, config.batch_size)
-        cosine = np.sum(int8 * reference, axis=1) / (
-            np.linalg.norm(int8, axis=1) * np.linalg.norm(reference, axis=1)
+        family = cpu_family() if config.quantization == "auto" else config.quantization
+        log.info("export: int8 variants for %s", family)
+        made = make_variants(
+            model,
+            fp32,
+            inputs,
+            family,
+            corpus_texts=corpus.texts if corpus is not None else None,
+            dev=dev,
+            test_texts=test_texts,
+            batch_size=config.batch_size,
         )
-        parity.update(
-            int8_file=name,
-            int8_mean_cosine=round(float(cosine.mean()), 6),
-            int8_min_cosine=round(float(cosine.min()), 6),
-        )
-        tiers["onnx-int8"] = f"{MODEL_DIR}/{ONNX_DIR}/{name}"
     static: dict[str, Any] | None = None
     if "static" in config.tiers:
         if config.static_training is not None and corpus is not None:
@@ -272,15 +276,27 @@ def export_tiers(
         if dims_list and config.dims_basis == "corpus" and corpus is not None
         else None
     )
-    dims = export_dims(model_dir, out, dims_list, dimension, basis)
     del model
+    speed = _speed(out, model_dir, tiers, made, texts, config)  # a dims tier runs its parent's encoder
+    int8 = None
+    if made is not None:
+        int8 = _keep_int8(made, speed, model_dir)
+        tiers["onnx-int8"] = f"{MODEL_DIR}/{ONNX_DIR}/{int8_file(made.family)}"
+        parity.update(
+            int8_file=int8_file(made.family),
+            **_cosine(tiers["onnx-int8"], out, reference, texts, config),
+        )
+    dims = export_dims(model_dir, out, dims_list, dimension, basis)  # with the kept ONNX files only
+    tiers = {name: tiers[name] for name in ("onnx", "onnx-int8", "static") if name in tiers}
     report = {
         "parent": artifacts.recorded_path(parent, out.parent),
         "inputs": inputs,
         "parity": parity,
         "static": static,
         "tiers": {**tiers, **{name: tier["path"] for name, tier in dims.items()}},
-        "speed": _speed(out, model_dir, tiers, texts, config),  # a dims tier runs its parent's encoder
+        "speed": {label: speed[label] for label in ["pytorch", *tiers] if label in speed},
+        "machine": machine(),
+        "int8": int8,
         "dimension": dimension,
         "dims": dims,
         "dims_basis": basis.report if basis is not None else None,
@@ -292,44 +308,84 @@ def export_tiers(
 
 
 def _speed(
-    out: Path, model_dir: Path, tiers: dict[str, str], texts: list[str], config: ExportConfig
+    out: Path,
+    model_dir: Path,
+    tiers: dict[str, str],
+    made: Variants | None,
+    texts: list[str],
+    config: ExportConfig,
 ) -> dict[str, dict[str, Any]]:
-    """Texts/s, load time, peak memory and size of the PyTorch model and each tier, in one run.
-
-    The models take turns: ``speed_repeats`` rounds, each a fresh process per model timing one pass, so
-    that a slow stretch of a shared machine falls on every model alike; each model's fastest pass counts.
-    """
+    """Texts/s, load time, peak memory and size of the PyTorch model, each tier and each int8 variant
+    (``int8 <variant>``) in one run (:func:`skadapt.export.speed.measure_models`: one process per model that
+    loads once, the models taking turns over ``speed_repeats`` rounds)."""
     import torch
 
     texts_file = out / ".speed_texts.json"
     texts_file.write_text(json.dumps(texts, ensure_ascii=False), encoding="utf-8")
-    threads = torch.get_num_threads()
-    models = [("pytorch", str(model_dir), _deploy_files(model_dir, None))]
+    models = {"pytorch": (str(model_dir), _deploy_files(model_dir, None))}
     for tier, rel in tiers.items():
         files = [out / rel] if tier == "static" else _deploy_files(model_dir, Path(rel).name)
-        models.append((tier, str(out / rel), files))
-    runs: dict[str, list[dict[str, Any]]] = {label: [] for label, _, _ in models}
+        models[tier] = (str(out / rel), files)
+    for item in made.made if made is not None else []:
+        models[f"int8 {item.variant.name}"] = (str(item.path), _deploy_files(model_dir, item.path.name))
+    log.info("export: measuring %s (%d rounds)", ", ".join(models), config.speed_repeats)
     try:
-        for turn in range(config.speed_repeats):
-            for label, ref, _ in models:
-                log.info("export: measuring %s (round %d of %d)", label, turn + 1, config.speed_repeats)
-                runs[label].append(measure(ref, texts_file, config.batch_size, 1, threads))
+        rows = measure_models(
+            {label: ref for label, (ref, _) in models.items()},
+            texts_file,
+            config.batch_size,
+            config.speed_repeats,
+            torch.get_num_threads(),
+        )
     finally:
         texts_file.unlink(missing_ok=True)
-    rows: dict[str, dict[str, Any]] = {}
-    for label, _, files in models:
-        best = max(runs[label], key=lambda run: run["texts_per_s"])
-        rows[label] = {
-            **best,
-            "passes": [run["seconds"] for run in runs[label]],
-            "peak_rss_mb": max(run["peak_rss_mb"] for run in runs[label]),
-            "size_mb": _size_mb(files),
-        }
-    base = rows["pytorch"]["texts_per_s"]
+    base = rows["pytorch"]
     for label, row in rows.items():
-        row["speedup"] = round(row["texts_per_s"] / base, 2)
-        row["speedup_rounds"] = round_ratios(runs[label], runs["pytorch"])
+        row["size_mb"] = _size_mb(models[label][1])
+        row["speedup"] = round(row["texts_per_s"] / base["texts_per_s"], 2)
+        row["speedup_rounds"] = round_ratios(row["passes"], base["passes"])
     return rows
+
+
+def _keep_int8(made: Variants, speed: dict[str, dict[str, Any]], model_dir: Path) -> dict[str, Any]:
+    """Choose the int8 variant (:func:`skadapt.export.int8.choose`), keep its file under the name
+    sentence-transformers gives it and its speed row as ``onnx-int8``, delete the other variants' files;
+    the choice as JSON."""
+    candidates = [
+        Int8Candidate(
+            name=item.variant.name,
+            settings=item.variant.settings(),
+            speedup=speed[f"int8 {item.variant.name}"]["speedup"],
+            texts_per_s=speed[f"int8 {item.variant.name}"]["texts_per_s"],
+            dev=item.dev,
+            agreement=item.agreement,
+        )
+        for item in made.made
+    ]
+    choice = choose(candidates, made.parent_dev, made.family, made.agreement_texts)
+    for item in made.made:
+        row = speed.pop(f"int8 {item.variant.name}")
+        if item.variant.name == choice.kept:
+            speed["onnx-int8"] = row
+            item.path.replace(model_dir / ONNX_DIR / int8_file(made.family))
+        else:
+            item.path.unlink()
+    log.info("export: int8 keeps %s: %s", choice.kept, choice.reason)
+    return choice.as_json()
+
+
+def _cosine(
+    rel: str, out: Path, reference: np.ndarray, texts: list[str], config: ExportConfig
+) -> dict[str, float]:
+    """Mean and minimum cosine of the int8 file's embeddings of the speed texts to PyTorch's."""
+    int8 = _encode(load_sentence_model(str(out / rel)), texts, config.batch_size)
+    cosine = np.sum(int8 * reference, axis=1) / (
+        np.linalg.norm(int8, axis=1) * np.linalg.norm(reference, axis=1)
+    )
+    return {
+        "int8_mean_cosine": round(float(cosine.mean()), 6),
+        "int8_min_cosine": round(float(cosine.min()), 6),
+    }
 
 
 def markdown(report: dict[str, Any]) -> str:
@@ -342,8 +398,9 @@ def markdown(report: dict[str, Any]) -> str:
         f"max |Δ| = {parity['fp32_max_abs_delta']:.2e}.",
     ]
     if "int8_file" in parity:
+        kept = f", variant {report['int8']['kept']}" if report.get("int8") else ""
         lines.append(
-            f"int8 (`{parity['int8_file']}`) vs PyTorch: mean cosine "
+            f"int8 (`{parity['int8_file']}`{kept}) vs PyTorch: mean cosine "
             f"{parity['int8_mean_cosine']:.4f}, min {parity['int8_min_cosine']:.4f}."
         )
     static = report.get("static") or {}
@@ -371,24 +428,54 @@ def markdown(report: dict[str, Any]) -> str:
             f"{row['load_s']:.2f} | {row['peak_rss_mb']:.0f} | {row['size_mb']:.1f} |"
         )
     first = next(iter(report["speed"].values()))
+    where = report.get("machine") or {}
     lines += [
         "",
-        f"Each model measured in fresh processes on the same {first['texts']} texts, batch size "
+        f"Measured on {where.get('cpu', 'this machine')} ({where.get('cores', '?')} cores), each model in "
+        f"one process of its own that loads it once, on the same {first['texts']} texts, batch size "
         f"{report['settings']['batch_size']}, {first['threads']} threads, the models taking turns: the "
-        f"fastest of {report['settings']['speed_repeats']} rounds, each a warm-up and one pass repeating "
-        "the texts until it lasts 2 s or more; × per round: its texts/s over PyTorch's in the same round. "
-        "Quality: the evaluation report.",
-        *dims_markdown(report),
+        f"fastest of {report['settings']['speed_repeats']} rounds, each one pass repeating the texts until "
+        "it lasts 2 s or more; × per round: its texts/s over PyTorch's in the same round. Quality: the "
+        "evaluation report.",
     ]
+    notes = ExportReport.parse(report).deploy_notes()
+    lines += ["", *(f"- **{note}**" for note in notes.values())] if notes else []
+    lines += [*int8_markdown(report.get("int8")), *dims_markdown(report)]
     return "\n".join(lines) + "\n"
 
 
+def int8_markdown(int8: dict[str, Any] | None) -> list[str]:
+    """The int8 variants tried, with their speed-up, dev score and agreement, and the one kept."""
+    if not int8:
+        return []
+    parent = f"{int8['parent_dev']:.2f}" if int8.get("parent_dev") is not None else "—"
+    lines = [
+        "",
+        f"## int8 variants ({int8['family']})",
+        "",
+        f"Kept: **{int8['kept']}** ({int8['reason']}). Chosen among the variants faster than PyTorch here "
+        f"and within {MAX_DEV_LOSS:g} dev points of it (PyTorch: {parent}), by the mean cosine of its "
+        f"embeddings to PyTorch's on {int8['agreement_texts']}.",
+        "",
+        "| variant | settings | × PyTorch | dev (×100) | agreement |",
+        "|---|---|---|---|---|",
+    ]
+    for row in int8["candidates"]:
+        dev = f"{row['dev']:.2f}" if row.get("dev") is not None else "—"
+        agreement = f"{row['agreement']:.4f}" if row.get("agreement") is not None else "—"
+        name = f"**{row['name']}**" if row["name"] == int8["kept"] else row["name"]
+        lines.append(f"| {name} | {row['settings']} | {row['speedup']:.2f} | {dev} | {agreement} |")
+    return lines
+
+
 def needs_corpus(config: ExportConfig, parent: str) -> bool:
-    """Whether the export fits anything on a corpus: a trained static tier, or dims tiers with the corpus
-    basis."""
+    """Whether the export fits anything on a corpus: a trained static tier, the int8 tier (its calibrated
+    variant), or dims tiers with the corpus basis."""
     from skadapt.modeldir import matryoshka_dims_of
 
     if "static" in config.tiers and config.static_training is not None:
+        return True
+    if "onnx-int8" in config.tiers:  # the static int8 variant is calibrated on it
         return True
     dims = config.dims if config.dims is not None else matryoshka_dims_of(Path(parent))
     return config.dims_basis == "corpus" and bool(dims)
@@ -435,16 +522,22 @@ def run_stage(ctx: StageContext[ExportConfig]) -> dict[str, Any]:
     check_model(ctx.input_model, ctx.config)
     texts = speed_texts(ctx.config, list(run.eval_tasks), run.language.corpus, run.seed)
     fitted = needs_corpus(ctx.config, ctx.input_model)
+    test_texts = run.test_texts(run.contamination_allow)[0] if fitted else None
     corpus = training_corpus(
         ctx.config,
         ctx.input_model,
         finetune_dir=ctx.models.get("finetune"),
         eval_tasks=list(run.eval_tasks),
-        test_texts=run.test_texts(run.contamination_allow)[0] if fitted else None,
+        test_texts=test_texts,
         language=run.text_language,
         seed=run.seed,
     )
-    report = export_tiers(ctx.input_model, ctx.out_dir, ctx.config, texts, corpus, run.seed)
+    dev = run.dev if "onnx-int8" in ctx.config.tiers else None
+    if dev is not None:  # fails closed as fine-tuning's check does (finetune.contamination.allow)
+        test_texts = test_texts if test_texts is not None else run.test_texts(run.contamination_allow)[0]
+    report = export_tiers(
+        ctx.input_model, ctx.out_dir, ctx.config, texts, corpus, run.seed, dev=dev, test_texts=test_texts
+    )
     return {
         "parent": report["parent"],
         "tiers": report["tiers"],
@@ -462,6 +555,6 @@ STAGE = Stage(
     run_stage,
     input_files,
     makes_tiers=True,
-    reads=("eval_tasks", "excluded_tasks", "dataset_mirrors", "contamination_allow"),
+    reads=("eval_tasks", "excluded_tasks", "dataset_mirrors", "dev", "contamination_allow"),
     report=ExportReport,
 )

@@ -21,6 +21,8 @@ PARITY_CHARS = 2000
 MODEL_MAX_CHARS = 512 * CHARS_PER_TOKEN
 """Characters of the longest text a model encodes whole (512 tokens)."""
 RENORM_CANDIDATES = 3
+INT8_VARIANTS = 5
+"""The int8 variants export quantizes, scores on dev and measures (:func:`skadapt.export.int8.variants`)."""
 """renorm's dev choice scores none, R1 and R2, each a full dev evaluation."""
 STATIC_TOKEN_CHARS = 4
 """model2vec distils a static model from one encoding per vocabulary token (a few characters each)."""
@@ -245,7 +247,8 @@ def plan_export(recipe: Recipe, ctx: Context, tasks: list[TaskWork] | None) -> S
         if suite_texts and not config.speed_corpus
         else config.speed_texts
     )
-    models = 1 + len(config.tiers)
+    variants = INT8_VARIANTS if "onnx-int8" in config.tiers else 0  # each measured; one is kept
+    models = 1 + len(config.tiers) + max(0, variants - 1)
     plan.work |= {
         "speed_texts": texts,
         "parity_encodes": 3 * texts,
@@ -255,7 +258,7 @@ def plan_export(recipe: Recipe, ctx: Context, tasks: list[TaskWork] | None) -> S
     plan.lines.append(f"parity: {texts:,} texts encoded by PyTorch, ONNX fp32 and int8")
     plan.lines.append(
         f"speed: {config.speed_repeats} rounds x {models} models x {texts:,} texts "
-        f"= {config.speed_repeats * models * texts:,} encodes (each model in a fresh process)"
+        f"= {config.speed_repeats * models * texts:,} encodes (each model in one process that loads it once)"
     )
     chars = (
         sum(t.chars * t.texts for t in tasks or []) / max(1, sum(t.texts for t in tasks or []))
@@ -266,6 +269,15 @@ def plan_export(recipe: Recipe, ctx: Context, tasks: list[TaskWork] | None) -> S
     plan.parts.append(
         encode_part(ctx, "speed rounds", ctx.model, config.speed_repeats * models * texts, chars)
     )
+    dev = recipe.renorm_dev()
+    if variants and dev is not None:
+        dev_texts, dev_chars = dev_size(dev, plan, MODEL_MAX_CHARS)
+        encodes = (variants + 1) * 2 * dev_texts  # the dev score and the agreement texts of each
+        plan.work["int8_dev_encodes"] = encodes
+        plan.lines.append(
+            f"int8 choice on dev: {variants} variants and PyTorch x {dev_texts:,} dev texts, twice"
+        )
+        plan.parts.append(encode_part(ctx, "int8 choice on dev", ctx.model, encodes, dev_chars))
     if "static" in config.tiers:
         plan.lines.append(
             f"static tier: {ctx.model.vocab_size:,} vocabulary tokens encoded (model2vec distill)"

@@ -76,6 +76,7 @@ def tier_rows(target: Target) -> list[dict[str, Any]]:
     means = {row.model: row.All for row in evaluation.models} if evaluation is not None else {}
     verdicts = {v.b: v for v in evaluation.verdicts if v.verdict == "tier"} if evaluation is not None else {}
     parent = next(iter(verdicts.values())).a if verdicts else None
+    notes = report.deploy_notes("the exporting machine")
     rows = []
     for label in ["pytorch", *report.tiers]:
         verdict = verdicts.get(label)
@@ -91,6 +92,8 @@ def tier_rows(target: Target) -> list[dict[str, Any]]:
                 **{k: measured.get(k) for k in SPEED_KEYS},
             }
         )
+        if label in notes:  # slower than the parent where measured, or the int8 tier's verdict
+            rows[-1]["note"] = notes[label]
         if label == "static":  # distilled, or trained on the parent (export.static_training)
             rows[-1]["method"] = report.static.method if report.static is not None else None
         if label in report.dims:  # truncation ("first") or a corpus basis of its own repository
@@ -139,7 +142,8 @@ def tiers_markdown(rows: list[dict[str, Any]], repo_id: str) -> str:
             f"{number(row['texts_per_s'], '.1f')} | {number(row['speedup'], '.2f')} | "
             f"{number(row['size_mb'], '.1f')} |"
         )
-    return "\n".join(lines) + "\n"
+    notes = [f"- **{row['note']}**" for row in rows if row.get("note")]
+    return "\n".join([*lines, *(["", *notes] if notes else [])]) + "\n"
 
 
 def static_card(

@@ -27,6 +27,31 @@ class StaticTier(Part):
     method: str = "distilled"
 
 
+class Int8Candidate(Part):
+    """A variant as measured: speed-up over the PyTorch parent, dev score and agreement with the parent."""
+
+    name: str
+    settings: str
+    speedup: float
+    texts_per_s: float | None = None
+    dev: float | None = None
+    """Mean main score of the dev sets, x100 (None without dev sets)."""
+    agreement: float | None = None
+    """Mean cosine of its embeddings to the parent's on the agreement texts (None without texts)."""
+
+
+class Int8Choice(Part):
+    """The kept variant and why (``worth``: True deployable, False not worth deploying, None not judged)."""
+
+    kept: str
+    family: str
+    parent_dev: float | None
+    agreement_texts: str
+    candidates: list[Int8Candidate]
+    worth: bool | None
+    reason: str
+
+
 class ExportReport(StageReport):
     """The export of one model (:func:`skadapt.export.stage.export_tiers` writes it).
 
@@ -36,6 +61,8 @@ class ExportReport(StageReport):
         speed: Tier (and ``pytorch``) -> its measurements (``texts_per_s``, ``speedup``, ``size_mb``, ...).
         dims: Dims tier -> what it is (it runs its parent's encoder: no speed row of its own).
         static: How the static tier was made, None without one.
+        machine: Where the speed was measured: ``cpu`` (its name), ``cores``, ``family`` (int8's CPU family).
+        int8: The int8 variants tried and the one kept, None without an int8 tier.
     """
 
     FILE = "export_report.json"
@@ -45,3 +72,40 @@ class ExportReport(StageReport):
     speed: dict[str, dict[str, Any]]
     dims: dict[str, DimsTier] = Field(default_factory=dict)
     static: StaticTier | None = None
+    machine: dict[str, Any] = Field(default_factory=dict)
+    int8: Int8Choice | None = None
+
+    def deploy_notes(self, where: str = "this machine") -> dict[str, str]:
+        """Tier -> a plain line, for each tier slower than its parent where it was measured and for the int8
+        tier's verdict, e.g. ``onnx-int8: 0.85x of the PyTorch model on this machine (Intel Xeon, 16 cores,
+        16 threads): slower, not worth deploying here``."""
+        parts = [
+            self.machine.get("cpu"),
+            f"{self.machine['cores']} cores" if "cores" in self.machine else None,
+        ]
+        notes = {}
+        for label, row in self.speed.items():
+            speedup = row.get("speedup")
+            if label == "pytorch" or not isinstance(speedup, int | float):
+                continue
+            threads = f"{row['threads']} threads" if row.get("threads") else None
+            at = f"{where} ({', '.join(p for p in [*parts, threads] if p)})"
+            if speedup < 1.0:
+                notes[label] = (
+                    f"{label}: {speedup:.2f}x of the PyTorch model on {at}: slower, not worth deploying here"
+                )
+            elif label == "onnx-int8" and self.int8 is not None:
+                notes[label] = self._int8_note(label, speedup, at)
+        return notes
+
+    def _int8_note(self, label: str, speedup: float, at: str) -> str:
+        assert self.int8 is not None
+        kept = f"{label} (variant {self.int8.kept})"
+        if self.int8.worth is False:
+            return f"{kept}: {self.int8.reason}: not worth deploying"
+        if self.int8.worth is None:
+            return f"{kept}: {speedup:.2f}x the PyTorch model on {at}; {self.int8.reason}"
+        dev = next(c.dev for c in self.int8.candidates if c.name == self.int8.kept)
+        parent = self.int8.parent_dev
+        delta = f", {dev - parent:+.2f} dev points" if dev is not None and parent is not None else ""
+        return f"{kept}: {speedup:.2f}x the PyTorch model on {at}{delta}: worth deploying here"
