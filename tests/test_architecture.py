@@ -35,6 +35,7 @@ BASE = {
     "hub",
     "model_sources",
     "signedrank",
+    "devices",
 }
 LIBRARY = {"sources", "llm", "tasks", "annotate", "cards", "stage", "results"}
 STAGES = {"trim", "train", "renorm", "evaluate", "robustness", "synth", "human", "publish", "export"}
