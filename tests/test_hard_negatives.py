@@ -126,7 +126,7 @@ def brute_force(
     ids=["relative", "absolute+max_score+range_min"],
 )
 def test_mined_negatives_exclude_the_positive_and_everything_above_the_margin(
-    tiny_models: dict[str, Path], tmp_path: Path, options: dict[str, Any]
+    tiny_models: dict[str, Path], tmp_path: Path, options: dict[str, Any], cpu_only: None
 ) -> None:
     rows = qa_rows(40)
     rows.append({"question": rows[0]["question"], "passage": rows[1]["passage"]})  # two positives, one anchor

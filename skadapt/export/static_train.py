@@ -79,6 +79,33 @@ def _token_lookup(model: Any, tokenizer: Any) -> np.ndarray:
     return lookup
 
 
+def forward_outputs(
+    model: Any, texts: list[str], prompt: str | None, batch_size: int
+) -> list[dict[str, Any]]:
+    """Per text (in order), the model's sentence embedding, token outputs and input ids, on CPU tensors.
+
+    What ``SentenceTransformer.encode(output_value=None)`` gives (the same length-sorted batches), through
+    the public ``preprocess`` and forward pass: sentence-transformers 6.0.1's ``encode`` fails on it
+    ("string index out of range") when a batch's features hold a string.
+    """
+    import torch
+    from sentence_transformers.util import batch_to_device
+
+    order = np.argsort([-len(text) for text in texts])  # encode's order: longest first
+    outputs: list[dict[str, Any]] = [{} for _ in texts]
+    model.eval()
+    with torch.inference_mode():
+        for start in range(0, len(texts), batch_size):
+            rows = order[start : start + batch_size]
+            features = model.preprocess([texts[i] for i in rows], prompt=prompt)
+            out = model(batch_to_device(features, model.device))
+            for j, i in enumerate(rows):
+                outputs[i] = {
+                    key: out[key][j].cpu() for key in ("sentence_embedding", "token_embeddings", "input_ids")
+                }
+    return outputs
+
+
 def featurize(
     model: Any, texts: list[str], prompt: str | None, lookup: np.ndarray, vocabulary: int, batch_size: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -93,10 +120,7 @@ def featurize(
     counts = np.zeros(vocabulary, dtype=np.int64)
     for start in range(0, len(texts), ENCODE_CHUNK):
         chunk = texts[start : start + ENCODE_CHUNK]
-        outputs = model.encode(
-            chunk, prompt=prompt, output_value=None, batch_size=batch_size, convert_to_numpy=False
-        )
-        for output in outputs:
+        for output in forward_outputs(model, chunk, prompt, batch_size):
             targets.append(output["sentence_embedding"].float().numpy())
             tokens = output["token_embeddings"].float().numpy().astype(np.float64)
             ids = lookup[output["input_ids"].numpy()]

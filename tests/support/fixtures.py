@@ -27,6 +27,20 @@ def tiny_models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {kind: build_tiny_model(root / kind, kind) for kind in TOKENIZER_KINDS}
 
 
+@pytest.fixture
+def cpu_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Models load and compute on the CPU even where CUDA is visible: for tests whose expected values are
+    exact on one device (ties broken by the last bit of a float)."""
+    import torch
+
+    from skadapt import devices
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    devices.cuda.cache_clear()
+    yield
+    devices.cuda.cache_clear()
+
+
 @pytest.fixture(params=TOKENIZER_KINDS)
 def tiny_model(request: pytest.FixtureRequest, tiny_models: dict[str, Path]) -> Path:
     """A tiny model, parametrized over the three tokenizer kinds."""

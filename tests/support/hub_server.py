@@ -275,13 +275,21 @@ class _HubError(Exception):
         self.status, self.code, self.message, self.commit = status, code, message, commit
 
 
+HOSTS = {"hub": "127.0.0.1", "cdn": "127.0.0.2"}
+"""Where the Hub and its CDN listen: two loopback hosts, as the real Hub's CDN is another host."""
+
+
 class LocalHub:
     """A Hugging Face Hub emulation on 127.0.0.1 serving a :class:`HubStore` (see the module docstring).
 
     Attributes:
         store: The repositories served.
         url: The Hub endpoint (``HF_ENDPOINT``), e.g. ``http://127.0.0.1:43817``.
-        cdn_url: The LFS CDN the Hub redirects LFS files to (another port: another origin).
+        cdn_url: The LFS CDN the Hub redirects LFS files to: another host (``127.0.0.2``; the Hub:
+            ``127.0.0.1``;
+            both loopback), as the real CDN is another host, so that a client that follows
+            redirects within the Hub's host (huggingface_hub >= 1.30) stops at the redirect, whose headers
+            carry the file's metadata.
         requests: Every request answered, in order.
         unexpected: ``"METHOD PATH"`` of the requests no route answered (gaps of the emulation).
         page_size: Tree entries per page (the Hub's 1000; 50 with ``expand``).
@@ -314,11 +322,11 @@ class LocalHub:
         for role in ("hub", "cdn"):
             self._serve(role, 0)
         self.url = f"http://127.0.0.1:{self._ports['hub']}"
-        self.cdn_url = f"http://127.0.0.1:{self._ports['cdn']}"
+        self.cdn_url = f"http://{HOSTS['cdn']}:{self._ports['cdn']}"
         return self
 
     def _serve(self, role: str, port: int) -> None:
-        server = _Server(("127.0.0.1", port), _Handler)
+        server = _Server((HOSTS[role], port), _Handler)
         server.hub, server.role = self, role
         threading.Thread(target=server.serve_forever, name=f"local-{role}", daemon=True).start()
         self._servers[role] = server
