@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from skadapt.config import dims_tier
-from skadapt.export.dims import BASIS_TEXTS
 from skadapt.plan.model import Part, StagePlan
 from skadapt.plan.models import KEPT_ON_TOP, ModelShape
 from skadapt.plan.parts import CHARS_PER_TOKEN, Context, cpu_part, data_value, encode_part, gb
 from skadapt.plan.sizes import SourceSize, source_size
 from skadapt.plan.tasks import TaskWork, task_work
 from skadapt.recipe import Recipe
+from skadapt.tasks.projection import BASIS_TEXTS
 
 if TYPE_CHECKING:
     from skadapt.export.config import FitCorpus
