@@ -187,7 +187,8 @@ def test_a_kept_projection_is_a_plain_sentence_transformers_model(
     out.mkdir()
     config = RenormConfig(corpus=str(CORPUS), samples=80, min_chars=20, projection_dims=[16, 8])
     result = stage.renormalize(str(source), out, config, seed=3, dev=dev)
-    assert result.kept and result.method == "r2+proj-8" and (result.dimension, result.output_dimension) == (32, 8)
+    assert result.kept and result.method == "r2+proj-8"
+    assert (result.dimension, result.output_dimension) == (32, 8)
     modules = json.loads((out / "modules.json").read_text())
     assert [m["type"] for m in modules[-3:]] == [
         "sentence_transformers.models.Dense",

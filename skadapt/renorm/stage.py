@@ -224,17 +224,16 @@ def choose(
     candidates: list[Candidate] = []
     for candidate in maps:
         scored = reference if candidate.name == "none" else score_candidate(encoded, candidate, indices)
+        low, high = paired_interval(scored, reference, alpha) if candidate.name != "none" else (None, None)
         entry = Candidate(
             name=candidate.name,
             scores={name: round(value, 6) for name, value in scored.scores.items()},
             mean=round(scored.mean, 6),
             dimension=candidate.dimension,
+            difference=None if low is None else round(scored.mean - reference.mean, 6),
+            interval=None if low is None or high is None else [round(low, 6), round(high, 6)],
+            beats_none=low is not None and low > 0,
         )
-        if candidate.name != "none":
-            low, high = paired_interval(scored, reference, alpha)
-            entry.difference = round(scored.mean - reference.mean, 6)
-            entry.interval = [round(low, 6), round(high, 6)]
-            entry.beats_none = low > 0
         candidates.append(entry)
         log.info("renorm: %s on dev: mean %.4f %s", candidate.name, scored.mean, entry.scores)
     choice, reason = _decide(candidates)
