@@ -142,7 +142,8 @@ def _summary(loaded: Recipe, outcomes: list[StageOutcome]) -> None:
     if selection is not None:
         means = ", ".join(f"{c.name} {c.mean:.4f}" for c in selection.candidates)
         kept = "kept its input (no renormalization)" if selection.choice == "none" else "kept"
-        out.print(f"renorm chosen on dev: {selection.choice} {kept} (mean dev score: {means})")
+        out.print(f"renorm chosen on dev: {selection.choice} {kept}: {selection.reason}", markup=False)
+        out.print(f"renorm mean dev scores: {means}", markup=False)
     finetuned = by_stage.get("finetune")
     tuned = FinetuneSummary.parse(finetuned.result) if finetuned else FinetuneSummary()
     for name, line in tuned.dropped_rows.items():

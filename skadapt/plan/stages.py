@@ -20,8 +20,8 @@ PARITY_CHARS = 2000
 """The parity check encodes whole corpus documents: cut at 512 tokens, about this many characters."""
 MODEL_MAX_CHARS = 512 * CHARS_PER_TOKEN
 """Characters of the longest text a model encodes whole (512 tokens)."""
-RENORM_CANDIDATES = 3
-"""renorm's dev choice scores none, R1 and R2, each a full dev evaluation."""
+BASIS_PROMPTS = 2
+"""Prompts a corpus basis encodes each text with (a query and a document prompt, as E5's)."""
 STATIC_TOKEN_CHARS = 4
 """model2vec distils a static model from one encoding per vocabulary token (a few characters each)."""
 
@@ -170,10 +170,18 @@ def plan_renorm(recipe: Recipe, ctx: Context, language: str) -> StagePlan:
         dev_texts, dev_chars = dev_size(dev, plan, MODEL_MAX_CHARS)
         plan.work["dev_texts"] = dev_texts
         plan.lines.append(
-            f"choice on dev: {dev_texts:,} dev texts encoded for each of none/R1/R2 "
-            f"({RENORM_CANDIDATES * dev_texts:,})"
+            f"choice on dev: {dev_texts:,} dev texts encoded once; every candidate (none/R1/R2 and the "
+            "projections) is a map of their embeddings"
         )
-        plan.parts.append(encode_part(ctx, "dev choice", ctx.model, RENORM_CANDIDATES * dev_texts, dev_chars))
+        plan.parts.append(encode_part(ctx, "dev choice", ctx.model, dev_texts, dev_chars))
+        if config.projection_dims != []:
+            basis = min(sentences, BASIS_TEXTS) * BASIS_PROMPTS
+            plan.work["projection_basis_encodes"] = basis
+            plan.lines.append(
+                f"projection basis: {basis:,} sample sentences encoded (each with {BASIS_PROMPTS} prompts; "
+                "fewer where renorm.prompt is one of them)"
+            )
+            plan.parts.append(encode_part(ctx, "projection basis", ctx.model, basis, chars))
     embeddings = sentences * ctx.model.hidden_size * 12  # float32 embeddings + their float64 mean pass
     plan.parts.append(memory_part("the model and the sample's embeddings", plan.parts, embeddings))
     plan.disk_gb = gb(ctx.model.parameters * 4)
@@ -278,9 +286,11 @@ def plan_export(recipe: Recipe, ctx: Context, tasks: list[TaskWork] | None) -> S
     fitted = trained or on_basis
     corpus_texts, corpus_chars = export_corpus_size(recipe, config.corpus, plan) if fitted else (0, 0.0)
     if corpus_texts and on_basis:
-        basis = min(corpus_texts, BASIS_TEXTS) * 2
+        basis = min(corpus_texts, BASIS_TEXTS) * BASIS_PROMPTS
         plan.work["dims_basis_encodes"] = basis
-        plan.lines.append(f"dims tiers' basis: {basis:,} corpus encodes (each text with 2 prompts)")
+        plan.lines.append(
+            f"dims tiers' basis: {basis:,} corpus encodes (each text with {BASIS_PROMPTS} prompts)"
+        )
         plan.parts.append(
             encode_part(ctx, "dims basis", ctx.model, basis, min(corpus_chars, MODEL_MAX_CHARS))
         )
