@@ -224,3 +224,20 @@ def test_candidates_need_dims_below_the_models(tiny_models: dict[str, Path], tmp
     config = RenormConfig(corpus=str(CORPUS), samples=20, min_chars=20, projection_dims=[32])
     with pytest.raises(RenormError, match="not below the model's dimension 32"):
         renormalize(str(tiny_models["unigram"]), tmp_path, config, dev=DevSets(kind="sts", source=str(STS)))
+    # the card says what was kept and why, with every candidate's difference to none
+    from skadapt.publish.sections import renorm_section
+    from skadapt.results.renorm import RenormReport
+
+    card = "\n".join(renorm_section(RenormReport.model_validate(report), {}))
+    assert "R2: remove each embedding's component along mu-hat" in card
+    assert "then projection on the top 8 directions" in card and "embedding dimension 32 -> 8" in card
+    assert f"`r2+proj-8`: {selection['reason']}" in card and "| r2+proj-8 | 8 |" in card
+    # the dims tiers of a projected parent: the asked dimensions at or above its own are skipped
+    from skadapt.export.dims import ExportError, fit_basis, tier_dims, write_dims_tier
+
+    assert tier_dims([16, 8, 4], out, 8, hidden=32) == [4]
+    with pytest.raises(ExportError, match="32 is not below the model's dimension 32"):
+        tier_dims([32, 4], out, 8, hidden=32)
+    tier = write_dims_tier(out, tmp_path / "dims-4", 4, 8, fit_basis(loaded, texts))
+    assert tier["dimension"] == 4
+    assert SentenceTransformer(str(tmp_path / "dims-4"), device="cpu").encode(texts).shape == (12, 4)
