@@ -216,14 +216,6 @@ def test_a_kept_projection_is_a_plain_sentence_transformers_model(
     expected = CandidateMap("r2+proj-8", 8, weight, np.zeros(32), projection)(base.encode(texts, prompt=""))
     assert np.abs(vectors - expected).max() < 1e-5
     assert np.allclose(projection @ projection.T, np.eye(8), atol=1e-5)  # orthonormal basis rows
-
-
-def test_candidates_need_dims_below_the_models(tiny_models: dict[str, Path], tmp_path: Path) -> None:
-    from skadapt.renorm.stage import renormalize
-
-    config = RenormConfig(corpus=str(CORPUS), samples=20, min_chars=20, projection_dims=[32])
-    with pytest.raises(RenormError, match="not below the model's dimension 32"):
-        renormalize(str(tiny_models["unigram"]), tmp_path, config, dev=DevSets(kind="sts", source=str(STS)))
     # the card says what was kept and why, with every candidate's difference to none
     from skadapt.publish.sections import renorm_section
     from skadapt.results.renorm import RenormReport
@@ -241,3 +233,11 @@ def test_candidates_need_dims_below_the_models(tiny_models: dict[str, Path], tmp
     tier = write_dims_tier(out, tmp_path / "dims-4", 4, 8, fit_basis(loaded, texts))
     assert tier["dimension"] == 4
     assert SentenceTransformer(str(tmp_path / "dims-4"), device="cpu").encode(texts).shape == (12, 4)
+
+
+def test_candidates_need_dims_below_the_models(tiny_models: dict[str, Path], tmp_path: Path) -> None:
+    from skadapt.renorm.stage import renormalize
+
+    config = RenormConfig(corpus=str(CORPUS), samples=20, min_chars=20, projection_dims=[32])
+    with pytest.raises(RenormError, match="not below the model's dimension 32"):
+        renormalize(str(tiny_models["unigram"]), tmp_path, config, dev=DevSets(kind="sts", source=str(STS)))
