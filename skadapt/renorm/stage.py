@@ -295,19 +295,50 @@ def select_on_dev(
     return selection, next(m for m in maps if m.name == choice)
 
 
+def dev_keys(dev: DevSets, language: str) -> set[str]:
+    """Normalized dev texts and their sentences (:func:`skadapt.textsample.normalize_text`): what a basis
+    must not be fitted on."""
+    from skadapt.tasks.dev import encoded_texts
+    from skadapt.textsample import normalize_text, split_sentences
+
+    keys: set[str] = set()
+    for entry in dev.sets:
+        for text in encoded_texts(entry):
+            keys.add(normalize_text(text))
+            keys.update(normalize_text(s) for s in split_sentences(text, language))
+    return keys
+
+
 def _sample_embeddings(
-    model: Any, sentences: list[str], mu_prompt: str, prompts: list[str], batch_size: int, seed: int
+    model: Any,
+    sentences: list[str],
+    mu_prompt: str,
+    prompts: list[str],
+    batch_size: int,
+    seed: int,
+    held_out: set[str] | None = None,
 ) -> tuple[np.ndarray, np.ndarray | None, dict[str, Any] | None]:
     """The sample encoded with ``mu_prompt`` (for mu), and the basis embeddings: a seeded subset of at most
-    ``BASIS_TEXTS`` sentences encoded with each of ``prompts`` (reusing the mu encoding for its prompt);
-    None without ``prompts``."""
+    ``BASIS_TEXTS`` of its sentences not in ``held_out`` (normalized dev texts), encoded with each of
+    ``prompts`` (reusing the mu encoding for its prompt); None without ``prompts``."""
+    from skadapt.textsample import normalize_text
+
     embeddings = encode(model, sentences, mu_prompt, batch_size)
     if not prompts:
         return embeddings, None, None
-    rows = sorted(random.Random(seed).sample(range(len(sentences)), min(len(sentences), BASIS_TEXTS)))
+    eligible = [i for i, s in enumerate(sentences) if normalize_text(s) not in (held_out or set())]
+    if not eligible:
+        log.warning("renorm: every sample sentence is a dev text; no projection candidates")
+        return embeddings, None, None
+    rows = sorted(random.Random(seed).sample(eligible, min(len(eligible), BASIS_TEXTS)))
     subset = [sentences[i] for i in rows]
     parts = [embeddings[rows] if p == mu_prompt else encode(model, subset, p, batch_size) for p in prompts]
-    report = {"texts": len(subset), "prompts": prompts, "source": "the renorm corpus sample"}
+    report = {
+        "texts": len(subset),
+        "prompts": prompts,
+        "source": "the renorm corpus sample",
+        "dropped_dev_overlap": len(sentences) - len(eligible),
+    }
     return embeddings, np.concatenate(parts), report
 
 
@@ -376,8 +407,9 @@ def renormalize(
         log.warning("renorm: only %d sentences available (asked for %d)", len(sentences), samples)
     sampled = time.perf_counter()
     prompts = basis_prompts(model) if dims else []
+    held_out = dev_keys(dev, language) if prompts and dev is not None else None
     embeddings, basis_embeddings, basis = _sample_embeddings(
-        model, sentences, text, prompts, batch_size, seed
+        model, sentences, text, prompts, batch_size, seed, held_out
     )
     encoded = time.perf_counter()
     mu = embeddings.astype(np.float64).mean(axis=0)
