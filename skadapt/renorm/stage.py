@@ -1,18 +1,24 @@
-"""Renormalization: remove the corpus-mean embedding direction, saved as plain sentence-transformers modules.
+"""Renormalization and corpus-basis projection, saved as plain sentence-transformers modules.
 
 With ``e`` the model's (normalized) output and ``mu`` the mean of ``e`` over a corpus sample:
 
 - R1: ``normalize(e - mu)`` -> ``Dense(W=I, b=-mu)``, identity activation, then ``Normalize``;
-- R2: ``normalize(e - (e.mu_hat) mu_hat)`` -> ``Dense(W=I - mu_hat mu_hat^T, b=0)``, then ``Normalize``.
+- R2: ``normalize(e - (e.mu_hat) mu_hat)`` -> ``Dense(W=I - mu_hat mu_hat^T, b=0)``, then ``Normalize``;
+- ``proj-<d>``: ``normalize(V_d e)`` with ``V_d`` the top ``d`` right singular vectors of the model's
+  embeddings of the sample (each sentence with each prompt; :mod:`skadapt.tasks.projection`) ->
+  ``Dense(W=V_d, no bias)``, then ``Normalize``; ``r1+proj-<d>`` / ``r2+proj-<d>``: R1/R2's ``Dense``,
+  then the projection on the basis of the renormalized embeddings, then ``Normalize``.
 
 The result loads in vanilla ``SentenceTransformer(path)`` and mteb, without skadapt or remote code.
 
-Renormalization can make a model worse (e.g. on STS while helping retrieval), so with dev sets the stage
-earns its place: μ is estimated once, the model without renormalization ("none"), with R1 and with R2
-are scored on the dev sets, and the best mean dev score is kept (ties go to "none", then R1). When "none"
-wins, no model is written: the stage's output is its input unchanged, and the run's final model stays
-the previous stage's. Dev rows holding an evaluation test text are dropped first (:mod:`skadapt.tasks.dev`),
-so the choice is never made on test texts; the report records every set with its sizes and drops.
+Each can make a model worse (R1/R2 cost the demo's STS while helping retrieval), so with dev sets the
+stage earns its place: mu and the bases are estimated once, the dev texts encoded once, and every
+candidate, a map of those embeddings, is scored on the dev sets as their evaluators score it. A candidate
+replaces "none" (the model unchanged) only when it beats none beyond the noise (a paired bootstrap over
+the dev examples, :func:`select_on_dev`). When "none" is kept, no model is written: the stage's output
+is its input unchanged, and the run's final model stays the previous stage's. Dev rows holding an
+evaluation test text are dropped first (:mod:`skadapt.tasks.dev`), so the choice is never made on test
+texts, and the basis is never fitted on dev text; the report records every set with its sizes and drops.
 """
 
 from __future__ import annotations
