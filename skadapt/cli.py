@@ -143,7 +143,8 @@ def _summary(loaded: Recipe, outcomes: list[StageOutcome]) -> None:
     if selection is not None:
         means = ", ".join(f"{c.name} {c.mean:.4f}" for c in selection.candidates)
         kept = "kept its input (no renormalization)" if selection.choice == "none" else "kept"
-        out.print(f"renorm chosen on dev: {selection.choice} {kept} (mean dev score: {means})")
+        out.print(f"renorm chosen on dev: {selection.choice} {kept}: {selection.reason}", markup=False)
+        out.print(f"renorm mean dev scores: {means}", markup=False)
         for entry in selection.sets:
             if entry.get("training_overlap"):
                 line = overlap_line(entry["training_overlap"])

@@ -165,9 +165,12 @@ def matryoshka_dims_of(model_dir: Path) -> list[int] | None:
     return None
 
 
-def keep_matryoshka_dims(source: str | Path, model_dir: Path) -> None:
-    """Carry ``source``'s recorded dimensions into ``model_dir`` (a model saved from it, same dimension)."""
+def keep_matryoshka_dims(source: str | Path, model_dir: Path, dimension: int | None = None) -> None:
+    """Carry ``source``'s recorded dimensions into ``model_dir`` (a model saved from it); with ``dimension``
+    (``model_dir``'s embedding is smaller than ``source``'s) only those below it."""
     source_dir = Path(source)
     dims = matryoshka_dims_of(source_dir) if source_dir.is_dir() else None
-    if dims is not None:
+    if dims is not None and dimension is not None:
+        dims = [d for d in dims if d < dimension]
+    if dims:
         record_matryoshka_dims(model_dir, dims)

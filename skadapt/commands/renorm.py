@@ -1,4 +1,5 @@
-"""``skadapt renorm``: append corpus-mean removal (R1/R2) + re-normalization to a model."""
+"""``skadapt renorm``: append corpus-mean removal (R1/R2) or a corpus-basis projection + re-normalization to
+a model (chosen on dev sets when given)."""
 
 from __future__ import annotations
 
@@ -97,3 +98,5 @@ def command(
         f"sentences (pool {result.pool}, {result.dropped_eval_overlap} evaluation sentences dropped), "
         f"mean cos(e, mu-hat) {result.mean_cos_to_mu_before:.4f} -> {result.mean_cos_to_mu_after:.4f}"
     )
+    if result.selection is not None:
+        out.print(f"chosen on dev: {result.selection.choice}: {result.selection.reason}", markup=False)

@@ -30,9 +30,8 @@ save is ``4 d`` bytes per float32 vector instead of ``4 D`` (index memory and se
 from __future__ import annotations
 
 import json
+import logging
 import shutil
-import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,58 +42,29 @@ from skadapt.config import dims_tier
 from skadapt.export.onnx import ExportError
 from skadapt.modeldir import MATRYOSHKA_KEY, MODULES, ST_CONFIG, finalize_model_dir, matryoshka_dims_of
 from skadapt.tasks.backends import ONNX_DIR
+from skadapt.tasks.projection import BASIS_TEXTS, Basis, dense_module, fit_basis
+
+__all__ = ["BASIS_TEXTS", "Basis", "export_dims", "fit_basis", "tier_dims", "write_dims_tier"]
+log = logging.getLogger("skadapt.export")
 
 SKIPPED = {"README.md", "manifest.json"}
 """Files of the parent that would describe it, not the tier (its card, its stage manifest)."""
 FLOAT32_BYTES = 4
 
 
-BASIS_TEXTS = 2000
-"""Corpus texts the basis is fitted on at most (the first of the corpus's seeded order), each encoded with
-each prompt of the parent: well above any model dimension, a minute or two of encoding on a CPU."""
-
-
-@dataclass
-class Basis:
-    """The parent's embedding basis fitted on corpus text: ``vectors`` (rows, orthonormal, by decreasing
-    singular value) and what was fitted (``report``: texts, prompts, seconds, share of energy kept)."""
-
-    vectors: np.ndarray
-    report: dict[str, Any]
-
-
-def fit_basis(model: Any, texts: list[str], batch_size: int = 32) -> Basis:
-    """The right singular vectors of ``model``'s (a loaded ``SentenceTransformer``) uncentered embeddings of
-    ``texts[:BASIS_TEXTS]``, each text encoded with each of its prompts (none without prompts); the report
-    gives, per power-of-two ``d``, the share of the embeddings' energy the top ``d`` directions keep."""
-    started = time.perf_counter()
-    sample = texts[:BASIS_TEXTS]
-    prompts = sorted(set((getattr(model, "prompts", None) or {}).values())) or [""]
-    embeddings = np.concatenate(
-        [model.encode(sample, prompt=p, batch_size=batch_size, convert_to_numpy=True) for p in prompts]
-    ).astype(np.float64)
-    values, columns = np.linalg.eigh(embeddings.T @ embeddings)  # its right singular vectors, a full basis
-    order = np.argsort(values)[::-1]
-    vectors, values = columns[:, order].T, np.clip(values[order], 0.0, None)
-    energy = np.cumsum(values) / np.sum(values)
-    kept = {d: round(float(energy[d - 1]), 4) for d in (2**k for k in range(4, 12)) if d < len(energy)}
-    return Basis(
-        vectors,
-        {
-            "texts": len(sample),
-            "prompts": prompts,
-            "energy_kept": kept,
-            "seconds": round(time.perf_counter() - started, 1),
-        },
-    )
-
-
-def tier_dims(dims: list[int] | None, model_dir: Path, dimension: int | None) -> list[int]:
+def tier_dims(
+    dims: list[int] | None, model_dir: Path, dimension: int | None, hidden: int | None = None
+) -> list[int]:
     """The dimensions of the dims tiers, descending: ``dims``, else the model's recorded Matryoshka
     dimensions below ``dimension``.
 
+    A model whose embedding is already smaller than its transformer's ``hidden`` size (renorm kept a
+    projection) skips the asked dimensions from ``dimension`` up to ``hidden``, with a warning: the recipe
+    could not know the dimension renorm would choose on dev.
+
     Raises:
-        ExportError: A dimension not below the model's, or a model that does not say its dimension.
+        ExportError: A dimension not below ``hidden`` (else ``dimension``), or a model that does not say
+            its dimension.
     """
     if dims is None:
         recorded = matryoshka_dims_of(model_dir) or []
@@ -103,14 +73,23 @@ def tier_dims(dims: list[int] | None, model_dir: Path, dimension: int | None) ->
         return []
     if not dimension:
         raise ExportError("export.dims: the model does not say its embedding dimension; set export.dims: []")
-    too_large = [d for d in dims if d >= dimension]
+    limit = max(dimension, hidden or 0)
+    too_large = [d for d in dims if d >= limit]
     if too_large:
         raise ExportError(
             f"export.dims {dims}: {', '.join(map(str, too_large))} is not below the model's dimension "
-            f"{dimension} (a tier of the full dimension is the model itself); use dimensions below "
-            f"{dimension}"
+            f"{limit} (a tier of the full dimension is the model itself); use dimensions below {limit}"
         )
-    return sorted(dims, reverse=True)
+    skipped = [d for d in dims if d >= dimension]
+    if skipped:
+        log.warning(
+            "export.dims %s: %s skipped: the model's embedding is already %d-dimensional (a projection kept "
+            "by renorm on dev)",
+            dims,
+            ", ".join(map(str, skipped)),
+            dimension,
+        )
+    return sorted((d for d in dims if d < dimension), reverse=True)
 
 
 def _link_tree(source: Path, target: Path) -> None:
@@ -137,20 +116,11 @@ def write_dims_tier(
     Every file written replaces its link (:func:`skadapt.artifacts.write_json` writes a temporary file and
     renames it): the parent's files are never written through.
     """
-    import torch
-    from sentence_transformers.sentence_transformer.modules import Dense, Normalize
+    from sentence_transformers.sentence_transformer.modules import Normalize
 
     _link_tree(model_dir, out)
     modules = json.loads((out / MODULES).read_text(encoding="utf-8"))
-    dense = Dense(
-        in_features=dimension,
-        out_features=dim,
-        bias=False,
-        activation_function=torch.nn.Identity(),
-        init_weight=torch.eye(dim, dimension)
-        if basis is None
-        else torch.tensor(basis.vectors[:dim], dtype=torch.float32),
-    )
+    dense = dense_module(np.eye(dim, dimension) if basis is None else basis.vectors[:dim])
     for module, kind in ((dense, "Dense"), (Normalize(), "Normalize")):
         index = len(modules)
         path = f"{index}_{kind}"

@@ -270,7 +270,7 @@ def export_tiers(
             )
         tiers["static"] = STATIC_DIR
     dimension = int(model.get_embedding_dimension() or 0)
-    dims_list = tier_dims(config.dims, model_dir, dimension)
+    dims_list = tier_dims(config.dims, model_dir, dimension, model_dimension(transformer_dir(model_dir)))
     basis = (
         fit_basis(model, corpus.texts, config.batch_size)
         if dims_list and config.dims_basis == "corpus" and corpus is not None

@@ -37,7 +37,7 @@ def distill_static(model: Any, out: Path, *, pca_dims: int | None, sif_coefficie
     tokenizer = getattr(first, "tokenizer", None)
     if inner is None or tokenizer is None or not getattr(tokenizer, "is_fast", False):
         raise ExportError("the static tier needs a transformers model with a fast tokenizer")
-    dimension = int(model.get_embedding_dimension() or 0)
+    dimension = int(first.get_embedding_dimension() or 0)  # distilled from the transformer, before any Dense
     if pca_dims is not None and dimension and pca_dims > dimension:
         raise ExportError(
             f"export: pca_dims {pca_dims} is larger than the model's dimension {dimension}; set it to "

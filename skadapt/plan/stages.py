@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from skadapt.config import dims_tier
-from skadapt.export.dims import BASIS_TEXTS
 from skadapt.plan.model import Part, StagePlan
 from skadapt.plan.models import KEPT_ON_TOP, ModelShape
 from skadapt.plan.parts import CHARS_PER_TOKEN, Context, cpu_part, data_value, encode_part, gb
 from skadapt.plan.sizes import SourceSize, source_size
 from skadapt.plan.tasks import TaskWork, task_work
 from skadapt.recipe import Recipe
+from skadapt.tasks.projection import BASIS_TEXTS
 
 if TYPE_CHECKING:
     from skadapt.export.config import FitCorpus
@@ -20,10 +20,10 @@ PARITY_CHARS = 2000
 """The parity check encodes whole corpus documents: cut at 512 tokens, about this many characters."""
 MODEL_MAX_CHARS = 512 * CHARS_PER_TOKEN
 """Characters of the longest text a model encodes whole (512 tokens)."""
-RENORM_CANDIDATES = 3
 INT8_VARIANTS = 5
 """The int8 variants export quantizes, scores on dev and measures (:func:`skadapt.export.int8.variants`)."""
-"""renorm's dev choice scores none, R1 and R2, each a full dev evaluation."""
+BASIS_PROMPTS = 2
+"""Prompts a corpus basis encodes each text with (a query and a document prompt, as E5's)."""
 STATIC_TOKEN_CHARS = 4
 """model2vec distils a static model from one encoding per vocabulary token (a few characters each)."""
 
@@ -172,10 +172,18 @@ def plan_renorm(recipe: Recipe, ctx: Context, language: str) -> StagePlan:
         dev_texts, dev_chars = dev_size(dev, plan, MODEL_MAX_CHARS)
         plan.work["dev_texts"] = dev_texts
         plan.lines.append(
-            f"choice on dev: {dev_texts:,} dev texts encoded for each of none/R1/R2 "
-            f"({RENORM_CANDIDATES * dev_texts:,})"
+            f"choice on dev: {dev_texts:,} dev texts encoded once; every candidate (none/R1/R2 and the "
+            "projections) is a map of their embeddings"
         )
-        plan.parts.append(encode_part(ctx, "dev choice", ctx.model, RENORM_CANDIDATES * dev_texts, dev_chars))
+        plan.parts.append(encode_part(ctx, "dev choice", ctx.model, dev_texts, dev_chars))
+        if config.projection_dims != []:
+            basis = min(sentences, BASIS_TEXTS) * BASIS_PROMPTS
+            plan.work["projection_basis_encodes"] = basis
+            plan.lines.append(
+                f"projection basis: {basis:,} sample sentences encoded (each with {BASIS_PROMPTS} prompts; "
+                "fewer where renorm.prompt is one of them)"
+            )
+            plan.parts.append(encode_part(ctx, "projection basis", ctx.model, basis, chars))
     embeddings = sentences * ctx.model.hidden_size * 12  # float32 embeddings + their float64 mean pass
     plan.parts.append(memory_part("the model and the sample's embeddings", plan.parts, embeddings))
     plan.disk_gb = gb(ctx.model.parameters * 4)
@@ -290,9 +298,11 @@ def plan_export(recipe: Recipe, ctx: Context, tasks: list[TaskWork] | None) -> S
     fitted = trained or on_basis
     corpus_texts, corpus_chars = export_corpus_size(recipe, config.corpus, plan) if fitted else (0, 0.0)
     if corpus_texts and on_basis:
-        basis = min(corpus_texts, BASIS_TEXTS) * 2
+        basis = min(corpus_texts, BASIS_TEXTS) * BASIS_PROMPTS
         plan.work["dims_basis_encodes"] = basis
-        plan.lines.append(f"dims tiers' basis: {basis:,} corpus encodes (each text with 2 prompts)")
+        plan.lines.append(
+            f"dims tiers' basis: {basis:,} corpus encodes (each text with {BASIS_PROMPTS} prompts)"
+        )
         plan.parts.append(
             encode_part(ctx, "dims basis", ctx.model, basis, min(corpus_chars, MODEL_MAX_CHARS))
         )

@@ -28,6 +28,10 @@ METHODS = {
     "r1": "R1: subtract the corpus mean embedding mu (e - mu), then re-normalize",
     "r2": "R2: remove each embedding's component along mu-hat = mu/||mu||, then re-normalize",
 }
+PROJECTION = (
+    "projection on the top {d} directions of the model's embeddings of the corpus sample (right singular "
+    "vectors), then re-normalize"
+)
 VERDICT_NOTE = (
     "Each stage is compared with the model it started from, paired over tasks, with a non-inferiority "
     "margin: **harms** = the confidence interval of the mean change reaches -margin, or some task's own 95% "
@@ -193,17 +197,38 @@ def hyperparameters(
 
 
 def _selection_lines(selection: Selection | None) -> list[str]:
-    """The dev-set choice between none / R1 / R2 as a sentence and a table."""
+    """The dev-set choice between the renorm candidates as a sentence and a table."""
     candidates = selection.candidates if selection is not None else []
     if selection is None or not candidates:
         return ["no dev-set choice was recorded"]
     sets = list(candidates[0].scores)
-    rows = [[c.name, *(number(c.scores.get(s), 4) for s in sets), number(c.mean, 4)] for c in candidates]
-    sentence = (
-        f"the best mean dev score was `{selection.choice}` (none, R1 and R2 scored on the dev sets; "
-        "ties keep the model unchanged)"
-    )
-    return [sentence, "", *table(["candidate", *sets, "mean"], rows)]
+    rows = [
+        [
+            c.name,
+            str(c.dimension or ""),
+            *(number(c.scores.get(s), 4) for s in sets),
+            number(c.mean, 4),
+            _difference(c.difference, c.interval),
+        ]
+        for c in candidates
+    ]
+    level = ""
+    if selection.confidence is not None and len(candidates) > 1:
+        each = 1 - (1 - selection.confidence) / (len(candidates) - 1)
+        level = (
+            f"; a candidate replaces none only when the lower end of its paired bootstrap interval "
+            f"({selection.replicates} resamples of the dev examples, one-sided {each:.2%}: "
+            f"{selection.confidence:.0%} over all {len(candidates) - 1} candidates) is above 0"
+        )
+    sentence = f"`{selection.choice}`: {selection.reason or 'the best mean dev score'}{level}"
+    header = ["candidate", "dimension", *sets, "mean", "vs none (points)"]
+    return [sentence, "", *table(header, rows)]
+
+
+def _difference(difference: float | None, interval: list[float] | None) -> str:
+    if difference is None or interval is None:
+        return "—"
+    return f"{100 * difference:+.2f} [{100 * interval[0]:+.2f}, {100 * interval[1]:+.2f}]"
 
 
 def renorm_section(report: RenormReport | None, config: dict[str, Any]) -> list[str]:
@@ -214,13 +239,16 @@ def renorm_section(report: RenormReport | None, config: dict[str, Any]) -> list[
     chosen = _selection_lines(selection)
     if not report.kept:
         return ["## Renormalization", "", "- not applied: " + chosen[0], *chosen[1:], ""]
-    method = report.method.lower()
+    renorm, _, projection = report.method.lower().partition("proj-")
+    steps = [METHODS.get(renorm.rstrip("+"), renorm.rstrip("+"))] if renorm else []
+    if projection:
+        steps.append(PROJECTION.format(d=projection))
     column = f" (column `{config['text_column']}`)" if config.get("text_column") else ""
     prompt = report.prompt_text
     lines = [
         "## Renormalization",
         "",
-        f"- method: {METHODS.get(method, method)}",
+        f"- method: {'; then '.join(steps)}",
         f"- mu estimated on `{report.corpus}`{column}: {number(report.samples)} sentences "
         f"(pool {number(report.pool)} from {number(report.documents)} texts, seed "
         f"{report.seed}), encoded with " + (f"the prompt `{prompt!r}`" if prompt else "no prompt"),
@@ -230,6 +258,8 @@ def renorm_section(report: RenormReport | None, config: dict[str, Any]) -> list[
     ]
     if report.dropped_eval_overlap:
         lines.append(f"- {report.dropped_eval_overlap} sentences that occur in evaluation data were left out")
+    if report.output_dimension and report.output_dimension != report.dimension:
+        lines.append(f"- embedding dimension {report.dimension} -> {report.output_dimension}")
     if selection is not None:
         lines += ["- chosen on the dev sets: " + chosen[0], *chosen[1:]]
     lines += [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from skadapt.config import PositiveInt, Section
 from skadapt.tasks.config import DevSets
@@ -14,7 +14,9 @@ class RenormConfig(Section):
     """Corpus-mean removal (R1: e - mu, R2: remove the projection on mu-hat), then re-normalization.
 
     A stage that can make the model worse earns its place on dev data: with ``select: dev`` (the default
-    whenever dev sets exist) none, R1 and R2 are scored on the dev sets and the best is kept (ties: none).
+    whenever dev sets exist) none, R1, R2 and the corpus-basis projections (alone and after R1/R2) are
+    scored on the dev sets, and a candidate replaces none only when it beats none beyond the noise (a
+    paired bootstrap over the dev examples).
     """
 
     method: Literal["r1", "r2"] = Field(
@@ -22,7 +24,8 @@ class RenormConfig(Section):
     )
     select: Literal["auto", "dev", "method"] = Field(
         "auto",
-        description="dev: keep the best of none/r1/r2 on the dev sets; method: apply `method`; "
+        description="dev: keep the best of none/r1/r2/projections that beats none beyond the noise on the "
+        "dev sets; method: apply `method`; "
         "auto: dev when dev sets exist (renorm.dev, else finetune.dev), else method",
     )
     dev: DevSets | None = Field(None, description="Dev sets of the choice; default: finetune.dev's sets")
@@ -39,8 +42,21 @@ class RenormConfig(Section):
     prompt: Literal["none", "query", "passage"] = Field(
         "none", description="Prompt the sentences are encoded with for the mean"
     )
+    projection_dims: list[PositiveInt] | None = Field(
+        None,
+        description="Dimensions of the corpus-basis projection candidates of select: dev (below the "
+        "model's); default: 2/3 and 1/3 of it rounded to multiples of 32 (of 8 below 192), e.g. 256 and "
+        "128 for 384; []: none",
+    )
     min_chars: PositiveInt = Field(64, description="Shortest sampled sentence, in characters")
     max_chars: PositiveInt = Field(512, description="Longest sampled sentence, in characters")
+
+    @field_validator("projection_dims")
+    @classmethod
+    def _dims(cls, dims: list[int] | None) -> list[int] | None:
+        if dims is not None and len(set(dims)) != len(dims):
+            raise ValueError(f"a dimension is named twice: {dims}")
+        return dims
 
     @model_validator(mode="after")
     def _char_window(self) -> RenormConfig:

@@ -1,26 +1,34 @@
-"""Renormalization: remove the corpus-mean embedding direction, saved as plain sentence-transformers modules.
+"""Renormalization and corpus-basis projection, saved as plain sentence-transformers modules.
 
 With ``e`` the model's (normalized) output and ``mu`` the mean of ``e`` over a corpus sample:
 
 - R1: ``normalize(e - mu)`` -> ``Dense(W=I, b=-mu)``, identity activation, then ``Normalize``;
-- R2: ``normalize(e - (e.mu_hat) mu_hat)`` -> ``Dense(W=I - mu_hat mu_hat^T, b=0)``, then ``Normalize``.
+- R2: ``normalize(e - (e.mu_hat) mu_hat)`` -> ``Dense(W=I - mu_hat mu_hat^T, b=0)``, then ``Normalize``;
+- ``proj-<d>``: ``normalize(V_d e)`` with ``V_d`` the top ``d`` right singular vectors of the model's
+  embeddings of the sample (each sentence with each prompt; :mod:`skadapt.tasks.projection`) ->
+  ``Dense(W=V_d, no bias)``, then ``Normalize``; ``r1+proj-<d>`` / ``r2+proj-<d>``: R1/R2's ``Dense``,
+  then the projection on the basis of the renormalized embeddings, then ``Normalize``.
 
 The result loads in vanilla ``SentenceTransformer(path)`` and mteb, without skadapt or remote code.
 
-Renormalization can make a model worse (e.g. on STS while helping retrieval), so with dev sets the stage
-earns its place: μ is estimated once, the model without renormalization ("none"), with R1 and with R2
-are scored on the dev sets, and the best mean dev score is kept (ties go to "none", then R1). When "none"
-wins, no model is written: the stage's output is its input unchanged, and the run's final model stays
-the previous stage's. Dev rows holding an evaluation test text are dropped first (:mod:`skadapt.tasks.dev`),
-so the choice is never made on test texts, and those sharing a fine-tuning training text are counted and,
-unless the dev sets keep them, dropped (:mod:`skadapt.tasks.heldout`); the report records every set with its
-sizes and drops.
+Each can make a model worse (R1/R2 cost the demo's STS while helping retrieval), so with dev sets the
+stage earns its place: mu and the bases are estimated once, the dev texts encoded once, and every
+candidate, a map of those embeddings, is scored on the dev sets as their evaluators score it. A candidate
+replaces "none" (the model unchanged) only when it beats none beyond the noise (a paired bootstrap over
+the dev examples, :func:`select_on_dev`). When "none" is kept, no model is written: the stage's output
+is its input unchanged, and the run's final model stays the previous stage's. Dev rows holding an
+evaluation test text are dropped first (:mod:`skadapt.tasks.dev`), so the choice is never made on test
+texts, those sharing a fine-tuning training text are counted and, unless the dev sets keep them,
+dropped (:mod:`skadapt.tasks.heldout`), and the basis is never fitted on dev text; the report records
+every set with its sizes and drops.
 """
 
 from __future__ import annotations
 
 import logging
+import random
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -35,7 +43,9 @@ from skadapt.results.renorm import Candidate, RenormReport, Selection
 from skadapt.sources import iter_texts
 from skadapt.stage import RunFacts, Stage, StageContext
 from skadapt.tasks.config import DevSets
+from skadapt.tasks.dev_scores import EncodedSet
 from skadapt.tasks.heldout import TrainingTexts
+from skadapt.tasks.projection import BASIS_TEXTS, basis_of, basis_prompts, dense_module
 from skadapt.tasks.selection import evaluation_texts, suite_files
 from skadapt.textsample import sample_sentences
 
@@ -44,9 +54,10 @@ log = logging.getLogger("skadapt.renorm")
 Method = Literal["r1", "r2"]
 PromptChoice = Literal["none", "query", "passage"]
 REPORT = RenormReport.FILE
-CANDIDATES: tuple[str, ...] = ("none", "r1", "r2")
-"""In order of preference on a tie: no change first."""
-TIE_TOLERANCE = 1e-9
+CONFIDENCE = 0.95
+"""Family-wise one-sided confidence that a kept candidate beats none (Bonferroni over the candidates)."""
+REPLICATES = 2000
+"""Paired bootstrap resamples of the dev examples."""
 
 
 class RenormError(SkadaptError, ValueError):
@@ -103,24 +114,140 @@ def renorm_formula(embeddings: np.ndarray, mu: np.ndarray, method: Method) -> np
     return out / np.linalg.norm(out, axis=1, keepdims=True)
 
 
-def append_renorm(model: Any, mu: np.ndarray, method: Method) -> Any:
-    """Append ``Dense`` (identity activation) + ``Normalize`` implementing R1/R2 to a SentenceTransformer."""
-    import torch
-    from sentence_transformers.sentence_transformer.modules import Dense, Normalize
+def default_projection_dims(dimension: int) -> list[int]:
+    """Two thirds and one third of ``dimension``, rounded to multiples of 32 (of 8 below 192), below it."""
+    step = 32 if dimension >= 192 else 8
+    dims = {round(dimension * share / step) * step for share in (2 / 3, 1 / 3)}
+    return sorted((d for d in dims if 0 < d < dimension), reverse=True)
 
-    weight, bias = renorm_weights(mu, method)
-    dim = weight.shape[0]
-    dense = Dense(
-        in_features=dim,
-        out_features=dim,
-        bias=True,
-        activation_function=torch.nn.Identity(),
-        init_weight=torch.from_numpy(weight),
-        init_bias=torch.from_numpy(bias),
+
+def projection_dims(config: RenormConfig, dimension: int) -> list[int]:
+    """The projection candidates' dimensions, descending.
+
+    Raises:
+        RenormError: An asked dimension not below the model's.
+    """
+    if config.projection_dims is None:
+        return default_projection_dims(dimension)
+    too_large = [d for d in config.projection_dims if d >= dimension]
+    if too_large:
+        raise RenormError(
+            f"renorm.projection_dims {config.projection_dims}: {', '.join(map(str, too_large))} is not below "
+            f"the model's dimension {dimension}; use dimensions below {dimension}"
+        )
+    return sorted(config.projection_dims, reverse=True)
+
+
+@dataclass
+class CandidateMap:
+    """A candidate as a map of the model's embeddings: R1/R2 (``weight``, ``bias``), then a projection on
+    ``projection`` (rows: basis vectors), then normalization; ``none`` has neither."""
+
+    name: str
+    dimension: int
+    weight: np.ndarray | None = None
+    bias: np.ndarray | None = None
+    projection: np.ndarray | None = None
+
+    def __call__(self, embeddings: np.ndarray) -> np.ndarray:
+        """The candidate's unit vectors of ``embeddings`` (float64)."""
+        out = embeddings.astype(np.float64)
+        if self.weight is not None:
+            out = out @ self.weight.astype(np.float64).T + self.bias
+        if self.projection is not None:
+            out = out @ self.projection.T
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+    def modules(self) -> list[Any]:
+        """The modules appended to the model: ``Dense`` (R1/R2), ``Dense`` (projection, no bias), then
+        ``Normalize`` (a renormalization is normalized again by the last one: a projection is linear)."""
+        from sentence_transformers.sentence_transformer.modules import Normalize
+
+        dense = [] if self.weight is None else [dense_module(self.weight, self.bias)]
+        if self.projection is not None:
+            dense.append(dense_module(self.projection))
+        return [*dense, Normalize()] if dense else []
+
+
+def candidate_maps(
+    mu: np.ndarray, dims: list[int], basis_embeddings: np.ndarray | None
+) -> tuple[list[CandidateMap], dict[str, Any] | None]:
+    """The candidates in order of preference on a tie: none, r1, r2, ``proj-<d>`` (the basis of the
+    embeddings), ``r1+proj-<d>``, ``r2+proj-<d>`` (the basis of the renormalized embeddings); and the
+    energy the bases keep (None without projections)."""
+    dimension = int(mu.shape[0])
+    renorms = {name: renorm_weights(mu.astype(np.float32), name) for name in ("r1", "r2")}
+    maps = [CandidateMap("none", dimension)]
+    maps += [CandidateMap(name, dimension, *renorms[name]) for name in ("r1", "r2")]  # type: ignore[arg-type]
+    if not dims or basis_embeddings is None:
+        return maps, None
+    energy: dict[str, Any] = {}
+    for prefix in ("none", "r1", "r2"):
+        weight, bias = renorms.get(prefix, (None, None))
+        mapped = CandidateMap(prefix, dimension, weight, bias)(basis_embeddings)
+        vectors, _ = basis_of(mapped)
+        energy[prefix] = {d: round(kept_share(vectors, mapped, d), 4) for d in dims}
+        for d in dims:
+            name = f"proj-{d}" if prefix == "none" else f"{prefix}+proj-{d}"
+            maps.append(CandidateMap(name, d, weight, bias, vectors[:d]))
+    return maps, energy
+
+
+def kept_share(vectors: np.ndarray, embeddings: np.ndarray, d: int) -> float:
+    """The share of the energy of ``embeddings`` the top ``d`` basis vectors keep."""
+    return float(np.sum((embeddings @ vectors[:d].T) ** 2) / np.sum(embeddings**2))
+
+
+def _decide(candidates: list[Candidate]) -> tuple[str, str]:
+    """The kept candidate and why: the best mean among those that beat none beyond the noise."""
+    winners = [c for c in candidates[1:] if c.beats_none]
+    best = max(winners, key=lambda c: c.mean or 0.0, default=None)  # max keeps the first of equal means
+    if best is not None:
+        assert best.difference is not None and best.interval is not None
+        low, high = best.interval
+        others = f"; {len(winners) - 1} more beat none, with smaller means" if len(winners) > 1 else ""
+        return best.name, (
+            f"{best.name} beats none by {100 * best.difference:+.2f} [{100 * low:+.2f}, {100 * high:+.2f}] "
+            f"points of mean dev score{others}"
+        )
+    top = max(candidates[1:], key=lambda c: c.mean or 0.0, default=None)
+    if top is None or top.difference is None or top.interval is None:
+        return "none", "no candidate besides none"
+    low, high = top.interval
+    return "none", (
+        f"no candidate beats none beyond the noise (best: {top.name} {100 * top.difference:+.2f} "
+        f"[{100 * low:+.2f}, {100 * high:+.2f}] points of mean dev score)"
     )
-    model.append(dense)
-    model.append(Normalize())
-    return model
+
+
+def choose(
+    encoded: list[EncodedSet], maps: list[CandidateMap], seed: int = 42
+) -> tuple[list[Candidate], str, str]:
+    """Score ``maps`` (the first is none) on the encoded dev sets with a paired bootstrap; the scored
+    candidates, the kept one's name and why (see :func:`select_on_dev`)."""
+    from skadapt.tasks.dev_scores import paired_interval, resamples, score_candidate
+
+    indices = resamples(encoded, REPLICATES, seed)
+    alpha = (1 - CONFIDENCE) / max(len(maps) - 1, 1)
+    reference = score_candidate(encoded, None, indices)
+    candidates: list[Candidate] = []
+    for candidate in maps:
+        scored = reference if candidate.name == "none" else score_candidate(encoded, candidate, indices)
+        low, high = paired_interval(scored, reference, alpha) if candidate.name != "none" else (None, None)
+        entry = Candidate(
+            name=candidate.name,
+            scores={name: round(value, 6) for name, value in scored.scores.items()},
+            mean=round(scored.mean, 6),
+            dimension=candidate.dimension,
+            difference=None if low is None else round(scored.mean - reference.mean, 6),
+            interval=None if low is None or high is None else [round(low, 6), round(high, 6)],
+            beats_none=low is not None and low > 0,
+        )
+        candidates.append(entry)
+        log.info("renorm: %s on dev: mean %.4f %s", candidate.name, scored.mean, entry.scores)
+    choice, reason = _decide(candidates)
+    log.info("renorm: %s", reason)
+    return candidates, choice, reason
 
 
 def select_on_dev(
@@ -130,44 +257,100 @@ def select_on_dev(
     batch_size: int = 32,
     test_texts: dict[str, list[str]] | None = None,
     training: TrainingTexts | None = None,
-) -> Selection:
-    """Score the model without renormalization, with R1 and with R2 on the dev sets; the best mean wins.
+    *,
+    dims: list[int] | None = None,
+    basis_embeddings: np.ndarray | None = None,
+    basis: dict[str, Any] | None = None,
+    seed: int = 42,
+) -> tuple[Selection, CandidateMap]:
+    """Score every candidate (:func:`candidate_maps`) on the dev sets; keep the best that beats none
+    beyond the noise.
 
-    The model is left as it was (the appended modules are removed again). Ties (within 1e-9) go to the
-    earlier candidate of ``CANDIDATES``: no change before R1 before R2. Dev rows holding one of
-    ``test_texts`` (evaluation task -> its test texts) are dropped before scoring, and those sharing a
-    ``training`` text are counted (and dropped unless the dev sets keep them).
+    The dev texts are encoded once by ``model`` (:mod:`skadapt.tasks.dev_scores`) and every candidate is
+    a map of those embeddings; each set's metric is computed as its evaluator computes it. A candidate
+    beats none when the lower end of its paired bootstrap interval of (candidate - none) in mean dev score,
+    one-sided at ``1 - (1 - CONFIDENCE) / (candidates - 1)`` (Bonferroni over the candidates), is above 0.
+    Dev rows holding one of ``test_texts`` (evaluation task -> its test texts) are dropped before scoring.
+
+    Args:
+        model: The loaded model (left unchanged).
+        mu: The corpus mean of its embeddings.
+        dev: The dev sets.
+        batch_size: Encoding batch size.
+        test_texts: Evaluation task -> its test texts.
+        training: The run's training texts; dev rows sharing one are counted (and dropped unless kept).
+        dims: Dimensions of the projection candidates (none without ``basis_embeddings``).
+        basis_embeddings: The model's embeddings of training-side corpus text the bases are fitted on.
+        basis: What those embeddings are (texts, prompts), recorded in the selection.
+        seed: Seed of the bootstrap resamples.
     """
     from skadapt.tasks.dev import build_dev_sets
+    from skadapt.tasks.dev_scores import encode_dev_set
 
     sets = build_dev_sets(dev, batch_size, dict(model.prompts or {}), test_texts, training)
     metrics = {dev_set.evaluator.name: dev_set.metric for dev_set in sets}
-    candidates: list[Candidate] = []
-    best: tuple[float, str] | None = None
-    for name in CANDIDATES:
-        if name != "none":
-            append_renorm(model, mu.astype(np.float32), name)  # type: ignore[arg-type]
-        try:
-            scores = {
-                dev_set.evaluator.name: round(float(dev_set.evaluator(model)[dev_set.metric]), 6)
-                for dev_set in sets
-            }
-        finally:
-            if name != "none":
-                del model[-1]  # Normalize
-                del model[-1]  # Dense
-        mean = round(sum(scores.values()) / len(scores), 6)
-        candidates.append(Candidate(name=name, scores=dict(scores), mean=mean))
-        log.info("renorm: %s on dev: mean %.4f %s", name, mean, scores)
-        if best is None or mean > best[0] + TIE_TOLERANCE:
-            best = (mean, name)
-    assert best is not None
-    return Selection(
+    encoded = [encode_dev_set(model, dev_set, batch_size) for dev_set in sets]
+    maps, energy = candidate_maps(mu, dims or [], basis_embeddings)
+    candidates, choice, reason = choose(encoded, maps, seed)
+    recorded_basis = None if energy is None else {**(basis or {}), "energy_kept": energy}
+    selection = Selection(
         metrics=metrics,
         candidates=candidates,
-        choice=best[1],
+        choice=choice,
+        reason=reason,
+        confidence=CONFIDENCE,
+        replicates=REPLICATES,
+        basis=recorded_basis,
         sets=[r for dev_set in sets for r in dev_set.report],
     )
+    return selection, next(m for m in maps if m.name == choice)
+
+
+def dev_keys(dev: DevSets, language: str) -> set[str]:
+    """Normalized dev texts and their sentences (:func:`skadapt.textsample.normalize_text`): what a basis
+    must not be fitted on."""
+    from skadapt.tasks.dev import encoded_texts
+    from skadapt.textsample import normalize_text, split_sentences
+
+    keys: set[str] = set()
+    for entry in dev.sets:
+        for text in encoded_texts(entry):
+            keys.add(normalize_text(text))
+            keys.update(normalize_text(s) for s in split_sentences(text, language))
+    return keys
+
+
+def _sample_embeddings(
+    model: Any,
+    sentences: list[str],
+    mu_prompt: str,
+    prompts: list[str],
+    batch_size: int,
+    seed: int,
+    held_out: set[str] | None = None,
+) -> tuple[np.ndarray, np.ndarray | None, dict[str, Any] | None]:
+    """The sample encoded with ``mu_prompt`` (for mu), and the basis embeddings: a seeded subset of at most
+    ``BASIS_TEXTS`` of its sentences not in ``held_out`` (normalized dev texts), encoded with each of
+    ``prompts`` (reusing the mu encoding for its prompt); None without ``prompts``."""
+    from skadapt.textsample import normalize_text
+
+    embeddings = encode(model, sentences, mu_prompt, batch_size)
+    if not prompts:
+        return embeddings, None, None
+    eligible = [i for i, s in enumerate(sentences) if normalize_text(s) not in (held_out or set())]
+    if not eligible:
+        log.warning("renorm: every sample sentence is a dev text; no projection candidates")
+        return embeddings, None, None
+    rows = sorted(random.Random(seed).sample(eligible, min(len(eligible), BASIS_TEXTS)))
+    subset = [sentences[i] for i in rows]
+    parts = [embeddings[rows] if p == mu_prompt else encode(model, subset, p, batch_size) for p in prompts]
+    report = {
+        "texts": len(subset),
+        "prompts": prompts,
+        "source": "the renorm corpus sample",
+        "dropped_dev_overlap": len(sentences) - len(eligible),
+    }
+    return embeddings, np.concatenate(parts), report
 
 
 def renormalize(
@@ -183,25 +366,28 @@ def renormalize(
     test_texts: dict[str, list[str]] | None = None,
     training: TrainingTexts | None = None,
 ) -> RenormReport:
-    """Estimate μ on a corpus sample and save the model with R1/R2 appended into ``out_dir``.
+    """Estimate mu on a corpus sample; save the model with the chosen candidate appended into ``out_dir``.
 
-    With ``dev`` the method is chosen on the dev sets (see :func:`select_on_dev`); when no renormalization
-    wins, only ``renorm_report.json`` and ``renorm_mu.npy`` are written (no model).
+    With ``dev`` the candidate is chosen on the dev sets (see :func:`select_on_dev`), the projections'
+    bases fitted on the same corpus sample (training-side text: evaluation texts are kept out of it);
+    without, ``config.method`` is applied. When no candidate beats none, only ``renorm_report.json`` and
+    ``renorm_mu.npy`` are written (no model).
 
     Args:
         model_path: sentence-transformers directory or Hub id.
-        out_dir: Where the renormalized model and ``renorm_report.json`` are written.
-        config: Method, corpus (must be set), sample size, prompt and sentence-length window.
-        seed: Seed of the corpus sample.
+        out_dir: Where the model and ``renorm_report.json`` are written.
+        config: Method, corpus (must be set), sample size, prompt, sentence-length window, projections.
+        seed: Seed of the corpus sample, the basis subset and the bootstrap.
         language: ISO 639-1 code of the corpus language (sentence splitting rules).
         exclude: Normalized evaluation texts that must not enter the sample.
         batch_size: Encoding batch size.
-        dev: Dev sets to choose none / R1 / R2 on; None applies ``config.method``.
+        dev: Dev sets to choose on; None applies ``config.method``.
         test_texts: Evaluation task -> its test texts; dev rows holding one are not scored.
         training: The run's training texts; dev rows sharing one are counted (and dropped unless kept).
 
     Raises:
-        RenormError: No usable sentence in the corpus, or a prompt the model lacks.
+        RenormError: No usable sentence in the corpus, a prompt the model lacks, or a projection dimension
+            not below the model's.
         SourceError: Unreadable corpus.
     """
     corpus, method, samples, prompt = config.corpus, config.method, config.samples, config.prompt
@@ -212,6 +398,8 @@ def renormalize(
 
     model = SentenceTransformer(model_path)  # a GPU when there is one: the mean needs ~100k encodings
     text = prompt_text(model, prompt)
+    dimension = int(model.get_embedding_dimension() or 0)
+    dims = projection_dims(config, dimension) if dev is not None else []
     started = time.perf_counter()
     sample = sample_sentences(
         iter_texts(corpus, config.text_column, max_documents=config.max_documents),
@@ -231,30 +419,51 @@ def renormalize(
     if len(sentences) < samples:
         log.warning("renorm: only %d sentences available (asked for %d)", len(sentences), samples)
     sampled = time.perf_counter()
-    embeddings = encode(model, sentences, text, batch_size)
+    prompts = basis_prompts(model) if dims else []
+    held_out = dev_keys(dev, language) if prompts and dev is not None else None
+    embeddings, basis_embeddings, basis = _sample_embeddings(
+        model, sentences, text, prompts, batch_size, seed, held_out
+    )
     encoded = time.perf_counter()
     mu = embeddings.astype(np.float64).mean(axis=0)
     unit = mu / np.linalg.norm(mu)
-    selection = (
-        select_on_dev(model, mu, dev, test_texts=test_texts, training=training) if dev is not None else None
-    )
-    chosen = selection.choice if selection is not None else method
-    if chosen == "none":
+    selection = None
+    if dev is not None:
+        selection, chosen = select_on_dev(
+            model,
+            mu,
+            dev,
+            test_texts=test_texts,
+            training=training,
+            dims=dims,
+            basis_embeddings=basis_embeddings,
+            basis=basis,
+            seed=seed,
+        )
+    else:
+        chosen = CandidateMap(method, dimension, *renorm_weights(mu.astype(np.float32), method))
+    chose = time.perf_counter()
+    renormalized = CandidateMap(chosen.name, dimension, chosen.weight, chosen.bias)  # before any projection
+    after = renormalized(embeddings) if chosen.weight is not None else embeddings.astype(np.float64)
+    if chosen.name == "none":
         log.warning(
-            "renorm: neither R1 nor R2 beats the model without renormalization on the dev sets; "
+            "renorm: no candidate beats the model without renormalization beyond the noise on the dev sets; "
             "the stage keeps its input model unchanged"
         )
-        after = embeddings.astype(np.float64)
     else:
-        after = renorm_formula(embeddings, mu, chosen)  # type: ignore[arg-type]
-        append_renorm(model, mu.astype(np.float32), chosen)  # type: ignore[arg-type]
+        for module in chosen.modules():
+            model.append(module)
         model.save(str(out_dir))
         finalize_model_dir(out_dir)
-        keep_matryoshka_dims(model_path, out_dir)  # truncation applies after the renormalization
+        # truncation applies after the renormalization; a projection keeps the dimensions below its own
+        keep_matryoshka_dims(model_path, out_dir, chosen.dimension)
     np.save(out_dir / "renorm_mu.npy", mu.astype(np.float32))
+    seconds = {"sample": round(sampled - started, 3), "encode": round(encoded - sampled, 3)}
+    if selection is not None:
+        seconds["select"] = round(chose - encoded, 3)
     result = RenormReport(
-        method=chosen,
-        kept=chosen != "none",
+        method=chosen.name,
+        kept=chosen.name != "none",
         corpus=corpus,
         prompt=prompt,
         prompt_text=text,
@@ -265,10 +474,11 @@ def renormalize(
         mu_norm=float(np.linalg.norm(mu)),
         mean_cos_to_mu_before=float((embeddings.astype(np.float64) @ unit).mean()),
         mean_cos_to_mu_after=float((after @ unit).mean()),
-        dimension=int(mu.shape[0]),
+        dimension=dimension,
+        output_dimension=chosen.dimension,
         seed=seed,
         selection=selection,
-        seconds={"sample": round(sampled - started, 3), "encode": round(encoded - sampled, 3)},
+        seconds=seconds,
     )
     artifacts.write_json(out_dir / REPORT, result.as_json())
     return result

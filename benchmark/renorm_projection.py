@@ -1,0 +1,128 @@
+"""Renorm's dev choice with the projection candidates, on a model and a recipe's renorm config and dev sets.
+
+One run, side by side:
+
+- **the stage** (:func:`skadapt.renorm.stage.renormalize`): the corpus sample, mu, the basis encodes, the
+  dev texts encoded once and every candidate (none, R1, R2, ``proj-<d>``, ``R1/R2+proj-<d>``) scored from
+  the embeddings with the paired bootstrap; its table of candidates, the choice and why;
+- **the evaluators** (what the stage did before): none, R1 and R2 appended to the model in turn and each
+  dev set's sentence-transformers evaluator run on it; their seconds, and the largest difference between
+  their scores and the stage's (the scores from the embeddings must equal the evaluators').
+
+Also prints each candidate's lower bound at one-sided 90% / 95% and at the stage's level, so a reader sees
+what a looser rule would have kept.
+
+    OMP_NUM_THREADS=2 python benchmark/renorm_projection.py runs/demo_sk/finetune \
+        --recipe recipes/demo_sk.yaml --out runs/bench_renorm_projection
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import time
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "2")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("model", help="sentence-transformers directory (e.g. runs/demo_sk/finetune)")
+    parser.add_argument("--recipe", default="recipes/demo_sk.yaml")
+    parser.add_argument("--out", default="runs/bench_renorm_projection")
+    args = parser.parse_args()
+
+    import numpy as np
+    from sentence_transformers import SentenceTransformer
+
+    import skadapt.tasks.dev_scores as dev_scores
+    from skadapt.languages import get_language
+    from skadapt.recipe import load_recipe
+    from skadapt.renorm.stage import CONFIDENCE, CandidateMap, renorm_weights, renormalize
+    from skadapt.tasks.contamination import gather_test_texts
+    from skadapt.tasks.dev import build_dev_sets
+    from skadapt.tasks.selection import evaluation_texts
+
+    recipe = load_recipe(args.recipe)
+    assert recipe.renorm is not None and recipe.evaluate is not None
+    tasks = list(recipe.evaluate.tasks)
+    dev = recipe.renorm_dev()
+    assert dev is not None, "the recipe has no dev sets (renorm.dev or finetune.dev)"
+    language = get_language(recipe.language)
+    text_language = language.iso639_1 or "en"
+    test_texts, _ = gather_test_texts(tasks, False, language=language.code)
+    out = Path(args.out)
+    shutil.rmtree(out, ignore_errors=True)
+    (out / "renorm").mkdir(parents=True)
+
+    differences: list[np.ndarray] = []  # each candidate's bootstrap differences to none, in order
+    real = dev_scores.paired_interval
+
+    def recording(candidate: dev_scores.Scored, reference: dev_scores.Scored, alpha: float):
+        differences.append(candidate.replicates - reference.replicates)
+        return real(candidate, reference, alpha)
+
+    dev_scores.paired_interval = recording  # type: ignore[assignment]
+    started = time.perf_counter()
+    result = renormalize(
+        args.model,
+        out / "renorm",
+        recipe.renorm,
+        seed=recipe.seed,
+        language=text_language,
+        exclude=evaluation_texts(tasks, text_language),
+        dev=dev,
+        test_texts=test_texts,
+    )
+    stage_seconds = time.perf_counter() - started
+    selection = result.selection
+    assert selection is not None
+
+    model = SentenceTransformer(args.model)
+    sets = build_dev_sets(dev, 32, dict(model.prompts or {}), test_texts)
+    mu = np.load(out / "renorm" / "renorm_mu.npy")
+    old: dict[str, dict[str, float]] = {}
+    started = time.perf_counter()
+    for name in ("none", "r1", "r2"):
+        modules = [] if name == "none" else CandidateMap(name, len(mu), *renorm_weights(mu, name)).modules()
+        for module in modules:
+            model.append(module)
+        old[name] = {s.evaluator.name: float(s.evaluator(model)[s.metric]) for s in sets}
+        for _ in modules:
+            del model[-1]
+    evaluator_seconds = time.perf_counter() - started
+
+    alpha = (1 - CONFIDENCE) / (len(selection.candidates) - 1)
+    sets_named = list(selection.metrics)
+    print(f"\nmodel {args.model}; dev sets {', '.join(sets_named)}")
+    print(f"the stage: {stage_seconds:.1f} s {result.seconds}")
+    levels = f"90% / 95% / {1 - alpha:.3%} low"
+    print(f"| candidate | d | {' | '.join(sets_named)} | mean | vs none (points) | {levels} |")
+    print("|---|---|" + "---|" * len(sets_named) + "---|---|---|")
+    for candidate, diffs in zip(selection.candidates, [None, *differences], strict=True):
+        scores = " | ".join(f"{candidate.scores[s]:.4f}" for s in sets_named)
+        if candidate.interval is None or diffs is None:
+            versus, lows = "—", "—"
+        else:
+            low, high = candidate.interval
+            versus = f"{100 * candidate.difference:+.2f} [{100 * low:+.2f}, {100 * high:+.2f}]"
+            lows = " / ".join(f"{100 * np.nanquantile(diffs, a):+.2f}" for a in (0.10, 0.05, alpha))
+        row = [candidate.name, str(candidate.dimension), scores, f"{candidate.mean:.4f}", versus, lows]
+        print(f"| {' | '.join(row)} |")
+    print(f"\nchoice: {selection.choice}: {selection.reason}")
+    mine = {c.name: c.scores for c in selection.candidates}
+    gap = max(abs(mine[n][s] - old[n][s]) for n in old for s in old[n])
+    print(
+        f"the evaluators on none/R1/R2 appended: {evaluator_seconds:.1f} s (the stage's dev choice of all "
+        f"{len(selection.candidates)} candidates: {result.seconds.get('select', 0):.1f} s); largest score "
+        f"difference to the stage's {gap:.2e}"
+    )
+
+
+if __name__ == "__main__":
+    main()
