@@ -19,6 +19,7 @@ from skadapt.cli import app
 from skadapt.plan import Plan, plan_recipe
 from skadapt.plan.models import ARCHITECTURES, model_shape, parameters
 from skadapt.plan.rates import all_rates, gpu_rates
+from skadapt.plan.stages import INT8_VARIANTS
 from skadapt.recipe import load_recipe
 from skadapt.tasks.suite import row_texts
 from tests.support.hub_fixtures import HF_TOKEN, HubClient
@@ -78,7 +79,10 @@ def test_demo_plan_counts_the_evaluation_texts_per_task_times_the_models(demo_pl
     assert evaluate.work["models"] == ["base", "trim", "finetune", "renorm", "onnx-int8", "static", *DIMS]
     assert evaluate.work["texts_to_encode"] == 9 * sum(expected.values())
     export = demo_plan.stage("export")
-    assert export.work["speed_texts"] == 1000 and export.work["speed_encodes"] == 3 * 3 * 1000
+    models = 3 + INT8_VARIANTS - 1  # PyTorch, the int8 and static tiers, and every other int8 variant
+    assert export.work["speed_texts"] == 1000 and export.work["speed_encodes"] == 3 * models * 1000
+    dev_texts = demo_plan.stage("renorm").work["dev_texts"]  # each variant and PyTorch: dev score, agreement
+    assert export.work["int8_dev_encodes"] == (INT8_VARIANTS + 1) * 2 * dev_texts
     # the dims basis: the corpus (capped at 2,000 texts) with both prompts
     assert export.work["dims_basis_encodes"] == 2 * min(export.work["static_corpus_texts"], 2000)
 
