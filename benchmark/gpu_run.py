@@ -59,8 +59,11 @@ SMOKE_DEMO = [  # the demo recipe, small enough for a CPU minute: the stages up 
     "finetune.dev.steps=2",
     "finetune.anchor.samples=16",
     "finetune.interpolation.grid=[0.0,1.0]",
+    "export.tiers=[onnx]",
     "export.pca_dims=16",
     "export.dims=[16]",
+    "export.speed_texts=32",
+    "export.speed_repeats=1",
     "evaluate.bootstrap=50",
 ]
 SMOKE_TESTS = ["tests/test_devices.py"]

@@ -130,3 +130,36 @@ def test_encoded_texts_count_what_the_evaluator_encodes(tmp_path: Path) -> None:
     assert encoded_texts(DevSets(kind="rte", source=source).sets[0]) == ["x", "y", "z"]
     with pytest.raises(TrainingDataError, match="missing"):
         encoded_texts(DevSets(kind="sts", source=str(tmp_path / "missing.jsonl")).sets[0])
+
+
+def test_nli_triplets_are_encoded_once_with_the_query_prompt(
+    tiny_models: dict[str, Path], tmp_path: Path
+) -> None:
+    """sentence-transformers 6's TripletEvaluator adds the query/document prompts itself; NLI dev triplets
+    already carry the query prompt, so every text is encoded exactly once with it (not "query: query: ...",
+    not "passage: query: ...")."""
+    import numpy as np
+
+    source = _write(tmp_path / "nli.jsonl", _rows(NLI)[:60])
+    prompts = {"query": "query: ", "document": "passage: "}
+    (dev,) = build_dev_sets(DevSets(kind="nli", source=str(source)), prompts=prompts)
+    model = _model(tiny_models["unigram"])
+    model.prompts = dict(prompts)
+    seen: list[str] = []
+    encode = model.encode
+
+    def spy(sentences: Any, *args: Any, **kwargs: Any) -> Any:
+        prompt = kwargs.get("prompt") or ""
+        name = kwargs.get("prompt_name")
+        seen.extend((prompts.get(name, "") if name else prompt) + s for s in sentences)
+        return encode(sentences, *args, **kwargs)
+
+    model.encode = spy
+    score = dev.evaluator(model)[dev.metric]
+    assert seen and all(text.startswith("query: ") and not text.startswith("query: query: ") for text in seen)
+    plain = [
+        encode(list(t), convert_to_numpy=True)
+        for t in (dev.evaluator.anchors, dev.evaluator.positives, dev.evaluator.negatives)
+    ]
+    a, p, n = (x / np.linalg.norm(x, axis=1, keepdims=True) for x in plain)
+    assert score == pytest.approx(float(np.mean((a * p).sum(1) > (a * n).sum(1))), abs=1e-9)

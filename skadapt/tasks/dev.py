@@ -32,6 +32,7 @@ Several dev sets run in sequence and the dev score is the mean of their main sco
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -471,6 +472,25 @@ class _HeldOut:
     action: str
 
 
+@functools.cache
+def symmetric_triplets() -> type:
+    """``TripletEvaluator`` that encodes anchors, positives and negatives alike, with plain ``encode``.
+
+    sentence-transformers 6 encodes a triplet's anchor with ``encode_query`` and the others with
+    ``encode_document``, adding the model's query and document prompts (retrieval-style triplets). NLI
+    triplets are symmetric and their texts already carry the query prompt: without this, E5's dev triplets
+    were scored as "query: query: premise" against "passage: query: hypothesis".
+    """
+    from sentence_transformers.sentence_transformer.evaluation import TripletEvaluator
+
+    class SymmetricTripletEvaluator(TripletEvaluator):
+        def embed_inputs(self, model: Any, sentences: Any, *_: Any, **kwargs: Any) -> Any:
+            kwargs.pop("encode_fn_name", None)
+            return super().embed_inputs(model, sentences, **kwargs)
+
+    return SymmetricTripletEvaluator
+
+
 def _build_one(
     config: DevSetConfig, name: str, batch_size: int, prompts: dict[str, str], held_out: _HeldOut
 ) -> DevSet:
@@ -479,7 +499,6 @@ def _build_one(
         BinaryClassificationEvaluator,
         EmbeddingSimilarityEvaluator,
         InformationRetrievalEvaluator,
-        TripletEvaluator,
     )
 
     query, document = role_prompt(prompts, "query"), role_prompt(prompts, "document")
@@ -517,7 +536,7 @@ def _build_one(
         )
         return DevSet(evaluator, f"{name}_spearman_cosine", len(items), [report])
     if config.kind in ("triplets", "nli"):  # NLI-style triplets are symmetric: query prompt on all
-        evaluator = TripletEvaluator(
+        evaluator = symmetric_triplets()(
             column("anchor", query),
             column("positive", query),
             column("negative", query),

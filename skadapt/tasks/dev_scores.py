@@ -93,9 +93,14 @@ def encode_dev_set(model: Any, dev_set: Any, batch_size: int = 32) -> EncodedSet
         return EncodedSet(name, "sts", metric, {"first": first, "second": second}, gold=gold)
     if isinstance(ev, TripletEvaluator):
         embeddings = {
-            "anchor": _encode(model.encode_query, list(ev.anchors), batch_size),
-            "positive": _encode(model.encode_document, list(ev.positives), batch_size),
-            "negative": _encode(model.encode_document, list(ev.negatives), batch_size),
+            role: _encode(
+                model.encode, list(texts), batch_size
+            )  # symmetric: the query prompt is in the texts
+            for role, texts in (
+                ("anchor", ev.anchors),
+                ("positive", ev.positives),
+                ("negative", ev.negatives),
+            )
         }
         return EncodedSet(name, "triplets", metric, embeddings)
     if isinstance(ev, BinaryClassificationEvaluator):
