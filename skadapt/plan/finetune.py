@@ -6,7 +6,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from skadapt.plan.model import StagePlan
-from skadapt.plan.parts import CHARS_PER_TOKEN, Context, cpu_part, encode_part, gb, train_part
+from skadapt.plan.parts import (
+    CHARS_PER_TOKEN,
+    Context,
+    cpu_part,
+    encode_part,
+    gb,
+    load_part,
+    train_part,
+    write_part,
+)
 from skadapt.plan.sizes import SourceSize, source_size
 from skadapt.plan.stages import dev_size
 from skadapt.plan.tasks import TaskWork
@@ -190,6 +199,14 @@ def plan_finetune(recipe: Recipe, ctx: Context, tasks: list[TaskWork]) -> StageP
         )
         plan.parts.append(encode_part(ctx, "dev evaluations", ctx.model, dev_texts * evaluations, dev_chars))
     params = ctx.model.parameters
+    plan.parts.append(load_part(ctx, "loading the model", [params]))
+    saves = total // config.save_steps
+    checkpoint = params * OPTIMIZER_BYTES / 1e9
+    plan.work["checkpoints"] = saves
+    written = saves * checkpoint + params * 4 / 1e9
+    plan.parts.append(
+        write_part(ctx, f"saving {saves} checkpoints of {checkpoint:.2f} GB and the model", written)
+    )
     plan.disk_gb = gb(params * 4 + config.save_total_limit * params * OPTIMIZER_BYTES)
     plan.notes.append(
         f"disk: the model and up to {config.save_total_limit} checkpoints (weights + AdamW moments) while "

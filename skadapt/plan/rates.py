@@ -104,11 +104,14 @@ class Rates:
             own = self._finetune(label, precision)[other]
             found = {**own, "s_per_step": own["s_per_step"] * ratio}
             basis = f"extrapolated: {other} x the {label}-trimmed {shape}/{other} ratio"
+        own = basis == "measured"  # the label's own rows (measured, or derived from its measured rows)
+        if own and found.get("derived"):
+            basis = f"extrapolated: {found['derived']}"
         measured_batch = int(found.get("batch") or self.data.get("settings", {}).get("batch", 32))
         factor = batch / measured_batch
         state = float(found.get("parameters") or 0) * TRAINING_BYTES / 2**30
         seconds = float(found["s_per_step"]) * factor
-        fit = self._fit(label, precision) if basis == "measured" else None
+        fit = self._fit(label, precision) if own else None
         if factor != 1 and fit is not None:
             tokens = found["tokens_per_batch"] * factor
             seconds = fit[0] + fit[1] * tokens
@@ -157,6 +160,19 @@ class Rates:
         peak = max(found["short"].get("peak_gb") or 0, found["long"].get("peak_gb") or 0) or None
         rss = max(found["short"].get("peak_rss_gb") or 0, found["long"].get("peak_rss_gb") or 0) or None
         return Rate(seconds, basis, peak, rss)
+
+    def fixed(self, name: str) -> float | None:
+        """A fixed cost measured on this machine (``fixed`` of a CPU file, e.g. ``imports_s``,
+        ``load_s_per_gparam``), None without it."""
+        value = self.data.get("fixed", {}).get(name)
+        return float(value) if value is not None else None
+
+    def host(self, name: str, default: float = 1.0) -> float:
+        """A figure of a GPU machine's host (``host`` of a GPU file): ``core_speed`` (one of its cores
+        against one core of the CPU file's machine), ``cpu_encode_speedup`` (PyTorch/ONNX encoding on its
+        cores against the CPU file's), ``process_start_s``, ``cuda_init_s``; ``default`` without it."""
+        value = self.data.get("host", {}).get(name)
+        return float(value) if value is not None else default
 
     def data_path(self, name: str) -> dict[str, Any] | None:
         """A data-path figure (CPU files), e.g. ``trim_count``: ``{documents_per_s, fixed_s, ...}``."""
