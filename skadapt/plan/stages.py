@@ -257,7 +257,7 @@ def splitting_part(ctx: Context, documents: int, chars: float) -> Part:
         name="sentence splitting",
         seconds_cpu=seconds,
         seconds_gpu=seconds / speed,
-        basis_cpu=f"measured renorm_sample rate per worker (in this process: <= {PARALLEL_AFTER:,} documents)",
+        basis_cpu=f"measured renorm_sample rate per worker (<= {PARALLEL_AFTER:,} documents: in-process)",
         basis_gpu="the GPU machine's host, in the stage's process",
         peak_rss_gb=rate.get("peak_rss_gb"),
     )
@@ -399,10 +399,10 @@ def plan_export(recipe: Recipe, ctx: Context, tasks: list[TaskWork] | None) -> S
         )
     plan.parts.append(load_part(ctx, "loading the model", [ctx.model.parameters]))
     plan.notes.append(
-        "parity, the speed rounds and the int8 choice run on the CPU (the tiers are measured where they will "
-        "run): on the GPU machine at its host's rate (host.cpu_encode_speedup); encodes priced at the PyTorch "
-        "model's rate (the ONNX and static tiers are faster); the ONNX conversion and the int8 variants' "
-        "quantization are not priced (not measured)"
+        "parity, the speed rounds and the int8 choice run on the CPU (the tiers are measured where they "
+        "will run): on the GPU machine at its host's rate (host.cpu_encode_speedup); encodes priced at the "
+        "PyTorch model's rate (the ONNX and static tiers are faster); the ONNX conversion and the int8 "
+        "variants' quantization are not priced (not measured)"
     )
     plan.notes.append(
         "GPU figure: a projection - no run of today's export (int8 variants chosen on dev, speed rounds in "
@@ -521,9 +521,9 @@ def plan_evaluate(recipe: Recipe, ctx: Context, tasks: list[TaskWork], unknown: 
     plan.parts.append(memory_part("the model and one model's embedding memo", plan.parts, memo))
     plan.parts += evaluation_overheads(recipe, ctx, tasks, models)
     plan.notes.append(
-        "the task data's download is not included; ONNX tiers are encoded on the CPU (on the GPU machine at its "
-        "host's rate); GPU figure: a projection - today's evaluate has not been measured on a GPU (the first "
-        "H200 run of older code took 136 s)"
+        "the task data's download is not included; ONNX tiers are encoded on the CPU (on the GPU machine at "
+        "its host's rate); GPU figure: a projection - today's evaluate has not been measured on a GPU (the "
+        "first H200 run of older code took 136 s)"
     )
     plan.disk_gb = 0.01
     return plan.total()
