@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from skadapt.plan.model import StagePlan
+from skadapt.plan.model import Part, StagePlan
 from skadapt.plan.parts import (
     CHARS_PER_TOKEN,
     Context,
@@ -197,7 +197,9 @@ def plan_finetune(recipe: Recipe, ctx: Context, tasks: list[TaskWork]) -> StageP
             f"dev: {evaluations} evaluations x {dev_texts:,} texts (the starting model; every "
             f"{config.dev.steps} steps and the last; the chosen model; the interpolation grid)"
         )
-        plan.parts.append(encode_part(ctx, "dev evaluations", ctx.model, dev_texts * evaluations, dev_chars))
+        dev_part = encode_part(ctx, "dev evaluations", ctx.model, dev_texts * evaluations, dev_chars)
+        _slice_dev_rate(ctx, dev_part, dev_texts * evaluations, dev_chars)
+        plan.parts.append(dev_part)
     params = ctx.model.parameters
     plan.parts.append(load_part(ctx, "loading the model", [params]))
     saves = total // config.save_steps
@@ -215,6 +217,23 @@ def plan_finetune(recipe: Recipe, ctx: Context, tasks: list[TaskWork]) -> StageP
     if config.bf16:
         plan.notes.append("finetune.bf16: the GPU figure is bf16; the CPU figure fp32")
     return plan.total()
+
+
+SLICE_MODEL = "e5-small-trimmed"
+"""The model of the GPU check's real-size slice."""
+
+
+def _slice_dev_rate(ctx: Context, part: Part, texts: float, chars: float) -> None:
+    """The GPU figure of the dev evaluations from the real-size slice's measured dev evaluation (encoding
+    and the evaluators' own work), for another model scaled by its encoding time against the slice's
+    model; unchanged without a slice."""
+    measured = ctx.gpu.dev_texts_per_s() if ctx.gpu is not None else None
+    small = ctx.gpu.encode(SLICE_MODEL, "fp32", chars) if ctx.gpu is not None else None
+    if measured is None or small is None or part.seconds_gpu is None:
+        return
+    ratio = part.seconds_gpu / (texts * small.value) if texts else 1.0
+    part.seconds_gpu = texts / measured[0] * ratio
+    part.basis_gpu = measured[1] + (f", x{ratio:.2f} for the model" if abs(ratio - 1) > 0.01 else "")
 
 
 def _contamination(recipe: Recipe, ctx: Context, plan: StagePlan, rows: int, tasks: list[TaskWork]) -> None:

@@ -174,6 +174,19 @@ class Rates:
         value = self.data.get("host", {}).get(name)
         return float(value) if value is not None else default
 
+    def dev_texts_per_s(self) -> tuple[float, str] | None:
+        """Texts per second of a fine-tuning dev evaluation (encoding and the evaluator's own work: the
+        similarities, the rankings, the metrics) as the real-size slice measured it (``slice`` of a GPU
+        file), with its basis; None without one."""
+        found = self.data.get("slice", {})
+        if not found.get("dev_eval_s") or not found.get("dev_texts"):
+            return None
+        per_s = found["dev_texts"] / found["dev_eval_s"]
+        return per_s, (
+            f"the real-size slice's dev evaluation ({found['dev_eval_s']:g} s for {found['dev_texts']:,} "
+            f"texts: {per_s:,.0f} texts/s)"
+        )
+
     def data_path(self, name: str) -> dict[str, Any] | None:
         """A data-path figure (CPU files), e.g. ``trim_count``: ``{documents_per_s, fixed_s, ...}``."""
         return self.data.get("data", {}).get(name)
