@@ -198,7 +198,7 @@ def plan_finetune(recipe: Recipe, ctx: Context, tasks: list[TaskWork]) -> StageP
             f"{config.dev.steps} steps and the last; the chosen model; the interpolation grid)"
         )
         dev_part = encode_part(ctx, "dev evaluations", ctx.model, dev_texts * evaluations, dev_chars)
-        _slice_dev_rate(ctx, dev_part, dev_texts * evaluations, dev_chars)
+        _slice_dev_rate(ctx, dev_part, dev_texts * evaluations)
         plan.parts.append(dev_part)
     params = ctx.model.parameters
     plan.parts.append(load_part(ctx, "loading the model", [params]))
@@ -223,17 +223,14 @@ SLICE_MODEL = "e5-small-trimmed"
 """The model of the GPU check's real-size slice."""
 
 
-def _slice_dev_rate(ctx: Context, part: Part, texts: float, chars: float) -> None:
-    """The GPU figure of the dev evaluations from the real-size slice's measured dev evaluation (encoding
-    and the evaluators' own work), for another model scaled by its encoding time against the slice's
-    model; unchanged without a slice."""
-    measured = ctx.gpu.dev_texts_per_s() if ctx.gpu is not None else None
-    small = ctx.gpu.encode(SLICE_MODEL, "fp32", chars) if ctx.gpu is not None else None
-    if measured is None or small is None or part.seconds_gpu is None:
+def _slice_dev_rate(ctx: Context, part: Part, texts: float) -> None:
+    """Adds to the GPU figure of the dev evaluations (their encoding) the evaluators' own work per text,
+    as the real-size slice measured it; unchanged without a slice."""
+    overhead = ctx.gpu.dev_overhead(SLICE_MODEL) if ctx.gpu is not None else None
+    if overhead is None or part.seconds_gpu is None:
         return
-    ratio = part.seconds_gpu / (texts * small.value) if texts else 1.0
-    part.seconds_gpu = texts / measured[0] * ratio
-    part.basis_gpu = measured[1] + (f", x{ratio:.2f} for the model" if abs(ratio - 1) > 0.01 else "")
+    part.seconds_gpu += texts * overhead[0]
+    part.basis_gpu += f"; + {overhead[1]}"
 
 
 def _contamination(recipe: Recipe, ctx: Context, plan: StagePlan, rows: int, tasks: list[TaskWork]) -> None:

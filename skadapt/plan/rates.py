@@ -174,17 +174,25 @@ class Rates:
         value = self.data.get("host", {}).get(name)
         return float(value) if value is not None else default
 
-    def dev_texts_per_s(self) -> tuple[float, str] | None:
-        """Texts per second of a fine-tuning dev evaluation (encoding and the evaluator's own work: the
-        similarities, the rankings, the metrics) as the real-size slice measured it (``slice`` of a GPU
-        file), with its basis; None without one."""
+    def dev_overhead(self, label: str) -> tuple[float, str] | None:
+        """Seconds per text a fine-tuning dev evaluation spends beside encoding (the evaluators' own work:
+        similarities, rankings, metrics), from the real-size slice (``slice`` of a GPU file): its measured
+        dev evaluation less the encoding of its texts at ``label``'s rate; None without a slice."""
         found = self.data.get("slice", {})
-        if not found.get("dev_eval_s") or not found.get("dev_texts"):
+        groups = found.get("dev_texts_chars") or {}
+        if not found.get("dev_eval_s") or not groups:
             return None
-        per_s = found["dev_texts"] / found["dev_eval_s"]
-        return per_s, (
-            f"the real-size slice's dev evaluation ({found['dev_eval_s']:g} s for {found['dev_texts']:,} "
-            f"texts: {per_s:,.0f} texts/s)"
+        encode = 0.0
+        for count, chars in groups.values():
+            rate = self.encode(label, "fp32", chars)
+            if rate is None:
+                return None
+            encode += count * rate.value
+        texts = sum(count for count, _ in groups.values())
+        per_text = max(found["dev_eval_s"] - encode, 0.0) / texts
+        return per_text, (
+            f"the real-size slice's dev evaluation: {found['dev_eval_s']:g} s for {texts:,} texts, of which "
+            f"encoding {encode:.1f} s at this rate, the evaluators {per_text * 1e3:.2f} ms per text"
         )
 
     def data_path(self, name: str) -> dict[str, Any] | None:
