@@ -192,7 +192,7 @@ class Rates:
         per_text = max(found["dev_eval_s"] - encode, 0.0) / texts
         return per_text, (
             f"the real-size slice's dev evaluation: {found['dev_eval_s']:g} s for {texts:,} texts, of which "
-            f"encoding {encode:.1f} s at this rate, the evaluators {per_text * 1e3:.2f} ms per text"
+            f"encoding {encode:.1f} s at {label}'s rate, the evaluators {per_text * 1e3:.2f} ms per text"
         )
 
     def data_path(self, name: str) -> dict[str, Any] | None:
