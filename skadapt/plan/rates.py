@@ -5,7 +5,11 @@ A rates file holds, per model label (``e5-small-trimmed``, ...) and precision, t
 step of two row shapes (``pairs_long``: query + 1,200-char passage; ``triplets_short``: NLI triplets) at
 the batch it was measured with, encoding texts/s of ~100- and ~1,200-character texts, peak GPU memory and
 the process's peak RSS; a CPU file adds the data paths (documents/s of counting and sentence sampling,
-rows/s of reading, grouping and the contamination check). Times for other batches, lengths and models
+rows/s of reading, grouping and the contamination check) and the ``fixed`` costs (imports, model loads,
+wordfreq counting, mteb's task set-up, checkpoint writes, the statistics: ``benchmark/plan_fixed_costs.py``);
+a GPU file adds its ``host`` (the GPU machine's cores: one core's speed against the CPU file's, PyTorch/ONNX
+encoding on its cores, a fresh process's start, the CUDA start) and its ``slice`` (the real-size fine-tuning
+slice: the dev evaluation's seconds beside encoding). Times for other batches, lengths and models
 are extrapolated from these: by tokens per batch along the line through the two measured shapes (a fixed
 part: optimizer and embeddings; a part per token), linear in the text length between the two encoded
 lengths, by the non-embedding parameter ratio for another architecture. Every figure is wall-clock time
