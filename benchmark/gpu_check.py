@@ -37,6 +37,8 @@ import os
 import platform
 import random
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 import traceback
@@ -358,6 +360,37 @@ class Tracer:
         }
 
 
+PROCESS_START = "import torch, transformers, sentence_transformers, onnxruntime\n"
+"""What a fresh speed-round process imports before it loads its model (skadapt/export/speed.py)."""
+
+
+def measure_host(tokenizer_json: Path, smoke: bool) -> dict[str, Any]:
+    """The GPU machine's host, for the plan's host work (``host`` of the rates file): one core's speed at
+    single-threaded Python work (counting the Slovak wordfreq list, as trim does) against the 2-core CPU
+    file's (``benchmark/plan_fixed_costs.py``, the same two lists), and a fresh process's start with the
+    imports of a speed-round process (wall seconds; its model's load comes on top)."""
+    from skadapt.plan.rates import cpu_rates
+    from skadapt.trim.wordlist import count_wordfreq
+
+    tokenizer = tokenizer_json.read_text(encoding="utf-8")
+    start, words = time.process_time(), 0
+    for lang in ("sk", "en"):  # as benchmark/plan_fixed_costs.py measured the CPU file's figure
+        words += count_wordfreq(tokenizer, lang, max_words=2000 if smoke else None)[1]
+    forms_per_s = 2 * words / max(time.process_time() - start, 1e-6)  # a word counts as itself + capitalised
+    wall = time.perf_counter()
+    subprocess.run([sys.executable, "-c", PROCESS_START], check=True, capture_output=True)
+    host: dict[str, Any] = {
+        "cpu_count": os.cpu_count(),
+        "wordfreq_forms_per_s": round(forms_per_s),
+        "process_start_s": round(time.perf_counter() - wall, 2),
+    }
+    cpu = cpu_rates()
+    here = cpu.fixed("wordfreq_forms_per_s") if cpu is not None else None
+    if here:
+        host["core_speed"] = round(forms_per_s / here, 2)
+    return host
+
+
 def cpu_name() -> str:
     """The CPU's model name (Linux), else the platform's processor string."""
     info = Path("/proc/cpuinfo")
@@ -448,6 +481,13 @@ def main() -> None:
         plan += [(name, True, "finetune", shape, p) for shape in SHAPES for p in precisions]
         plan += [(name, True, "encode", kind, p) for kind in ENCODE_TEXTS for p in precisions]
     plan += [("e5-small", False, "finetune", "pairs_long", p) for p in precisions]  # the untrimmed vocabulary
+    if args.device == "cuda" or args.smoke:
+        try:
+            report["host"] = measure_host(args.tokenizer, args.smoke)
+            print(f"host {json.dumps(report['host'])}", flush=True)
+        except Exception as error:
+            report["errors"].append(f"host: {error!r}")
+            traceback.print_exc()
     if args.cpu or args.smoke:
         try:
             report["data"] = measure_data_paths(args.tokenizer, 0.05 if args.smoke else 0.5)

@@ -5,8 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from skadapt.plan.model import StagePlan
-from skadapt.plan.parts import CHARS_PER_TOKEN, Context, cpu_part, encode_part, gb, train_part
+from skadapt.plan.model import Part, StagePlan
+from skadapt.plan.parts import (
+    CHARS_PER_TOKEN,
+    Context,
+    cpu_part,
+    encode_part,
+    gb,
+    load_part,
+    train_part,
+    write_part,
+)
 from skadapt.plan.sizes import SourceSize, source_size
 from skadapt.plan.stages import dev_size
 from skadapt.plan.tasks import TaskWork
@@ -188,8 +197,18 @@ def plan_finetune(recipe: Recipe, ctx: Context, tasks: list[TaskWork]) -> StageP
             f"dev: {evaluations} evaluations x {dev_texts:,} texts (the starting model; every "
             f"{config.dev.steps} steps and the last; the chosen model; the interpolation grid)"
         )
-        plan.parts.append(encode_part(ctx, "dev evaluations", ctx.model, dev_texts * evaluations, dev_chars))
+        dev_part = encode_part(ctx, "dev evaluations", ctx.model, dev_texts * evaluations, dev_chars)
+        _slice_dev_rate(ctx, dev_part, dev_texts * evaluations)
+        plan.parts.append(dev_part)
     params = ctx.model.parameters
+    plan.parts.append(load_part(ctx, "loading the model", [params]))
+    saves = total // config.save_steps
+    checkpoint = params * OPTIMIZER_BYTES / 1e9
+    plan.work["checkpoints"] = saves
+    written = saves * checkpoint + params * 4 / 1e9
+    plan.parts.append(
+        write_part(ctx, f"saving {saves} checkpoints of {checkpoint:.2f} GB and the model", written)
+    )
     plan.disk_gb = gb(params * 4 + config.save_total_limit * params * OPTIMIZER_BYTES)
     plan.notes.append(
         f"disk: the model and up to {config.save_total_limit} checkpoints (weights + AdamW moments) while "
@@ -198,6 +217,20 @@ def plan_finetune(recipe: Recipe, ctx: Context, tasks: list[TaskWork]) -> StageP
     if config.bf16:
         plan.notes.append("finetune.bf16: the GPU figure is bf16; the CPU figure fp32")
     return plan.total()
+
+
+SLICE_MODEL = "e5-small-trimmed"
+"""The model of the GPU check's real-size slice."""
+
+
+def _slice_dev_rate(ctx: Context, part: Part, texts: float) -> None:
+    """Adds to the GPU figure of the dev evaluations (their encoding) the evaluators' own work per text,
+    as the real-size slice measured it; unchanged without a slice."""
+    overhead = ctx.gpu.dev_overhead(SLICE_MODEL) if ctx.gpu is not None else None
+    if overhead is None or part.seconds_gpu is None:
+        return
+    part.seconds_gpu += texts * overhead[0]
+    part.basis_gpu += f"; + {overhead[1]}"
 
 
 def _contamination(recipe: Recipe, ctx: Context, plan: StagePlan, rows: int, tasks: list[TaskWork]) -> None:

@@ -22,7 +22,8 @@ class Part(BaseModel):
     peak_rss_gb: float | None = None
     peak_gpu_gb: float | None = None
     gpu_rate: bool = False
-    """Whether ``seconds_gpu`` comes from a GPU's measured rates (else it is CPU work at this CPU's rate)."""
+    """Whether ``seconds_gpu`` comes from the GPU machine's rates file (its GPU's measured rates or its
+    host's figures), else it is CPU work at this CPU's rate."""
 
 
 class StagePlan(BaseModel):

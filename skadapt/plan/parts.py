@@ -23,6 +23,9 @@ class Context:
     base: ModelShape
     model: ModelShape
     unknown: list[str] = field(default_factory=list)
+    loaded: bool = False
+    """Whether an earlier stage of the run loaded a model (the run's one process has paid the imports and
+    the CUDA start)."""
 
 
 def _basis(rates: Rates | None, rate: Rate | None, label: str | None, shape: ModelShape) -> str:
@@ -86,6 +89,23 @@ def train_part(
     )
 
 
+def wordfreq_part(ctx: Context, name: str, forms: float) -> Part:
+    """Counting a wordfreq list's word forms (single-threaded Python per word: the forms, not their
+    characters, set the time) at the measured ``fixed.wordfreq_forms_per_s``."""
+    per_s = ctx.cpu.fixed("wordfreq_forms_per_s") if ctx.cpu is not None else None
+    if not per_s:
+        return Part(name=name, basis_cpu="no wordfreq_forms_per_s", basis_gpu=CPU_WORK)
+    seconds = forms / per_s
+    speed = ctx.gpu.host("core_speed") if ctx.gpu is not None else 1.0
+    return Part(
+        name=name,
+        seconds_cpu=seconds,
+        seconds_gpu=seconds / speed,
+        basis_cpu="measured wordfreq_forms_per_s (one core)",
+        basis_gpu=_host_basis(ctx, "core_speed"),
+    )
+
+
 def data_value(ctx: Context, path: str, key: str) -> float | None:
     """One figure of a CPU data-path rate (e.g. the calibration documents' ``chars``), None without it."""
     rate = ctx.cpu.data_path(path) if ctx.cpu is not None else None
@@ -132,6 +152,88 @@ def cpu_part(ctx: Context, name: str, path: str, items: float, chars: float | No
         basis_gpu=basis_gpu,
         peak_rss_gb=rate.get("peak_rss_gb"),
     )
+
+
+HOST_WORK = "the GPU machine's host"
+
+
+def _host_basis(ctx: Context, key: str) -> str:
+    factor = ctx.gpu.host(key) if ctx.gpu is not None else 1.0
+    return (
+        f"{HOST_WORK} at this CPU's figure / {factor:g} ({key})" if factor != 1 else f"{HOST_WORK}, as here"
+    )
+
+
+def fixed_part(ctx: Context, name: str, key: str, count: float = 1.0, gpu_extra: float = 0.0) -> Part:
+    """``count`` times a fixed cost measured on this CPU (``fixed.KEY`` of its rates file: imports, model
+    set-up, statistics): single-threaded host work, on the GPU machine at its host's ``core_speed``, plus
+    ``gpu_extra`` seconds there (the CUDA start)."""
+    value = ctx.cpu.fixed(key) if ctx.cpu is not None else None
+    if value is None:
+        return Part(name=name, basis_cpu=f"no fixed cost {key}", basis_gpu=f"no fixed cost {key}")
+    seconds = value * count
+    speed = ctx.gpu.host("core_speed") if ctx.gpu is not None else 1.0
+    extra = f" + CUDA start {gpu_extra:g} s" if gpu_extra else ""
+    return Part(
+        name=name,
+        seconds_cpu=seconds,
+        seconds_gpu=seconds / speed + gpu_extra,
+        basis_cpu=f"fixed cost measured here ({key})",
+        basis_gpu=_host_basis(ctx, "core_speed") + extra,
+    )
+
+
+def load_part(ctx: Context, name: str, parameters: list[int]) -> Part:
+    """Loading models of ``parameters`` each (SentenceTransformer from disk), per parameter; the run's first
+    load adds the sentence-transformers imports and the first load's lazy ones, and on the GPU machine the
+    CUDA start (the stages run in one process)."""
+    cpu = ctx.cpu
+    per = cpu.fixed("load_s_per_gparam") if cpu is not None else None
+    if cpu is None or per is None:
+        return Part(name=name, basis_cpu="no load_s_per_gparam", basis_gpu="no load_s_per_gparam")
+    first = not ctx.loaded
+    ctx.loaded = True
+    seconds = sum(parameters) / 1e9 * per
+    if first:
+        seconds += (cpu.fixed("imports_s") or 0.0) + (cpu.fixed("first_load_s") or 0.0)
+        name += " (the run's first: with the imports)"
+    speed = ctx.gpu.host("core_speed") if ctx.gpu is not None else 1.0
+    cuda = ctx.gpu.host("cuda_init_s", 0.0) if ctx.gpu is not None and first else 0.0
+    keys = "load_s_per_gparam" + (", imports_s, first_load_s" if first else "")
+    return Part(
+        name=name,
+        seconds_cpu=seconds,
+        seconds_gpu=seconds / speed + cuda,
+        basis_cpu=f"fixed costs measured here ({keys})",
+        basis_gpu=_host_basis(ctx, "core_speed") + (f" + CUDA start {cuda:g} s" if cuda else ""),
+    )
+
+
+def write_part(ctx: Context, name: str, gigabytes: float) -> Part:
+    """Writing ``gigabytes`` to disk (checkpoints: weights and optimizer state) at the measured
+    ``fixed.checkpoint_gb_per_s``, the same on the GPU machine's disk (not measured there)."""
+    per_s = ctx.cpu.fixed("checkpoint_gb_per_s") if ctx.cpu is not None else None
+    if not per_s:
+        return Part(name=name, basis_cpu="no checkpoint_gb_per_s", basis_gpu="no checkpoint_gb_per_s")
+    seconds = gigabytes / per_s
+    return Part(
+        name=name,
+        seconds_cpu=seconds,
+        seconds_gpu=seconds,
+        basis_cpu="measured checkpoint_gb_per_s",
+        basis_gpu=f"{HOST_WORK}, this CPU's disk rate (checkpoint_gb_per_s)",
+    )
+
+
+def on_host(ctx: Context, part: Part, key: str = "cpu_encode_speedup") -> Part:
+    """A part the GPU machine does on its host's cores (ONNX and static tiers, speed rounds): this CPU's
+    seconds divided by the host's ``key`` figure."""
+    factor = ctx.gpu.host(key) if ctx.gpu is not None else 1.0
+    if part.seconds_cpu is not None:
+        part.seconds_gpu = part.seconds_cpu / factor
+    part.basis_gpu, part.peak_gpu_gb = _host_basis(ctx, key), None
+    part.gpu_rate = ctx.gpu is not None  # a figure of the GPU machine's rates file (its host)
+    return part
 
 
 def gb(n_bytes: float) -> float:

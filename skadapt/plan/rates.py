@@ -5,7 +5,11 @@ A rates file holds, per model label (``e5-small-trimmed``, ...) and precision, t
 step of two row shapes (``pairs_long``: query + 1,200-char passage; ``triplets_short``: NLI triplets) at
 the batch it was measured with, encoding texts/s of ~100- and ~1,200-character texts, peak GPU memory and
 the process's peak RSS; a CPU file adds the data paths (documents/s of counting and sentence sampling,
-rows/s of reading, grouping and the contamination check). Times for other batches, lengths and models
+rows/s of reading, grouping and the contamination check) and the ``fixed`` costs (imports, model loads,
+wordfreq counting, mteb's task set-up, checkpoint writes, the statistics: ``benchmark/plan_fixed_costs.py``);
+a GPU file adds its ``host`` (the GPU machine's cores: one core's speed against the CPU file's, PyTorch/ONNX
+encoding on its cores, a fresh process's start, the CUDA start) and its ``slice`` (the real-size fine-tuning
+slice: the dev evaluation's seconds beside encoding). Times for other batches, lengths and models
 are extrapolated from these: by tokens per batch along the line through the two measured shapes (a fixed
 part: optimizer and embeddings; a part per token), linear in the text length between the two encoded
 lengths, by the non-embedding parameter ratio for another architecture. Every figure is wall-clock time
@@ -104,11 +108,14 @@ class Rates:
             own = self._finetune(label, precision)[other]
             found = {**own, "s_per_step": own["s_per_step"] * ratio}
             basis = f"extrapolated: {other} x the {label}-trimmed {shape}/{other} ratio"
+        own = basis == "measured"  # the label's own rows (measured, or derived from its measured rows)
+        if own and found.get("derived"):
+            basis = f"extrapolated: {found['derived']}"
         measured_batch = int(found.get("batch") or self.data.get("settings", {}).get("batch", 32))
         factor = batch / measured_batch
         state = float(found.get("parameters") or 0) * TRAINING_BYTES / 2**30
         seconds = float(found["s_per_step"]) * factor
-        fit = self._fit(label, precision) if basis == "measured" else None
+        fit = self._fit(label, precision) if own else None
         if factor != 1 and fit is not None:
             tokens = found["tokens_per_batch"] * factor
             seconds = fit[0] + fit[1] * tokens
@@ -157,6 +164,40 @@ class Rates:
         peak = max(found["short"].get("peak_gb") or 0, found["long"].get("peak_gb") or 0) or None
         rss = max(found["short"].get("peak_rss_gb") or 0, found["long"].get("peak_rss_gb") or 0) or None
         return Rate(seconds, basis, peak, rss)
+
+    def fixed(self, name: str) -> float | None:
+        """A fixed cost measured on this machine (``fixed`` of a CPU file, e.g. ``imports_s``,
+        ``load_s_per_gparam``), None without it."""
+        value = self.data.get("fixed", {}).get(name)
+        return float(value) if value is not None else None
+
+    def host(self, name: str, default: float = 1.0) -> float:
+        """A figure of a GPU machine's host (``host`` of a GPU file): ``core_speed`` (one of its cores
+        against one core of the CPU file's machine), ``cpu_encode_speedup`` (PyTorch/ONNX encoding on its
+        cores against the CPU file's), ``process_start_s``, ``cuda_init_s``; ``default`` without it."""
+        value = self.data.get("host", {}).get(name)
+        return float(value) if value is not None else default
+
+    def dev_overhead(self, label: str) -> tuple[float, str] | None:
+        """Seconds per text a fine-tuning dev evaluation spends beside encoding (the evaluators' own work:
+        similarities, rankings, metrics), from the real-size slice (``slice`` of a GPU file): its measured
+        dev evaluation less the encoding of its texts at ``label``'s rate; None without a slice."""
+        found = self.data.get("slice", {})
+        groups = found.get("dev_texts_chars") or {}
+        if not found.get("dev_eval_s") or not groups:
+            return None
+        encode = 0.0
+        for count, chars in groups.values():
+            rate = self.encode(label, "fp32", chars)
+            if rate is None:
+                return None
+            encode += count * rate.value
+        texts = sum(count for count, _ in groups.values())
+        per_text = max(found["dev_eval_s"] - encode, 0.0) / texts
+        return per_text, (
+            f"the real-size slice's dev evaluation: {found['dev_eval_s']:g} s for {texts:,} texts, of which "
+            f"encoding {encode:.1f} s at {label}'s rate, the evaluators {per_text * 1e3:.2f} ms per text"
+        )
 
     def data_path(self, name: str) -> dict[str, Any] | None:
         """A data-path figure (CPU files), e.g. ``trim_count``: ``{documents_per_s, fixed_s, ...}``."""

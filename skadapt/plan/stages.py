@@ -7,7 +7,19 @@ from typing import TYPE_CHECKING, Any
 from skadapt.config import dims_tier
 from skadapt.plan.model import Part, StagePlan
 from skadapt.plan.models import KEPT_ON_TOP, ModelShape
-from skadapt.plan.parts import CHARS_PER_TOKEN, Context, cpu_part, data_value, encode_part, gb
+from skadapt.plan.parts import (
+    CHARS_PER_TOKEN,
+    Context,
+    cpu_part,
+    data_value,
+    encode_part,
+    fixed_part,
+    gb,
+    load_part,
+    on_host,
+    wordfreq_part,
+)
+from skadapt.plan.rates import ENCODE_CHARS
 from skadapt.plan.sizes import SourceSize, source_size
 from skadapt.plan.tasks import TaskWork, task_work
 from skadapt.recipe import Recipe
@@ -24,6 +36,7 @@ INT8_VARIANTS = 5
 """The int8 variants export quantizes, scores on dev and measures (:func:`skadapt.export.int8.variants`)."""
 BASIS_PROMPTS = 2
 """Prompts a corpus basis encodes each text with (a query and a document prompt, as E5's)."""
+SHORT_CHARS = ENCODE_CHARS["short"]
 STATIC_TOKEN_CHARS = 4
 """model2vec distils a static model from one encoding per vocabulary token (a few characters each)."""
 
@@ -84,7 +97,10 @@ def plan_trim(recipe: Recipe, ctx: Context) -> StagePlan:
         chars = size.chars or data_value(ctx, "trim_count", "chars")
         if field == "trim.corpus":  # the parity sample is drawn from the main corpus
             parity_pool, parity_chars = read, min(chars or PARITY_CHARS, PARITY_CHARS)
-        plan.parts.append(cpu_part(ctx, f"counting {field}", "trim_count", read, chars))
+        if spec.startswith("wordfreq:"):
+            plan.parts.append(wordfreq_part(ctx, f"counting {field}", read))
+        else:
+            plan.parts.append(cpu_part(ctx, f"counting {field}", "trim_count", read, chars))
         if (stream := stream_part(ctx, f"reading {field}", spec, read, chars)) is not None:
             plan.parts.append(stream)
         if size.bytes_per_row:
@@ -97,6 +113,11 @@ def plan_trim(recipe: Recipe, ctx: Context) -> StagePlan:
         plan.lines.append(f"parity check: {parity:,} documents encoded by the original and the trimmed model")
         plan.parts.append(encode_part(ctx, "parity: original model", ctx.base, parity, parity_chars))
         plan.parts.append(encode_part(ctx, "parity: trimmed model", ctx.model, parity, parity_chars))
+    plan.parts.append(
+        load_part(
+            ctx, "loading the original and the trimmed model", [ctx.base.parameters, ctx.model.parameters]
+        )
+    )
     rows = ctx.model.vocab_size
     plan.work |= {"embedding_rows": rows, "parameters": ctx.model.parameters}
     plan.lines.append(
@@ -157,7 +178,7 @@ def plan_renorm(recipe: Recipe, ctx: Context, language: str) -> StagePlan:
         plan.lines.append(
             f"sentences of {config.min_chars}-{config.max_chars} chars: about {pool:,} eligible ({how})"
         )
-        plan.parts.append(cpu_part(ctx, "sentence splitting", "renorm_sample", read, doc_chars))
+        plan.parts.append(splitting_part(ctx, read, doc_chars))
         if (stream := stream_part(ctx, "reading renorm.corpus", config.corpus, read, doc_chars)) is not None:
             plan.parts.append(stream)
     measured = data_value(ctx, "renorm_sample", "sentence_chars") or (config.min_chars + config.max_chars) / 2
@@ -176,6 +197,17 @@ def plan_renorm(recipe: Recipe, ctx: Context, language: str) -> StagePlan:
             "projections) is a map of their embeddings"
         )
         plan.parts.append(encode_part(ctx, "dev choice", ctx.model, dev_texts, dev_chars))
+        dims = projection_count(config, ctx.model)
+        candidates = 3 + 3 * dims
+        plan.work["candidates"] = candidates
+        plan.parts.append(
+            fixed_part(
+                ctx,
+                f"dev choice: {candidates} candidates scored, paired bootstrap",
+                "renorm_choice_s_per_candidate",
+                candidates,
+            )
+        )
         if config.projection_dims != []:
             basis = min(sentences, BASIS_TEXTS) * BASIS_PROMPTS
             plan.work["projection_basis_encodes"] = basis
@@ -184,10 +216,51 @@ def plan_renorm(recipe: Recipe, ctx: Context, language: str) -> StagePlan:
                 "fewer where renorm.prompt is one of them)"
             )
             plan.parts.append(encode_part(ctx, "projection basis", ctx.model, basis, chars))
+    plan.parts.append(load_part(ctx, "loading the model", [ctx.model.parameters]))
     embeddings = sentences * ctx.model.hidden_size * 12  # float32 embeddings + their float64 mean pass
     plan.parts.append(memory_part("the model and the sample's embeddings", plan.parts, embeddings))
     plan.disk_gb = gb(ctx.model.parameters * 4)
     return plan.total()
+
+
+def projection_count(config: Any, model: ModelShape) -> int:
+    """The projection dimensions renorm tries (``renorm.projection_dims``, by default 256 and 128 for a
+    384-d model: :func:`skadapt.renorm.stage.default_projection_dims`)."""
+    from skadapt.renorm.stage import RenormError, projection_dims
+
+    if not model.hidden_size:
+        return 0
+    try:
+        return len(projection_dims(config, model.hidden_size))
+    except RenormError:  # the run stops on it; the plan prices the defaults' count
+        return len(config.projection_dims or [])
+
+
+def splitting_part(ctx: Context, documents: int, chars: float) -> Part:
+    """Sentence splitting: the first :data:`~skadapt.textsample.PARALLEL_AFTER` documents in the stage's own
+    process (one core, the calibration's parallel rate per worker), the rest in one worker process per core
+    (the calibration's rate, its fixed part being those first documents and the workers' start)."""
+    from skadapt.textsample import PARALLEL_AFTER
+
+    if documents > PARALLEL_AFTER:
+        return cpu_part(ctx, "sentence splitting", "renorm_sample", documents, chars)
+    rate = (ctx.cpu.data_path("renorm_sample") if ctx.cpu is not None else None) or {}
+    per_s, measured = rate.get("documents_per_s"), rate.get("chars") or data_value(ctx, "trim_count", "chars")
+    if not per_s:
+        return Part(
+            name="sentence splitting", basis_cpu="no renorm_sample rate", basis_gpu="no renorm_sample rate"
+        )
+    per_core = per_s / max(1, int(rate.get("workers") or 1))
+    seconds = documents * (chars / measured if chars and measured else 1.0) / per_core
+    speed = ctx.gpu.host("core_speed") if ctx.gpu is not None else 1.0
+    return Part(
+        name="sentence splitting",
+        seconds_cpu=seconds,
+        seconds_gpu=seconds / speed,
+        basis_cpu=f"measured renorm_sample rate per worker (<= {PARALLEL_AFTER:,} documents: in-process)",
+        basis_gpu="the GPU machine's host, in the stage's process",
+        peak_rss_gb=rate.get("peak_rss_gb"),
+    )
 
 
 def memory_part(name: str, parts: list[Part], extra_bytes: float) -> Part:
@@ -273,10 +346,13 @@ def plan_export(recipe: Recipe, ctx: Context, tasks: list[TaskWork] | None) -> S
         if tasks
         else 100.0
     )
-    plan.parts.append(encode_part(ctx, "parity", ctx.model, 3 * texts, chars))
+    plan.parts.append(on_host(ctx, encode_part(ctx, "parity", ctx.model, 3 * texts, chars)))
     plan.parts.append(
-        encode_part(ctx, "speed rounds", ctx.model, config.speed_repeats * models * texts, chars)
+        on_host(
+            ctx, encode_part(ctx, "speed rounds", ctx.model, config.speed_repeats * models * texts, chars)
+        )
     )
+    plan.parts.append(speed_processes(ctx, models))
     dev = recipe.renorm_dev()
     if variants and dev is not None:
         dev_texts, dev_chars = dev_size(dev, plan, MODEL_MAX_CHARS)
@@ -285,14 +361,18 @@ def plan_export(recipe: Recipe, ctx: Context, tasks: list[TaskWork] | None) -> S
         plan.lines.append(
             f"int8 choice on dev: {variants} variants and PyTorch x {dev_texts:,} dev texts, twice"
         )
-        plan.parts.append(encode_part(ctx, "int8 choice on dev", ctx.model, encodes, dev_chars))
+        plan.parts.append(on_host(ctx, encode_part(ctx, "int8 choice on dev", ctx.model, encodes, dev_chars)))
     if "static" in config.tiers:
         plan.lines.append(
             f"static tier: {ctx.model.vocab_size:,} vocabulary tokens encoded (model2vec distill)"
         )
-        plan.parts.append(
-            encode_part(ctx, "static distillation", ctx.model, ctx.model.vocab_size, STATIC_TOKEN_CHARS)
+        distill = encode_part(ctx, "static distillation", ctx.model, ctx.model.vocab_size, STATIC_TOKEN_CHARS)
+        gpu = encode_part(ctx, "", ctx.model, ctx.model.vocab_size, SHORT_CHARS)  # one batch row per token
+        distill.seconds_gpu, distill.basis_gpu = (
+            gpu.seconds_gpu,
+            gpu.basis_gpu + " (a token costs a short text)",
         )
+        plan.parts.append(distill)
     trained = "static" in config.tiers and config.static_training is not None
     on_basis = bool(export_dims_of(recipe, ctx.model)) and config.dims_basis == "corpus"
     fitted = trained or on_basis
@@ -317,12 +397,16 @@ def plan_export(recipe: Recipe, ctx: Context, tasks: list[TaskWork] | None) -> S
                 ctx, "static featurization", ctx.model, corpus_texts, min(corpus_chars, MODEL_MAX_CHARS)
             )
         )
-    for part in plan.parts:  # the tiers are measured where they will run: on the CPU
-        part.seconds_gpu, part.basis_gpu = part.seconds_cpu, "CPU work (tiers are measured on the CPU)"
-        part.peak_gpu_gb, part.gpu_rate = None, False
+    plan.parts.append(load_part(ctx, "loading the model", [ctx.model.parameters]))
     plan.notes.append(
-        "encodes priced at the PyTorch model's rate (the ONNX and static tiers are faster); ONNX conversion "
-        "and process starts not included"
+        "parity, the speed rounds and the int8 choice run on the CPU (the tiers are measured where they "
+        "will run): on the GPU machine at its host's rate (host.cpu_encode_speedup); encodes priced at the "
+        "PyTorch model's rate (the ONNX and static tiers are faster); the ONNX conversion and the int8 "
+        "variants' quantization are not priced (not measured)"
+    )
+    plan.notes.append(
+        "GPU figure: a projection - no run of today's export (int8 variants chosen on dev, speed rounds in "
+        "one process per model) has been measured on a GPU; the first H200 run of older code took 334 s"
     )
     params = ctx.model.parameters
     static = (
@@ -332,6 +416,28 @@ def plan_export(recipe: Recipe, ctx: Context, tasks: list[TaskWork] | None) -> S
     )
     plan.disk_gb = gb(params * 4 * 2 + params + static)
     return plan.total()
+
+
+def speed_processes(ctx: Context, models: int) -> Part:
+    """Starting the speed rounds' processes, one per model, all at once: each imports torch and
+    onnxruntime and loads its model; they share the cores (on the GPU machine: the measured start of one
+    such process, ``host.process_start_s``, per round of as many processes as it has cores)."""
+    name = f"speed rounds: {models} processes started (imports, model load)"
+    cpu = ctx.cpu
+    if cpu is None or cpu.fixed("imports_s") is None:
+        return Part(name=name, basis_cpu="no fixed costs", basis_gpu="no fixed costs")
+    one = sum(cpu.fixed(key) or 0.0 for key in ("imports_s", "onnxruntime_import_s", "first_load_s"))
+    one += ctx.model.parameters / 1e9 * (cpu.fixed("load_s_per_gparam") or 0.0)
+    seconds = one * models / cpu.cores
+    part = Part(
+        name=name, seconds_cpu=seconds, basis_cpu="fixed costs measured here, the processes sharing its cores"
+    )
+    if ctx.gpu is not None:
+        start = ctx.gpu.host("process_start_s", one)
+        part.seconds_gpu = start * -(-models // ctx.gpu.cores)
+        part.basis_gpu = f"{start:g} s per process (host.process_start_s), {ctx.gpu.cores} at once"
+        part.gpu_rate = True
+    return part
 
 
 def export_dims_of(recipe: Recipe, model: ModelShape) -> list[int]:
@@ -409,15 +515,52 @@ def plan_evaluate(recipe: Recipe, ctx: Context, tasks: list[TaskWork], unknown: 
         )
     for label, shape in models:
         parts = [encode_part(ctx, f"{label}: {t.name}", shape, t.texts, t.chars) for t in tasks]
-        plan.parts.append(_merged(f"model {label}", parts))
+        merged = _merged(f"model {label}", parts)
+        plan.parts.append(on_host(ctx, merged) if label.startswith("onnx") else merged)
     memo = per_model * ctx.model.hidden_size * 4
     plan.parts.append(memory_part("the model and one model's embedding memo", plan.parts, memo))
+    plan.parts += evaluation_overheads(recipe, ctx, tasks, models)
     plan.notes.append(
-        "mteb's own work beside encoding (k-means, classifiers, bootstrap) and the task data's download are "
-        "not included"
+        "the task data's download is not included; ONNX tiers are encoded on the CPU (on the GPU machine at "
+        "its host's rate); GPU figure: a projection - today's evaluate has not been measured on a GPU (the "
+        "first H200 run of older code took 136 s)"
     )
     plan.disk_gb = 0.01
     return plan.total()
+
+
+def evaluation_overheads(
+    recipe: Recipe, ctx: Context, tasks: list[TaskWork], models: list[tuple[str, ModelShape]]
+) -> list[Part]:
+    """What the evaluation spends besides encoding: mteb's import, each model's load, each task's set-up
+    per model, and with ``evaluate.bootstrap`` the statistics per model (per-item statistics and
+    resampling; the clustering tasks' k-means refits)."""
+    config = recipe.evaluate
+    assert config is not None
+    n = len(models)
+    loaded = [shape.parameters for label, shape in models if not label.startswith(("onnx", "static"))]
+    parts = [
+        fixed_part(ctx, "mteb import", "mteb_import_s"),
+        load_part(ctx, f"loading {len(loaded)} models", loaded),
+        fixed_part(
+            ctx, f"mteb task set-up: {len(tasks)} tasks x {n} models", "mteb_task_setup_s", len(tasks) * n
+        ),
+    ]
+    if config.bootstrap:
+        share = (
+            config.bootstrap / 1000
+        )  # the measured figure is for 1,000 resamples; the per-item part is fixed
+        parts.append(
+            fixed_part(
+                ctx,
+                f"bootstrap ({config.bootstrap} resamples) x {n} models",
+                "bootstrap_s",
+                n * max(share, 0.5),
+            )
+        )
+        if any(t.type == "Clustering" for t in tasks):
+            parts.append(fixed_part(ctx, f"clustering refits x {n} models", "clustering_refits_s", n))
+    return parts
 
 
 def _merged(name: str, parts: list[Part]) -> Part:
