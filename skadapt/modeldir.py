@@ -167,10 +167,11 @@ def matryoshka_dims_of(model_dir: Path) -> list[int] | None:
 
 def keep_matryoshka_dims(source: str | Path, model_dir: Path, dimension: int | None = None) -> None:
     """Carry ``source``'s recorded dimensions into ``model_dir`` (a model saved from it); with ``dimension``
-    (``model_dir``'s embedding is smaller than ``source``'s) only those below it."""
+    (``model_dir``'s embedding dimension, smaller than ``source``'s after a projection) only those not
+    above it."""
     source_dir = Path(source)
     dims = matryoshka_dims_of(source_dir) if source_dir.is_dir() else None
     if dims is not None and dimension is not None:
-        dims = [d for d in dims if d < dimension]
+        dims = [d for d in dims if d <= dimension]
     if dims:
         record_matryoshka_dims(model_dir, dims)
