@@ -154,6 +154,22 @@ def test_a_tier_is_compared_with_its_parent_and_states_its_loss() -> None:
     assert comparison_pairs(["a", "b", "c"]) == [("a", "b"), ("b", "c")]
 
 
+@pytest.mark.parametrize(("loss", "worth"), [(0.2, True), (0.5, True), (1.0, False)])
+def test_an_int8_tier_that_loses_more_than_half_a_point_is_not_worth_deploying(
+    loss: float, worth: bool
+) -> None:
+    from skadapt.evaluate.verdicts import INT8_BUDGET, int8_notes, verdicts_markdown
+
+    tuned = [53.0, 63.0, 73.0, 43.0, 58.0, 68.0, 48.0]
+    rows = {"finetune": tuned, "onnx-int8": [s - loss for s in tuned], "static": [s - 9 for s in tuned]}
+    parents = {"onnx-int8": "finetune", "static": "finetune"}
+    verdicts = stage_verdicts(_table(rows), margin=2.0, alpha=0.05, parents=parents)
+    [note] = int8_notes(verdicts)  # the static tier is judged by its own goal, not the int8 budget
+    assert INT8_BUDGET == 0.5 and note.startswith("- onnx-int8:" if worth else "- **onnx-int8:")
+    assert ("not worth deploying" in note) is not worth and f"{-loss:+.2f}" in note
+    assert note in verdicts_markdown(verdicts, alpha=0.05)
+
+
 @pytest.mark.slow
 def test_item_statistics_reproduce_mteb_main_scores(e5_small: Path) -> None:
     """On the real multilingual-e5-small: a random tiny model ties its similarities (bitext accuracy of a

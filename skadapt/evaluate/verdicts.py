@@ -27,6 +27,27 @@ from skadapt.results.evaluate import Verdict
 IMPROVES, NON_INFERIOR, HARMS = "improves", "non-inferior", "harms"
 TIER = "tier"
 """The verdict of a deployment tier: expected to lose quality, it states its loss with its interval."""
+INT8_BUDGET = 0.5
+"""Points an int8 tier may lose against its parent on the suite and still be worth deploying: its
+quantization is chosen on dev (``skadapt.export.int8``), and the suite has the last word."""
+
+
+def int8_notes(verdicts: list[Verdict]) -> list[str]:
+    """One line per int8 tier: worth deploying when its mean loss on the suite is within
+    :data:`INT8_BUDGET` points of its parent, else plainly not."""
+    notes = []
+    for v in verdicts:
+        if v.verdict != TIER or "int8" not in v.b:
+            continue
+        loss = f"{v.mean_diff:+.2f} [{v.ci_low:+.2f}, {v.ci_high:+.2f}] against {v.a}"
+        if v.mean_diff >= -INT8_BUDGET:
+            notes.append(f"- {v.b}: {loss}: within {INT8_BUDGET:g} points, worth deploying")
+        else:
+            notes.append(
+                f"- **{v.b}: {loss}: loses more than {INT8_BUDGET:g} points on this suite — not worth "
+                "deploying** (its variant was chosen on dev; the suite says otherwise)"
+            )
+    return notes
 
 
 def verdict_of(
@@ -139,6 +160,7 @@ def verdicts_markdown(verdicts: list[Verdict], alpha: float) -> str:
         "*tier*) is expected to lose quality: its row states the loss with its interval, and its tasks "
         f"below −{margin:g} are named, but it is not judged as harm.",
         "",
+        *([*notes, ""] if (notes := int8_notes(verdicts)) else []),
         "Per-task Δ (points) with its 95% paired interval, point and interval of one statistic: local "
         "suite tasks: the statistic recomputed from the embeddings (next section), items resampled, "
         "clustering refit on label-stratified half-samples (m-out-of-n, marked ʰ); mteb tasks: the mean "
