@@ -263,7 +263,7 @@ def finetune_rate(
         "parameters": parameters(model),
     }
     if levers:
-        result["levers"] = {k: v for k, v in levers.items()}
+        result["levers"] = dict(levers)
     if tracer is not None:
         result["profile"] = tracer.summary(args.device)
     reset_float32(torch)

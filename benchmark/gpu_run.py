@@ -127,7 +127,7 @@ def levers_phase(args: argparse.Namespace, base_args: argparse.Namespace, report
     """Fine-tuning step time and encoding throughput before and after the levers, one lever at a time."""
     from skadapt.devices import GPU_ENCODE_BATCH, training_levers
 
-    after = training_levers(use_cpu=base_args.device == "cpu") or {}
+    after = training_levers(use_cpu=base_args.device == "cpu")
     singles = {
         "fused_adamw": {"optim": "adamw_torch_fused"},
         "tf32": {"tf32": True},
@@ -342,7 +342,7 @@ def tail(path: Path, lines: int) -> list[str]:
     return path.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:]
 
 
-def plan_seconds(base: Path, sets: list[str], work: Path) -> dict[str, Any]:
+def plan_seconds(sets: list[str]) -> dict[str, Any]:
     """The plan's GPU estimate per stage of the demo (``skadapt train --plan``, its JSON)."""
     from skadapt.plan import plan_recipe
     from skadapt.recipe import load_recipe
@@ -364,7 +364,7 @@ def stage_seconds(run_dir: Path) -> dict[str, Any]:
         manifest = run_dir / stage / "manifest.json"
         if manifest.is_file():
             data = json.loads(manifest.read_text(encoding="utf-8"))
-            out[stage] = data.get("seconds") or data.get("timings") or data.get("duration_s")
+            out[stage] = data.get("duration_s")
     return out
 
 
@@ -391,7 +391,7 @@ def concurrent_phase(args: argparse.Namespace, base: Path, report: dict[str, Any
     if args.test_workers:
         tests += ["-n", str(args.test_workers), "--dist", "loadfile"]
     tests += SMOKE_TESTS if args.smoke else []
-    report["demo"] = {"sets": sets, "plan": plan_seconds(base, sets, work)}
+    report["demo"] = {"sets": sets, "plan": plan_seconds(sets)}
     args.save()
     budget = args.deadline - (time.perf_counter() - args.began) - 20
     results: dict[str, Any] = {}

@@ -23,20 +23,12 @@ from skadapt.tasks.config import DevSets
 from skadapt.tasks.dev import build_dev_sets
 from skadapt.tasks.dev_scores import EncodedSet, encode_dev_set, example_values, set_metric
 from skadapt.textsample import split_sentences
+from tests.test_dev_sets import _rows, _write
 from tests.test_finetune_train import DATA
 
 CORPUS = Path(__file__).parent / "data" / "sk_corpus.txt"
 NLI = DATA / "sk_train_nli.jsonl"
 STS = DATA / "sk_dev_sts.jsonl"
-
-
-def _rows(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
-def _write(path: Path, rows: list[dict[str, Any]]) -> Path:
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-    return path
 
 
 def _dev_of_every_kind(tmp_path: Path) -> DevSets:

@@ -37,7 +37,7 @@ def int8_notes(verdicts: list[Verdict]) -> list[str]:
     :data:`INT8_BUDGET` points of its parent, else plainly not."""
     notes = []
     for v in verdicts:
-        if v.verdict != TIER or "int8" not in v.b:
+        if v.verdict != TIER or v.b != "onnx-int8":
             continue
         loss = f"{v.mean_diff:+.2f} [{v.ci_low:+.2f}, {v.ci_high:+.2f}] against {v.a}"
         if v.mean_diff >= -INT8_BUDGET:
