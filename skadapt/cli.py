@@ -11,7 +11,6 @@ from rich.table import Table
 from skadapt.console import fail, handle_errors, out, usage_error
 from skadapt.languages import LANGUAGES, get_language
 from skadapt.recipe import Recipe, load_recipe, recipe_to_yaml
-from skadapt.stages import STAGE_NAMES as STAGES
 from skadapt.templates import render_recipe
 
 if TYPE_CHECKING:
@@ -83,16 +82,19 @@ def train(
     ] = False,
 ) -> None:
     """Run a recipe stage by stage; finished stages are skipped, an interrupted run resumes."""
-    from skadapt.pipeline import run_recipe
+    from rich.markup import escape
 
-    for name, value in (("--from", from_stage), ("--only", only)):
-        if value is not None and value not in STAGES:
-            usage_error(f"{name} {value}: unknown stage; stages are {', '.join(STAGES)}")
-    if from_stage and only:
-        usage_error("--from and --only exclude each other")
+    from skadapt.api import RunOptionError, check_options, run_recipe
+    from skadapt.console import console, console_warnings
+    from skadapt.pipeline import RunHalted
+
+    flags = {"from_stage": "--from", "only": "--only"}
     loaded = load_recipe(recipe, set_)
-    if not loaded.enabled_stages():
-        fail(f"{recipe}: the recipe has no stage sections ({', '.join(STAGES)}); nothing to do")
+    try:
+        check_options(loaded, from_stage=from_stage, only=only)
+    except RunOptionError as error:
+        reason = error.reason.replace("from_stage and only", "--from and --only")
+        usage_error(f"{flags[error.option]} {error.value}: {reason}")
     if check and no_check:
         usage_error("--check and --no-check exclude each other")
     if plan:
@@ -108,18 +110,18 @@ def train(
             _contamination_preview(loaded)
             return
 
-    from rich.markup import escape
-
-    from skadapt.console import console, console_warnings
-
     def show(stage: str, event: str) -> None:
         label = {"start": "[cyan]running[/]", "skip": "[dim]up to date, skipped[/]", "done": "[green]done[/]"}
         console.print(f"stage [bold]{stage}[/]: {label[event]}")
 
     log_file = escape(str(loaded.run_dir / "run.log"))
     console.print(f"run [bold]{escape(loaded.name)}[/] -> {escape(str(loaded.run_dir))} (log: {log_file})")
+    halted: RunHalted | None = None
     with console_warnings():  # warnings reach the console as they happen, not only run.log
-        outcomes = run_recipe(loaded, from_stage=from_stage, only=only, on_stage=show)
+        try:
+            outcomes = run_recipe(loaded, from_stage=from_stage, only=only, check=False, on_stage=show)
+        except RunHalted as error:  # the run's table and summary first, then the reason, exit 1
+            halted, outcomes = error, error.outcomes
     table = Table(title=f"run {loaded.name} -> {loaded.run_dir}")
     for column in ("stage", "status", "seconds", "artifact"):
         table.add_column(column)
@@ -127,6 +129,8 @@ def train(
         table.add_row(outcome.stage, outcome.status, f"{outcome.seconds:.1f}", str(outcome.path))
     out.print(table)
     _summary(loaded, outcomes)
+    if halted is not None:
+        fail(f"{halted} (the run stopped after stage {halted.stage}; its output is kept)")
 
 
 def _summary(loaded: Recipe, outcomes: list[StageOutcome]) -> None:
@@ -164,9 +168,6 @@ def _summary(loaded: Recipe, outcomes: list[StageOutcome]) -> None:
             tasks = summary.harmed_tasks.get(pair)
             named = f" (below the margin on {', '.join(tasks)})" if tasks is not None else ""
             out.print(f"do-no-harm {pair}: {verdict}{named}")
-        if summary.harms and loaded.evaluate is not None and loaded.evaluate.fail_on_harm:
-            harms = ", ".join(summary.harms)
-            fail(f"evaluate.fail_on_harm: harm beyond the margin cannot be excluded for {harms}")
 
 
 def _plan(loaded: Recipe, path: Path) -> None:
@@ -180,9 +181,13 @@ def _preflight(loaded: Recipe, path: Path, *, quiet: bool = False) -> None:
     """Run the preflight checks; print the table (always on a problem) and exit 1 on any problem."""
     from rich.text import Text
 
-    from skadapt.preflight import preflight, problems
+    from skadapt.api import PreflightError, check_inputs
+    from skadapt.preflight import problems
 
-    checks = preflight(loaded)
+    try:
+        checks = check_inputs(loaded)
+    except PreflightError as error:
+        checks = error.checks
     failed = problems(checks)
     if failed or not quiet:
         table = Table(title=f"preflight {path}")

@@ -151,6 +151,10 @@ def _no_files(config: Any, run: RunFacts) -> list[Path]:
     return []
 
 
+def _goes_on(config: Any, result: dict[str, Any]) -> str | None:
+    return None
+
+
 @dataclass(frozen=True)
 class Stage(Generic[C]):
     """One pipeline stage.
@@ -172,6 +176,8 @@ class Stage(Generic[C]):
             changing one re-runs it.
         report: The type of the report it writes (its ``FILE`` in the stage directory): the pipeline checks
             the report against it and records it in the manifest; other stages read it through it.
+        halt: Why the run stops after it, from its config and result (None: the run goes on), e.g. the
+            evaluation's ``fail_on_harm``; the pipeline asks it whether the stage ran or was skipped.
     """
 
     name: str
@@ -184,6 +190,7 @@ class Stage(Generic[C]):
     distributed: bool = False
     reads: tuple[str, ...] = ()
     report: type[StageReport] | None = None
+    halt: Callable[[C, dict[str, Any]], str | None] = _goes_on
 
     def facts_read(self, run: RunFacts) -> dict[str, Any]:
         """The run facts of :attr:`reads`, as JSON (for keys)."""

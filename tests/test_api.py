@@ -104,3 +104,49 @@ def test_run_recipe_checks_inputs_first(tmp_path: Path, tiny_models: dict[str, P
     assert not (tmp_path / "run" / "synth_sts").exists()
     with pytest.raises(PipelineError, match="only='trimm': unknown stage"):
         skadapt.run_recipe(path, only="trimm", check=False)
+
+
+def test_run_recipe_stops_on_harm_as_train_does(
+    tmp_path: Path, tiny_models: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``evaluate.fail_on_harm`` is a rule of the run, not of the command: ``run_recipe`` stops after an
+    evaluation that cannot exclude harm (the later stages do not run) and says why; without it, the run
+    goes on. The evaluation's work is replaced by its result; the rule is the stage's own ``halt``."""
+    from dataclasses import replace
+
+    import yaml
+
+    from skadapt import stages
+    from skadapt.pipeline import RunHalted
+
+    ran: list[str] = []
+    harm = {"verdicts": {"base->final": "harms"}, "harms": ["base->final"]}
+
+    def stand_in(name: str, result: dict[str, object]) -> None:
+        def run(ctx: object) -> dict[str, object]:
+            ran.append(name)
+            return result
+
+        monkeypatch.setitem(stages.BY_NAME, name, replace(stages.BY_NAME[name], run=run))
+
+    stand_in("evaluate", harm)
+    stand_in("publish", {})
+    recipe = {
+        "name": "r",
+        "language": "slk",
+        "base_model": str(tiny_models["unigram"]),
+        "output_dir": str(tmp_path / "run"),
+        "evaluate": {"tasks": ["suite.yaml"], "fail_on_harm": True},
+        "publish": {"repo_id": "me/model", "dry_run": True},
+    }
+    path = tmp_path / "recipe.yaml"
+    path.write_text(yaml.safe_dump(recipe))
+    with pytest.raises(RunHalted, match=r"evaluate.fail_on_harm: .* for base->final") as caught:
+        skadapt.run_recipe(path, check=False)
+    assert ran == ["evaluate"] and [o.stage for o in caught.value.outcomes] == ["evaluate"]
+    assert (tmp_path / "run" / "evaluate" / "manifest.json").is_file()  # the evaluation is kept
+    with pytest.raises(RunHalted):  # a finished harmful run stops again, its evaluation skipped
+        skadapt.run_recipe(path, check=False)
+    assert ran == ["evaluate"]
+    outcomes = skadapt.run_recipe(path, overrides=["evaluate.fail_on_harm=false"], check=False)
+    assert [o.stage for o in outcomes] == ["evaluate", "publish"] and ran[-1] == "publish"

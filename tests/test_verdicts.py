@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import pytest
@@ -249,16 +249,24 @@ def test_encode_memo_serves_repeats_from_memory(tiny_models: dict[str, Path]) ->
 def test_train_exits_1_when_a_stage_harms_and_fail_on_harm_is_set(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The verdict logic is tested above; this checks the train command acts on a 'harms' verdict."""
+    """The verdict logic is tested above; this checks the train command acts on a 'harms' verdict (the
+    evaluate stage's ``halt``, applied by the pipeline), the run's table and summary printed first."""
     import yaml
 
-    from skadapt import pipeline
-    from skadapt.pipeline import StageOutcome
+    from skadapt import api
+    from skadapt.evaluate.stage import harm_halt
+    from skadapt.pipeline import RunHalted, StageOutcome
 
     result = {"verdicts": {"base->finetune": HARMS}, "harms": ["base->finetune"]}
-    monkeypatch.setattr(
-        pipeline, "run_recipe", lambda *a, **k: [StageOutcome("evaluate", "ran", tmp_path, 1.0, result)]
-    )
+
+    def run(recipe: Any, **_: Any) -> list[StageOutcome]:  # the pipeline's loop, for the one stage
+        outcomes = [StageOutcome("evaluate", "ran", tmp_path, 1.0, result)]
+        reason = harm_halt(recipe.evaluate, result)
+        if reason is not None:
+            raise RunHalted(reason, "evaluate", outcomes)
+        return outcomes
+
+    monkeypatch.setattr(api, "run_stages", run)
     recipe = {"name": "r", "language": "slk", "base_model": "m", "output_dir": str(tmp_path / "run")}
     for fail_on_harm, code in ((False, 0), (True, 1)):
         recipe["evaluate"] = {"tasks": ["suite.yaml"], "fail_on_harm": fail_on_harm}

@@ -18,7 +18,7 @@ from skadapt.evaluate.config import EvaluateConfig
 from skadapt.evaluate.report import write_report
 from skadapt.evaluate.stats import Comparison
 from skadapt.evaluate.verdicts import HARMS
-from skadapt.results import HUMAN_SCORES, EvaluationReport
+from skadapt.results import HUMAN_SCORES, EvaluationReport, EvaluationSummary
 from skadapt.results.evaluate import Verdict
 from skadapt.stage import RunFacts, Stage, StageContext
 from skadapt.tasks.runner import evaluate_models, validate_prompt_policy
@@ -280,4 +280,12 @@ def run_stage(ctx: StageContext[EvaluateConfig]) -> dict[str, Any]:
     }
 
 
-STAGE = Stage("evaluate", EvaluateConfig, run_stage, input_files, report=EvaluationReport)
+def harm_halt(config: EvaluateConfig, result: dict[str, Any]) -> str | None:
+    """``fail_on_harm``: the run stops when the evaluation cannot exclude harm beyond the margin."""
+    harms = EvaluationSummary.parse(result).harms if config.fail_on_harm else []
+    if not harms:
+        return None
+    return f"evaluate.fail_on_harm: harm beyond the margin cannot be excluded for {', '.join(harms)}"
+
+
+STAGE = Stage("evaluate", EvaluateConfig, run_stage, input_files, report=EvaluationReport, halt=harm_halt)

@@ -29,6 +29,6 @@ Modules:
 from skadapt.pipeline.alone import run_alone
 from skadapt.pipeline.keys import stage_key
 from skadapt.pipeline.launch import Launch, PipelineError
-from skadapt.pipeline.run import StageOutcome, run_recipe
+from skadapt.pipeline.run import RunHalted, StageOutcome, run_recipe
 
-__all__ = ["Launch", "PipelineError", "StageOutcome", "run_alone", "run_recipe", "stage_key"]
+__all__ = ["Launch", "PipelineError", "RunHalted", "StageOutcome", "run_alone", "run_recipe", "stage_key"]

@@ -28,6 +28,20 @@ from skadapt.stages import BY_NAME
 log = logging.getLogger("skadapt")
 
 
+class RunHalted(PipelineError):
+    """A stage's result stops the run (:attr:`skadapt.stage.Stage.halt`); its artifacts are kept.
+
+    Attributes:
+        stage: The stage whose result stopped it.
+        outcomes: The stages run or skipped up to it, in run order.
+    """
+
+    def __init__(self, message: str, stage: str, outcomes: list[StageOutcome]) -> None:
+        super().__init__(message)
+        self.stage = stage
+        self.outcomes = outcomes
+
+
 @dataclass
 class StageOutcome:
     """What happened to one stage in a run."""
@@ -156,6 +170,7 @@ def run_recipe(
     Raises:
         PipelineError: ``--from``/``--only`` name a stage that is not in the recipe, or need earlier
             stages that are not finished.
+        RunHalted: A stage's result stops the run (its ``halt``); the later stages do not run.
     """
     stages = recipe.enabled_stages()
     for name, option in (("--from", from_stage), ("--only", only)):
@@ -220,6 +235,10 @@ def run_recipe(
                     on_stage(stage, "done")
             _record_model(models, stage, stage_dir, outcomes[-1].result)
             upstream.append(key)
+            reason = BY_NAME[stage].halt(getattr(recipe, stage), outcomes[-1].result)
+            if reason is not None:
+                log.error("stage %s: the run stops: %s", stage, reason)
+                raise RunHalted(reason, stage, outcomes)
         return outcomes
     finally:
         if handler is not None:
