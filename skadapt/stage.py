@@ -18,7 +18,7 @@ from pydantic import BaseModel
 
 from skadapt.languages import Language
 from skadapt.llm.config import LLMConfig
-from skadapt.results.base import StageReport
+from skadapt.results.base import StageReport, StageResult
 from skadapt.tasks.config import DevSets
 
 if TYPE_CHECKING:
@@ -151,7 +151,7 @@ def _no_files(config: Any, run: RunFacts) -> list[Path]:
     return []
 
 
-def _goes_on(config: Any, result: dict[str, Any]) -> str | None:
+def _goes_on(config: Any, result: StageResult) -> str | None:
     return None
 
 
@@ -162,7 +162,8 @@ class Stage(Generic[C]):
     Attributes:
         name: The stage name, also its recipe section and its directory in the run.
         config: The config model of its recipe section.
-        run: Does the work: writes into ``ctx.out_dir``, returns a JSON-able summary for the manifest.
+        run: Does the work: writes into ``ctx.out_dir``, returns its result (of type :attr:`result`), which
+            the pipeline records in the manifest.
         input_files: Local files the stage reads besides those its config names (e.g. the data files of the
             evaluation suites): the pipeline fingerprints them, so editing one re-runs the stage.
         makes_model: Its output directory is a model that becomes the run's ``final`` (unless its result
@@ -176,13 +177,14 @@ class Stage(Generic[C]):
             changing one re-runs it.
         report: The type of the report it writes (its ``FILE`` in the stage directory): the pipeline checks
             the report against it and records it in the manifest; other stages read it through it.
+        result: The type of its result (its summary in the manifest; read back when it is skipped).
         halt: Why the run stops after it, from its config and result (None: the run goes on), e.g. the
             evaluation's ``fail_on_harm``; the pipeline asks it whether the stage ran or was skipped.
     """
 
     name: str
     config: type[C]
-    run: Callable[[StageContext[C]], dict[str, Any]]
+    run: Callable[[StageContext[C]], StageResult]
     input_files: Callable[[C, RunFacts], list[Path]] = _no_files
     makes_model: bool = False
     makes_tiers: bool = False
@@ -190,7 +192,8 @@ class Stage(Generic[C]):
     distributed: bool = False
     reads: tuple[str, ...] = ()
     report: type[StageReport] | None = None
-    halt: Callable[[C, dict[str, Any]], str | None] = _goes_on
+    result: type[StageResult] = StageResult
+    halt: Callable[[C, StageResult], str | None] = _goes_on
 
     def facts_read(self, run: RunFacts) -> dict[str, Any]:
         """The run facts of :attr:`reads`, as JSON (for keys)."""

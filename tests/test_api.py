@@ -78,19 +78,21 @@ def test_run_recipe_runs_as_train_does(tmp_path: Path, tiny_models: dict[str, Pa
         api, cli = (
             json.loads((tmp_path / r / "synth_sts" / "manifest.json").read_text()) for r in ("api", "cli")
         )
-        assert api["key"] == cli["key"] and api["result"] == outcomes[0].result
+        assert api["key"] == cli["key"] and api["result"] == outcomes[0].result.as_json()
         same = ("pairs", "splits", "failed_sources")
         assert {k: api["result"][k] for k in same} == {k: cli["result"][k] for k in same}
         assert api["result"]["requests_sent"] == cli["result"]["cache_hits"] == 8
         datasets = [load_from_disk(str(tmp_path / r / "synth_sts" / "dataset")) for r in ("api", "cli")]
         assert datasets[0]["train"].to_list() == datasets[1]["train"].to_list()
         again = skadapt.run_recipe(skadapt.load_recipe(tmp_path / "api.yaml"))
-        assert [(o.stage, o.status, o.result) for o in again] == [("synth_sts", "skipped", api["result"])]
+        assert [(o.stage, o.status, o.result.as_json()) for o in again] == [
+            ("synth_sts", "skipped", api["result"])
+        ]
         overridden = skadapt.run_recipe(
             tmp_path / "api.yaml", overrides=["synth_sts.n_sources=6"], check=False
         )
         assert [(o.stage, o.status) for o in overridden] == [("synth_sts", "ran")]
-        assert overridden[0].result["pairs"] == 6 * 6
+        assert overridden[0].result.pairs == 6 * 6
 
 
 def test_run_recipe_checks_inputs_first(tmp_path: Path, tiny_models: dict[str, Path]) -> None:
@@ -130,7 +132,7 @@ def test_run_recipe_stops_on_harm_as_train_does(
         monkeypatch.setitem(stages.BY_NAME, name, replace(stages.BY_NAME[name], run=run))
 
     stand_in("evaluate", harm)
-    stand_in("publish", {})
+    stand_in("publish", {"repo_id": "me/model", "dry_run": True, "files": 0, "bytes": 0})
     recipe = {
         "name": "r",
         "language": "slk",

@@ -21,7 +21,8 @@ import pytest
 from typer.testing import CliRunner
 
 from skadapt.cli import app
-from skadapt.sources import UNKNOWN_OFFLINE, HubCommit, recorded_commits, resolve_commit
+from skadapt.results import StageManifest
+from skadapt.sources import UNKNOWN_OFFLINE, HubCommit, resolve_commit
 from skadapt.sources.commits import reading
 from tests.support import hub_fixtures
 from tests.support.hub_fixtures import RESULT, SKLEP_ID, SKLEP_REVISION, HubClient, client_env
@@ -276,8 +277,8 @@ def test_a_stage_reads_one_commit_per_source(tmp_path: Path, monkeypatch: pytest
         with reading() as inner:  # nested: the same collection
             assert inner is reads and resolve_commit("hub:org/data::train").commit == first
     assert resolve_commit("hub:org/data").commit == second  # outside: looked up again
-    manifest = {"sources": reads.record()}
-    assert recorded_commits(manifest) == {
+    manifest = StageManifest.parse({"stage": "trim", "status": "complete", "sources": reads.record()})
+    assert manifest.sources == {
         "hub:org/data": {
             "repo": "org/data",
             "revision": "main",

@@ -790,7 +790,7 @@ def test_publish_stage_of_a_recipe(tmp_path: Path, tiny_models: dict[str, Path])
     outcomes = run_recipe(recipe, runners={"trim": fake_trim})
     assert [o.stage for o in outcomes] == ["trim", "publish"]
     result = outcomes[1].result
-    assert result["repo_id"] == "me/demo" and result["dry_run"] is True and result["url"] is None
+    assert result.repo_id == "me/demo" and result.dry_run is True and result.url is None
     metadata, _ = read_card(tmp_path / "run" / "publish" / "upload" / "README.md")
     assert metadata["license"] == "mit" and metadata["language"] == ["sk"]
     manifest = json.loads((tmp_path / "run" / "publish" / "manifest.json").read_text())

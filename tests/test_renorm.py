@@ -259,7 +259,7 @@ def test_pipeline_renorm_then_evaluate(tiny_models: dict[str, Path], tmp_path: P
     report = json.loads((run / "evaluate" / "report.json").read_text())
     assert [m["model"] for m in report["models"]] == ["base", "renorm"]
     assert (run / "evaluate" / "report.md").is_file() and (run / ".cache" / "mteb").is_dir()
-    assert outcomes[1].result["comparisons"][0]["b"] == "renorm"
+    assert outcomes[1].result.comparisons[0]["b"] == "renorm"
     assert [o.status for o in run_recipe(recipe)] == ["skipped", "skipped"]
 
 

@@ -104,6 +104,19 @@ def test_each_stage_declares_the_report_type_publish_reads() -> None:
     assert declared == Reports.types()
 
 
+def test_each_stage_returns_its_declared_result_type() -> None:
+    """``Stage.run`` returns the stage's result type, the one the pipeline reads a skipped stage's manifest
+    through: a stage whose run returns one type and declares another reads back what it never wrote."""
+    import typing
+
+    from skadapt.results import StageResult
+
+    for stage in STAGES:
+        returned = typing.get_type_hints(stage.run)["return"]
+        assert returned is stage.result, f"{stage.name}: run returns {returned}, declares {stage.result}"
+        assert stage.result is not StageResult and issubclass(stage.result, StageResult), stage.name
+
+
 def test_the_pipeline_checks_and_records_each_report(tmp_path: Path) -> None:
     from skadapt.artifacts import read_manifest
     from skadapt.pipeline import run_recipe

@@ -256,8 +256,9 @@ def test_train_exits_1_when_a_stage_harms_and_fail_on_harm_is_set(
     from skadapt import api
     from skadapt.evaluate.stage import harm_halt
     from skadapt.pipeline import RunHalted, StageOutcome
+    from skadapt.results import EvaluationSummary
 
-    result = {"verdicts": {"base->finetune": HARMS}, "harms": ["base->finetune"]}
+    result = EvaluationSummary.of({"verdicts": {"base->finetune": HARMS}, "harms": ["base->finetune"]})
 
     def run(recipe: Any, **_: Any) -> list[StageOutcome]:  # the pipeline's loop, for the one stage
         outcomes = [StageOutcome("evaluate", "ran", tmp_path, 1.0, result)]

@@ -237,7 +237,7 @@ def input_files(config: EvaluateConfig, run: RunFacts) -> list[Path]:
     return [*suite_files(list(config.tasks)), *human]
 
 
-def run_stage(ctx: StageContext[EvaluateConfig]) -> dict[str, Any]:
+def run_stage(ctx: StageContext[EvaluateConfig]) -> EvaluationSummary:
     """Pipeline entry: evaluate ``evaluate.models`` of the run; the mteb cache lives in the run directory."""
     config = ctx.config
     models, parents = _selected_models(config, ctx.models)
@@ -265,27 +265,37 @@ def run_stage(ctx: StageContext[EvaluateConfig]) -> dict[str, Any]:
             verdict.mean_diff,
             below,
         )
-    return {
-        "verdicts": {f"{v.a}->{v.b}": v.verdict for v in verdicts},
-        "harms": [f"{v.a}->{v.b}" for v in verdicts if v.verdict == HARMS],
-        "harmed_tasks": {f"{v.a}->{v.b}": v.harmed_tasks for v in verdicts if v.harmed_tasks},
-        "models": {label: artifacts.recorded_path(ref, ctx.run.run_dir) for label, ref in models.items()},
-        "tiers": parents,
-        "tasks": len(table.task_types),
-        "excluded_tasks": table.excluded,
-        "averaged_over": table.coverage,
-        "All": {r.model: round(r.All, 4) for r in table.rows},
-        "Type": {r.model: round(r.Type, 4) for r in table.rows},
-        "comparisons": [c.to_dict() for c in items],
-    }
+    return EvaluationSummary.of(
+        {
+            "verdicts": {f"{v.a}->{v.b}": v.verdict for v in verdicts},
+            "harms": [f"{v.a}->{v.b}" for v in verdicts if v.verdict == HARMS],
+            "harmed_tasks": {f"{v.a}->{v.b}": v.harmed_tasks for v in verdicts if v.harmed_tasks},
+            "models": {label: artifacts.recorded_path(ref, ctx.run.run_dir) for label, ref in models.items()},
+            "tiers": parents,
+            "tasks": len(table.task_types),
+            "excluded_tasks": table.excluded,
+            "averaged_over": table.coverage,
+            "All": {r.model: round(r.All, 4) for r in table.rows},
+            "Type": {r.model: round(r.Type, 4) for r in table.rows},
+            "comparisons": [c.to_dict() for c in items],
+        }
+    )
 
 
-def harm_halt(config: EvaluateConfig, result: dict[str, Any]) -> str | None:
+def harm_halt(config: EvaluateConfig, result: EvaluationSummary) -> str | None:
     """``fail_on_harm``: the run stops when the evaluation cannot exclude harm beyond the margin."""
-    harms = EvaluationSummary.parse(result).harms if config.fail_on_harm else []
+    harms = result.harms if config.fail_on_harm else []
     if not harms:
         return None
     return f"evaluate.fail_on_harm: harm beyond the margin cannot be excluded for {', '.join(harms)}"
 
 
-STAGE = Stage("evaluate", EvaluateConfig, run_stage, input_files, report=EvaluationReport, halt=harm_halt)
+STAGE = Stage(
+    "evaluate",
+    EvaluateConfig,
+    run_stage,
+    input_files,
+    report=EvaluationReport,
+    result=EvaluationSummary,
+    halt=harm_halt,
+)

@@ -37,7 +37,7 @@ from skadapt.export.speed import measure_models, round_ratios
 from skadapt.export.static import distill_static
 from skadapt.export.static_train import train_static
 from skadapt.modeldir import finalize_model_dir
-from skadapt.results import ExportReport
+from skadapt.results import ExportReport, ExportSummary
 from skadapt.results.export import Int8Candidate
 from skadapt.stage import RunFacts, Stage, StageContext
 from skadapt.tasks.backends import EXPORT_MODEL_DIR, EXPORT_REPORT, ONNX_DIR, load_sentence_model
@@ -516,7 +516,7 @@ def input_files(config: ExportConfig, run: RunFacts) -> list[Path]:
     return suite_files(list(run.eval_tasks)) if config.speed_corpus is None else []
 
 
-def run_stage(ctx: StageContext[ExportConfig]) -> dict[str, Any]:
+def run_stage(ctx: StageContext[ExportConfig]) -> ExportSummary:
     """Pipeline entry: export the run's final model."""
     run = ctx.run
     check_model(ctx.input_model, ctx.config)
@@ -538,15 +538,17 @@ def run_stage(ctx: StageContext[ExportConfig]) -> dict[str, Any]:
     report = export_tiers(
         ctx.input_model, ctx.out_dir, ctx.config, texts, corpus, run.seed, dev=dev, test_texts=test_texts
     )
-    return {
-        "parent": report["parent"],
-        "tiers": report["tiers"],
-        "parity": report["parity"],
-        "speed": {
-            label: {key: row[key] for key in ("texts_per_s", "speedup", "peak_rss_mb", "size_mb")}
-            for label, row in report["speed"].items()
-        },
-    }
+    return ExportSummary.of(
+        {
+            "parent": report["parent"],
+            "tiers": report["tiers"],
+            "parity": report["parity"],
+            "speed": {
+                label: {key: row[key] for key in ("texts_per_s", "speedup", "peak_rss_mb", "size_mb")}
+                for label, row in report["speed"].items()
+            },
+        }
+    )
 
 
 STAGE = Stage(
@@ -557,4 +559,5 @@ STAGE = Stage(
     makes_tiers=True,
     reads=("eval_tasks", "excluded_tasks", "dataset_mirrors", "dev", "contamination_allow"),
     report=ExportReport,
+    result=ExportSummary,
 )

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from skadapt import artifacts
 from skadapt.errors import SkadaptError
+from skadapt.results import StageManifest
 from skadapt.stage import Launch
 
 log = logging.getLogger("skadapt")
@@ -50,9 +50,7 @@ def other_ranks_done(work_dir: Path, stage: str, distributed: bool, launch: Laun
     return True
 
 
-def take_part(
-    stage: str, work_dir: Path, launch: Launch, join: Callable[[Path], dict[str, Any]]
-) -> dict[str, Any]:
+def take_part(stage: str, work_dir: Path, launch: Launch, join: Callable[[Path], Any]) -> Any:
     """A non-zero rank's part in a distributed stage: ``join`` runs it into a private scratch directory
     (removed after); then this rank marks itself done in ``work_dir`` (rank 0 waits for that before
     deleting it). Returns what ``join`` returned."""
@@ -71,20 +69,21 @@ def follow_rank0(
     key: str,
     work_dir: Path,
     launch: Launch,
-    join: Callable[[Path], dict[str, Any]] | None,
+    join: Callable[[Path], Any] | None,
 ) -> dict[str, Any]:
     """A non-zero rank: take part in a distributed stage (``join`` runs it into a private scratch
-    directory), then wait for rank 0's manifest of this launch; returns the stage result.
+    directory), then wait for rank 0's manifest of this launch; returns the stage result it records.
 
     Raises:
         PipelineError: Rank 0 failed the stage.
     """
-    result = take_part(stage, work_dir, launch, join) if join is not None else {}
+    if join is not None:
+        take_part(stage, work_dir, launch, join)
     marker = failure_marker(run_dir, stage, key, launch)
     while True:
-        manifest = artifacts.read_manifest(run_dir / stage)
-        if manifest is not None and manifest["key"] == key and manifest.get("run_id") == launch.run_id:
-            return dict(manifest.get("result", result))
+        manifest = StageManifest.read(run_dir / stage)
+        if manifest is not None and manifest.key == key and manifest.run_id == launch.run_id:
+            return manifest.result
         if marker.exists():
             raise PipelineError(f"stage {stage!r} failed on rank 0; see {run_dir / 'run.log'}")
         time.sleep(launch.poll_seconds)

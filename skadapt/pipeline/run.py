@@ -20,7 +20,7 @@ from skadapt.pipeline.launch import PipelineError, failure_marker, follow_rank0,
 from skadapt.pipeline.runlog import setup_run_log
 from skadapt.pipeline.sources import warn_moved_sources
 from skadapt.recipe import Recipe
-from skadapt.results import StageReport
+from skadapt.results import StageManifest, StageReport, StageResult
 from skadapt.sources import model_commit, reading
 from skadapt.stage import Launch, RunFacts, StageContext
 from skadapt.stages import BY_NAME
@@ -44,16 +44,24 @@ class RunHalted(PipelineError):
 
 @dataclass
 class StageOutcome:
-    """What happened to one stage in a run."""
+    """What happened to one stage in a run.
+
+    Attributes:
+        stage: The stage.
+        status: ``ran`` or ``skipped``.
+        path: Its directory in the run.
+        seconds: How long it ran (0 when skipped).
+        result: Its result, of its type (``Stage.result``): as it ran, or as its manifest recorded it.
+    """
 
     stage: str
     status: str  # "ran" | "skipped"
     path: Path
     seconds: float = 0.0
-    result: dict[str, Any] = field(default_factory=dict)
+    result: StageResult = field(default_factory=StageResult)
 
 
-StageRunner = Callable[[StageContext[Any]], dict[str, Any]]
+StageRunner = Callable[[StageContext[Any]], StageResult]
 
 
 def _context(
@@ -91,7 +99,7 @@ def _run_stage(
     if not launch.is_main:
         start = time.perf_counter()
 
-        def join(scratch: Path) -> dict[str, Any]:
+        def join(scratch: Path) -> StageResult:
             try:
                 return runner(_context(recipe, facts, stage, models, scratch, work_dir, launch)) or {}
             except Exception as error:
@@ -100,38 +108,41 @@ def _run_stage(
                     raise
                 raise failure from error
 
-        result = follow_rank0(run_dir, stage, key, work_dir, launch, join if spec.distributed else None)
-        return StageOutcome(stage, "ran", run_dir / stage, time.perf_counter() - start, result)
+        recorded = follow_rank0(run_dir, stage, key, work_dir, launch, join if spec.distributed else None)
+        return StageOutcome(
+            stage, "ran", run_dir / stage, time.perf_counter() - start, spec.result.parse(recorded)
+        )
     started = datetime.now(UTC)
     start = time.perf_counter()
     log.info("stage %s: running (key %s)", stage, key[:12])
     try:
         with artifacts.atomic_dir(run_dir / stage) as tmp, reading() as reads:
-            result = runner(_context(recipe, facts, stage, models, tmp, work_dir, launch)) or {}
+            result = spec.result.parse(
+                runner(_context(recipe, facts, stage, models, tmp, work_dir, launch)) or {}
+            )
             seconds = time.perf_counter() - start
             section = getattr(recipe, stage)
-            manifest = {
-                "stage": stage,
-                "status": "complete",
-                "key": key,
-                "run_id": launch.run_id,
-                "config": section.model_dump(mode="json"),
-                "non_default_config": section.model_dump(mode="json", exclude_defaults=True),
-                "report": _checked_report(spec.report, tmp),
-                "seed": recipe.seed,
-                "language": recipe.language,
-                "inputs": inputs,
-                "sources": reads.record(),
-                "base_model_source": _base_model_source(recipe.base_model),
-                "models": {label: artifacts.recorded_path(ref, run_dir) for label, ref in models.items()},
-                "result": result,
-                "outputs": artifacts.list_outputs(tmp),
-                "started_at": started.isoformat(),
-                "finished_at": datetime.now(UTC).isoformat(),
-                "duration_s": round(seconds, 3),
-                "versions": artifacts.library_versions(),
-            }
-            artifacts.write_json(tmp / artifacts.MANIFEST, manifest)
+            StageManifest(
+                stage=stage,
+                status="complete",
+                key=key,
+                run_id=launch.run_id,
+                config=section.model_dump(mode="json"),
+                non_default_config=section.model_dump(mode="json", exclude_defaults=True),
+                report=_checked_report(spec.report, tmp),
+                seed=recipe.seed,
+                language=recipe.language,
+                inputs=inputs,
+                sources=reads.record(),
+                base_model_source=_base_model_source(recipe.base_model),
+                models={label: artifacts.recorded_path(ref, run_dir) for label, ref in models.items()},
+                result=result.as_json(),
+                outputs=artifacts.list_outputs(tmp),
+                started_at=started.isoformat(),
+                finished_at=datetime.now(UTC).isoformat(),
+                duration_s=round(seconds, 3),
+                versions=artifacts.library_versions(),
+            ).write(tmp)
     except BaseException as error:
         if launch.world_size > 1:
             with contextlib.suppress(OSError):  # e.g. the disk is full: the error below matters more
@@ -200,13 +211,14 @@ def run_recipe(
         for stage in stages:
             key, inputs = stage_key(recipe, stage, upstream)
             stage_dir = run_dir / stage
-            manifest = artifacts.read_manifest(stage_dir)
-            current = manifest is not None and manifest["key"] == key
+            manifest = StageManifest.read(stage_dir)
+            current = manifest is not None and manifest.key == key
+            recorded = BY_NAME[stage].result.parse(manifest.result) if current and manifest else None
             if only and stages.index(stage) > stages.index(only):
                 break
             if stage not in run_order:  # before --only: must already be finished
                 if current:
-                    _record_model(models, stage, stage_dir, manifest.get("result", {}))
+                    _record_model(models, stage, stage_dir, recorded)
                     upstream.append(key)
                     continue
                 raise PipelineError(
@@ -219,7 +231,7 @@ def run_recipe(
                     warn_moved_sources(stage, manifest)
                 if on_stage:
                     on_stage(stage, "skip")
-                outcomes.append(StageOutcome(stage, "skipped", stage_dir, 0.0, manifest.get("result", {})))
+                outcomes.append(StageOutcome(stage, "skipped", stage_dir, 0.0, recorded))
             elif from_stage and stage not in forced and not current:
                 raise PipelineError(
                     f"--from {from_stage}: earlier stage {stage!r} is not finished or is outdated; "
@@ -246,15 +258,15 @@ def run_recipe(
             handler.close()
 
 
-def _record_model(models: dict[str, str], stage: str, stage_dir: Path, result: dict[str, Any]) -> None:
+def _record_model(models: dict[str, str], stage: str, stage_dir: Path, result: StageResult) -> None:
     """A model stage's model becomes the run's ``final``; a stage that kept none (its result says
     ``kept: false``, e.g. renormalization that lost on dev) stands for its input model. A tier stage's
     tiers join ``models`` under their names."""
     if BY_NAME[stage].makes_tiers:
-        models.update({tier: str(stage_dir / path) for tier, path in result.get("tiers", {}).items()})
+        models.update({tier: str(stage_dir / path) for tier, path in result.made_tiers().items()})
     if not BY_NAME[stage].makes_model:
         return
-    if result.get("kept", True):
+    if result.kept:
         models["final"] = str(stage_dir)
     models[stage] = models["final"]
 

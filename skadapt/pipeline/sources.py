@@ -10,15 +10,15 @@ a move is warned about, naming both commits and ``--from STAGE``.
 from __future__ import annotations
 
 import logging
-from typing import Any
 
-from skadapt.sources import recorded_commits, resolve_commit
+from skadapt.results import StageManifest
+from skadapt.sources import resolve_commit
 from skadapt.sources.commits import COMMIT_RE
 
 log = logging.getLogger("skadapt")
 
 
-def warn_moved_sources(stage: str, manifest: dict[str, Any]) -> list[str]:
+def warn_moved_sources(stage: str, manifest: StageManifest) -> list[str]:
     """Warn about each branch source of a finished stage that is at another commit now; the moved specs.
 
     Nothing is looked up offline, with the Hub unreachable, or for sources pinned to a commit.
@@ -27,7 +27,7 @@ def warn_moved_sources(stage: str, manifest: dict[str, Any]) -> list[str]:
 
     branches = {
         spec: entry
-        for spec, entry in recorded_commits(manifest).items()
+        for spec, entry in manifest.sources.items()
         if not COMMIT_RE.fullmatch(str(entry.get("revision")))
         and COMMIT_RE.fullmatch(str(entry.get("commit")))
     }

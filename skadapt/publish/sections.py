@@ -274,11 +274,10 @@ def hub_sources_section(manifests: dict[str, StageManifest]) -> list[str]:
     """Every ``hub:`` source the run's stages read and the base model when it came from the Hub, with the
     revision asked and the commit read (the manifests' ``sources`` and ``base_model_source``); [] when no
     stage read one."""
-    from skadapt.sources import recorded_commits
 
     read: dict[tuple[str, str], tuple[dict[str, str], list[str]]] = {}  # (spec, commit): a branch moves
     for stage, manifest in manifests.items():
-        for spec, entry in recorded_commits(manifest.as_json()).items():
+        for spec, entry in manifest.sources.items():
             read.setdefault((spec, str(entry.get("commit"))), (entry, []))[1].append(stage)
         model = manifest.base_model_source
         if model is not None and model.get("repo"):

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
 
 from skadapt.publish.config import PublishConfig
 from skadapt.publish.model import publish_model
 from skadapt.publish.target import target_for_run
+from skadapt.results import PublishSummary
 from skadapt.stage import Stage, StageContext
 
 log = logging.getLogger("skadapt")
 
 
-def run_stage(context: StageContext[PublishConfig]) -> dict[str, Any]:
+def run_stage(context: StageContext[PublishConfig]) -> PublishSummary:
     """Publish the run's final model; the stage directory keeps ``upload/`` and ``publish.json``.
 
     Raises:
@@ -27,15 +27,17 @@ def run_stage(context: StageContext[PublishConfig]) -> dict[str, Any]:
     uploaded = report.get("uploaded") or {}
     where = uploaded.get("commit_url") or f"dry run: {context.out_dir.name}/upload (nothing uploaded)"
     log.info("publish: %s -> %s", target.model_dir, where)
-    return {
-        "repo_id": report["repo_id"],
-        "dry_run": report["dry_run"],
-        "files": len(report["files"]),
-        "bytes": sum(f["bytes"] for f in report["files"]),
-        "license": report["license"],
-        "url": uploaded.get("url"),
-        "commit_url": uploaded.get("commit_url"),
-    }
+    return PublishSummary.of(
+        {
+            "repo_id": report["repo_id"],
+            "dry_run": report["dry_run"],
+            "files": len(report["files"]),
+            "bytes": sum(f["bytes"] for f in report["files"]),
+            "license": report["license"],
+            "url": uploaded.get("url"),
+            "commit_url": uploaded.get("commit_url"),
+        }
+    )
 
 
-STAGE = Stage("publish", PublishConfig, run_stage)
+STAGE = Stage("publish", PublishConfig, run_stage, result=PublishSummary)

@@ -39,6 +39,7 @@ from skadapt.errors import SkadaptError
 from skadapt.modeldir import finalize_model_dir, keep_matryoshka_dims
 from skadapt.prompts import role_prompt
 from skadapt.renorm.config import RenormConfig
+from skadapt.results import RenormSummary
 from skadapt.results.renorm import Candidate, RenormReport, Selection
 from skadapt.sources import iter_texts
 from skadapt.stage import RunFacts, Stage, StageContext
@@ -489,7 +490,7 @@ def input_files(config: RenormConfig, run: RunFacts) -> list[Path]:
     return suite_files(list(run.eval_tasks))
 
 
-def run_stage(ctx: StageContext[RenormConfig]) -> dict[str, Any]:
+def run_stage(ctx: StageContext[RenormConfig]) -> RenormSummary:
     """Renormalize the newest model; the run's evaluation suites are kept out of the μ sample, and the
     evaluation tasks' test texts out of the dev sets the method is chosen on."""
     run = ctx.run
@@ -510,7 +511,7 @@ def run_stage(ctx: StageContext[RenormConfig]) -> dict[str, Any]:
         test_texts=test_texts,
         training=training,
     )
-    return result.as_json()
+    return RenormSummary.of(result.as_json())
 
 
 STAGE = Stage(
@@ -521,4 +522,5 @@ STAGE = Stage(
     makes_model=True,
     reads=("eval_tasks", "excluded_tasks", "dataset_mirrors", "dev", "contamination_allow"),
     report=RenormReport,
+    result=RenormSummary,
 )

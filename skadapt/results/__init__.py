@@ -5,18 +5,28 @@ its name in the stage's manifest (:class:`StageManifest`); ``skadapt publish`` a
 back through the type. The types sit below the stages (the library layer) because stages never import one
 another: the publish stage reads the others' reports through these types, never through their packages.
 
+Each stage's ``run`` returns its result (a :class:`StageResult`: its summary), which the pipeline records
+as the manifest's ``result`` and reads back through the same type.
+
 Modules (one per stage that writes a report): ``trim``, ``finetune``, ``renorm``, ``export``, ``evaluate``,
-``robustness``; ``manifest`` (what the pipeline records); ``base`` (:class:`StageReport`,
-:class:`ReportError`).
+``robustness``; ``summaries`` (the results of the other stages); ``manifest`` (what the pipeline records);
+``base`` (:class:`StageReport`, :class:`StageResult`, :class:`ReportError`).
 """
 
-from skadapt.results.base import Part, ReportError, StageReport
+from skadapt.results.base import Part, ReportError, StageReport, StageResult
 from skadapt.results.evaluate import HUMAN_SCORES, EvaluationReport, EvaluationSummary
 from skadapt.results.export import ExportReport
 from skadapt.results.finetune import FinetuneSummary, TrainingReport
 from skadapt.results.manifest import StageManifest
 from skadapt.results.renorm import RenormReport, RenormSummary
 from skadapt.results.robustness import RobustnessReport
+from skadapt.results.summaries import (
+    ExportSummary,
+    PublishSummary,
+    RobustnessSummary,
+    SynthSummary,
+    TrimSummary,
+)
 from skadapt.results.trim import TrimReport
 
 __all__ = [
@@ -24,14 +34,20 @@ __all__ = [
     "EvaluationReport",
     "EvaluationSummary",
     "ExportReport",
+    "ExportSummary",
     "FinetuneSummary",
     "Part",
+    "PublishSummary",
     "RenormReport",
     "RenormSummary",
     "ReportError",
     "RobustnessReport",
+    "RobustnessSummary",
     "StageManifest",
     "StageReport",
+    "StageResult",
+    "SynthSummary",
     "TrainingReport",
     "TrimReport",
+    "TrimSummary",
 ]

@@ -69,3 +69,24 @@ class StageReport(Part):
         if data is None:
             raise ReportError(f"{path}: not readable as JSON; run its stage again")
         return cls.parse(data, str(path))
+
+
+class StageResult(Part):
+    """What a stage's ``run`` returns: its summary, which the pipeline records as its manifest's ``result``
+    and reads back through the same type when the stage is skipped (``Stage.result``).
+
+    Attributes:
+        kept: Whether a model stage kept the model it made (``False``: its output is its input unchanged,
+            e.g. renormalization that lost on dev); other stages leave it unset.
+    """
+
+    kept: bool = True
+
+    def made_tiers(self) -> dict[str, str]:
+        """Deployment tiers of the final model it made (name -> path in its directory): none here."""
+        return {}
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> Self:
+        """The result from what a stage's work returned (its values as built; a wrong one is an error)."""
+        return cls.parse(data, f"the stage's result ({cls.__name__})")

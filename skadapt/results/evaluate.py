@@ -6,7 +6,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from skadapt.results.base import Part, StageReport
+from skadapt.results.base import Part, StageReport, StageResult
 
 HUMAN_SCORES = "human_scores.json"
 """The scored human sheets in a human baseline directory (``skadapt human score`` writes it, the
@@ -135,8 +135,9 @@ class EvaluationReport(StageReport):
         return {row.model: row for row in self.models}
 
 
-class EvaluationSummary(Part):
-    """The part of the ``evaluate`` stage's manifest ``result`` the run's summary prints."""
+class EvaluationSummary(StageResult):
+    """The ``evaluate`` stage's result (its manifest's ``result``): the verdicts, the averages, the
+    comparisons."""
 
     verdicts: dict[str, str] = Field(default_factory=dict)
     """``a->b`` -> the verdict on ``b`` against its input ``a``."""
@@ -144,3 +145,5 @@ class EvaluationSummary(Part):
     """The ``a->b`` pairs whose verdict is ``harms``."""
     harmed_tasks: dict[str, list[str]] = Field(default_factory=dict)
     """``a->b`` -> the tasks below the margin."""
+    comparisons: list[dict[str, Any]] = Field(default_factory=list)
+    """Each model pair's paired comparison (:meth:`skadapt.evaluate.stats.Comparison.to_dict`)."""

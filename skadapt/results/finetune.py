@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import Field
 
-from skadapt.results.base import Part, StageReport
+from skadapt.results.base import Part, StageReport, StageResult
 
 
 class TrainedDataset(Part):
@@ -94,7 +94,7 @@ class TrainingReport(StageReport):
     model_prompts: dict[str, str] | None = None
 
 
-class FinetuneSummary(Part):
+class FinetuneSummary(StageResult):
     """The part of the ``finetune`` stage's manifest ``result`` the run's summary prints."""
 
     dropped_rows: dict[str, str] = Field(default_factory=dict)

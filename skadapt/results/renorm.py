@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import Field
 
-from skadapt.results.base import Part, StageReport
+from skadapt.results.base import Part, StageReport, StageResult
 
 
 class Candidate(Part):
@@ -105,7 +105,7 @@ class RenormReport(StageReport):
     seconds: dict[str, float] | None = None
 
 
-class RenormSummary(Part):
+class RenormSummary(StageResult):
     """The part of the ``renorm`` stage's manifest ``result`` the run's summary prints (the stage records
     its whole report there)."""
 

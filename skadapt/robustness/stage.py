@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from skadapt.llm.config import LLMConfig
-from skadapt.results import RobustnessReport
+from skadapt.results import RobustnessReport, RobustnessSummary
 from skadapt.robustness.config import RobustnessConfig
 from skadapt.robustness.run import RobustnessPlan, axis_table, run_robustness
 from skadapt.robustness.transforms import resolve_settings
@@ -40,7 +40,7 @@ def validated_settings(
     return {**settings, "transforms": kept}, rejected
 
 
-def run_stage(ctx: StageContext[RobustnessConfig]) -> dict[str, Any]:
+def run_stage(ctx: StageContext[RobustnessConfig]) -> RobustnessSummary:
     """Score ``robustness.models`` on ``robustness.tasks`` and their rewrites; the LLM answers and mteb
     results are cached in ``ctx.work_dir``, so an interrupted stage resumes."""
     _llm(ctx.run)
@@ -50,7 +50,7 @@ def run_stage(ctx: StageContext[RobustnessConfig]) -> dict[str, Any]:
         raise RobustnessStageError(
             f"robustness.models: {', '.join(missing)} not made by this recipe (it has {made})"
         )
-    return score_models(ctx, {ref: ctx.models[ref] for ref in ctx.config.models})
+    return RobustnessSummary.of(score_models(ctx, {ref: ctx.models[ref] for ref in ctx.config.models}))
 
 
 def _llm(run: RunFacts) -> LLMConfig:
@@ -102,4 +102,5 @@ STAGE = Stage(
     uses_llm=True,
     reads=("eval_tasks", "excluded_tasks", "dataset_mirrors", "prompt_policy"),
     report=RobustnessReport,
+    result=RobustnessSummary,
 )

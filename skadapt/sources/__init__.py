@@ -46,7 +46,6 @@ from skadapt.sources.commits import (
     SourceReads,
     model_commit,
     reading,
-    recorded_commits,
     resolve_commit,
 )
 from skadapt.sources.files import ROW_SUFFIXES, resolve_files
@@ -79,7 +78,6 @@ __all__ = [
     "parse_source",
     "read_rows",
     "reading",
-    "recorded_commits",
     "resolve_commit",
     "resolve_files",
 ]

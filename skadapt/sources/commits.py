@@ -24,7 +24,6 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from skadapt.sources.spec import SourceError, SourceSpec, parse_source
 
@@ -173,11 +172,3 @@ def cached_commit(repo: str, revision: str, repo_type: str = "dataset") -> str |
     except (OSError, UnicodeDecodeError):
         return None
     return commit if COMMIT_RE.fullmatch(commit) else None
-
-
-def recorded_commits(manifest: dict[str, Any]) -> dict[str, dict[str, str]]:
-    """The ``sources`` a stage manifest recorded (spec -> repo, revision, commit, resolved_by), or {}."""
-    sources = manifest.get("sources")
-    if not isinstance(sources, dict):
-        return {}
-    return {str(k): v for k, v in sources.items() if isinstance(v, dict)}

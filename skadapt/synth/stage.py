@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from skadapt.annotate.sheetio import SheetError, filled_sheets
+from skadapt.results import SynthSummary
 from skadapt.stage import Stage, StageContext
 from skadapt.synth.config import SynthSTSConfig
 from skadapt.synth.run import REVIEW_ANSWERS, synthesize_sts
 
 
-def run_stage(ctx: StageContext[SynthSTSConfig]) -> dict[str, Any]:
+def run_stage(ctx: StageContext[SynthSTSConfig]) -> SynthSummary:
     """Generate with the run's ``llm``; the answers are cached, so an interrupted stage resumes.
 
     Raises:
@@ -30,14 +29,16 @@ def run_stage(ctx: StageContext[SynthSTSConfig]) -> dict[str, Any]:
         )
     report = synthesize_sts(ctx.config, run.llm, run.language, ctx.out_dir, seed=run.seed)
     generation = report["generation"]
-    return {
-        "pairs": report["pairs"],
-        "splits": report.get("splits"),
-        "failed_sources": report["failed_sources"],
-        "requests_sent": generation["requests_sent"],
-        "cache_hits": generation["cache_hits"],
-        "dataset": str(ctx.out_dir.name + "/dataset"),
-    }
+    return SynthSummary.of(
+        {
+            "pairs": report["pairs"],
+            "splits": report.get("splits"),
+            "failed_sources": report["failed_sources"],
+            "requests_sent": generation["requests_sent"],
+            "cache_hits": generation["cache_hits"],
+            "dataset": str(ctx.out_dir.name + "/dataset"),
+        }
+    )
 
 
-STAGE = Stage("synth_sts", SynthSTSConfig, run_stage, uses_llm=True)
+STAGE = Stage("synth_sts", SynthSTSConfig, run_stage, uses_llm=True, result=SynthSummary)

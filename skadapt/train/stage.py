@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from skadapt import artifacts
 from skadapt.modeldir import record_matryoshka_dims
 from skadapt.prompts import model_prompts
-from skadapt.results import TrainingReport
+from skadapt.results import FinetuneSummary, TrainingReport
 from skadapt.stage import RunFacts, Stage, StageContext
 from skadapt.tasks.contamination import judge_overlap, overlapping_rows
 from skadapt.tasks.dev import overlap_line
@@ -400,9 +400,9 @@ def input_files(config: FinetuneConfig, run: RunFacts) -> list[Path]:
     return suite_files(list(run.eval_tasks))
 
 
-def run_stage(ctx: StageContext[FinetuneConfig]) -> dict[str, Any]:
+def run_stage(ctx: StageContext[FinetuneConfig]) -> FinetuneSummary:
     """Train ``ctx.input_model`` into ``ctx.out_dir``."""
-    return finetune(ctx)
+    return FinetuneSummary.of(finetune(ctx))
 
 
 STAGE = Stage(
@@ -414,4 +414,5 @@ STAGE = Stage(
     distributed=True,
     reads=("eval_tasks", "excluded_tasks", "dataset_mirrors"),
     report=TrainingReport,
+    result=FinetuneSummary,
 )

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from skadapt import artifacts
-from skadapt.results import TrimReport
+from skadapt.results import TrimReport, TrimSummary
 from skadapt.stage import Stage, StageContext
 from skadapt.trim.config import TrimConfig
 from skadapt.trim.parity import compare_tokenization
@@ -18,7 +18,7 @@ log = logging.getLogger(__name__)
 TOKENIZER = "tokenizer.json"
 
 
-def run_stage(ctx: StageContext[TrimConfig]) -> dict[str, Any]:
+def run_stage(ctx: StageContext[TrimConfig]) -> TrimSummary:
     """Trim ``ctx.input_model`` with the stage config into ``ctx.out_dir``.
 
     The parity sample is drawn with the run seed; the model card names the run language.
@@ -41,7 +41,7 @@ def run_stage(ctx: StageContext[TrimConfig]) -> dict[str, Any]:
         report = artifacts.read_json(report_path) or {}
         artifacts.write_json(report_path, {**report, "evaluation_tokenization": check})
         result = {**result, "evaluation_tokenization": check}
-    return result
+    return TrimSummary.of(result)
 
 
 def evaluation_tokenization(specs: list[str], original: Path, trimmed: Path) -> dict[str, Any] | None:
@@ -71,4 +71,12 @@ def evaluation_tokenization(specs: list[str], original: Path, trimmed: Path) -> 
     }
 
 
-STAGE = Stage("trim", TrimConfig, run_stage, makes_model=True, reads=("eval_tasks",), report=TrimReport)
+STAGE = Stage(
+    "trim",
+    TrimConfig,
+    run_stage,
+    makes_model=True,
+    reads=("eval_tasks",),
+    report=TrimReport,
+    result=TrimSummary,
+)
