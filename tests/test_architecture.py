@@ -66,7 +66,8 @@ def _module_name(path: Path) -> str:
 
 
 def _imports(path: Path) -> set[str]:
-    """Every skadapt module ``path`` imports (absolute or relative, at any depth)."""
+    """Every skadapt module ``path`` imports (absolute or relative, at any depth): ``from a.b import c``
+    imports the module ``a.b.c`` where there is one, else ``a.b`` (whose ``c`` it reads)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     package = _module_name(path) if path.name == "__init__.py" else _module_name(path).rpartition(".")[0]
     found: set[str] = set()
@@ -81,8 +82,9 @@ def _imports(path: Path) -> set[str]:
                 target = node.module or ""
             if target.split(".")[0] != "skadapt":
                 continue
-            found.add(target)
-            found.update(f"{target}.{alias.name}" for alias in node.names)
+            for alias in node.names:
+                submodule = f"{target}.{alias.name}"
+                found.add(submodule if _exists(submodule) else target)
     return {name for name in found if _exists(name)}
 
 
@@ -145,11 +147,87 @@ def test_no_cycle_between_units() -> None:
             visit(unit, [unit])
 
 
+def _module_edges() -> dict[str, set[str]]:
+    """Module -> skadapt modules it imports (other than itself). An import names the module it names: the
+    package ``__init__`` files Python runs on the way (``skadapt``, ``skadapt.train``) are not edges of it,
+    else every module would meet the root's re-exports; a package's own imports are its ``__init__``'s."""
+    return {_module_name(path): _imports(path) - {_module_name(path)} for path in sorted(ROOT.rglob("*.py"))}
+
+
+MODULE_EDGES = _module_edges()
+
+
+def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """One circle through each strongly connected group of ``edges`` (Tarjan), as ``[a, b, ..., a]``."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    groups: list[set[str]] = []
+
+    def connect(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in sorted(edges.get(node, ())):
+            if target not in index:
+                connect(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            group = set(stack[stack.index(node) :])
+            del stack[stack.index(node) :]
+            if len(group) > 1 or node in edges.get(node, ()):
+                groups.append(group)
+
+    for node in sorted(edges):
+        if node not in index:
+            connect(node)
+    return [_circle(min(group), group, edges) for group in groups]
+
+
+def _circle(start: str, group: set[str], edges: dict[str, set[str]]) -> list[str]:
+    """The shortest path from ``start`` back to itself inside ``group`` (breadth first)."""
+    came_from: dict[str, str] = {}
+    frontier = [start]
+    while frontier:
+        following = []
+        for node in frontier:
+            for target in sorted(edges.get(node, set()) & group):
+                if target == start:
+                    path = [node]
+                    while path[-1] != start:
+                        path.append(came_from[path[-1]])
+                    return [*reversed(path), start]
+                if target not in came_from:
+                    came_from[target] = node
+                    following.append(target)
+        frontier = following
+    raise AssertionError(f"{start} is on no circle of {sorted(group)}")
+
+
+def test_no_cycle_between_modules() -> None:
+    """No module imports itself through others, counting every import (inside functions and under
+    ``TYPE_CHECKING`` too): the unit-level check cannot see a circle inside a package. Two modules that
+    need a shared piece import it from a third."""
+    cycles = [" -> ".join(cycle) for cycle in _cycles(MODULE_EDGES)]
+    assert not cycles, "import cycles between modules:\n" + "\n".join(cycles)
+
+
+def test_the_cycle_finder_finds_cycles() -> None:
+    """The module check would be vacuous if the finder missed a circle (of one, two or three modules)."""
+    edges = {"a": {"b"}, "b": {"c", "d"}, "c": {"a"}, "d": set(), "e": {"e"}, "f": {"g"}, "g": {"f"}}
+    assert sorted(_cycles(edges)) == [["a", "b", "c", "a"], ["e", "e"], ["f", "g", "f"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
 def test_the_checker_sees_function_level_imports(tmp_path: Path) -> None:
     """The rules would be vacuous if imports inside functions were missed."""
     assert "tasks" in {_unit(name) for name in _imports(ROOT / "train" / "stage.py")}
     assert "recipe" in EDGES["pipeline"] and "stages" in EDGES["recipe"]
     assert {"api", "recipe", "trim", "train"} <= EDGES[ROOT_UNIT]  # the root's TYPE_CHECKING imports
+    assert "skadapt.model_sources" in MODULE_EDGES["skadapt.train.gist"]  # inside load_guide
+    assert "skadapt.artifacts" in MODULE_EDGES["skadapt.trim.stage"]  # from skadapt import artifacts
+    assert "skadapt" not in MODULE_EDGES["skadapt.trim.stage"]
 
 
 def test_stage_list_matches_the_recipe_sections() -> None:
