@@ -242,6 +242,39 @@ def test_stage_list_matches_the_recipe_sections() -> None:
         assert stage.config in typing.get_args(annotation), (stage.name, annotation)
 
 
+def _skadapt_exceptions() -> list[type[BaseException]]:
+    """Every exception class skadapt defines, after importing every skadapt module."""
+    import importlib
+    import pkgutil
+
+    import skadapt
+
+    for info in pkgutil.walk_packages(skadapt.__path__, "skadapt."):
+        importlib.import_module(info.name)
+    found: list[type[BaseException]] = []
+    pending = [BaseException]
+    while pending:
+        cls = pending.pop()
+        for sub in cls.__subclasses__():
+            if sub not in found and sub.__module__.partition(".")[0] == "skadapt":
+                found.append(sub)
+            pending.append(sub)
+    return sorted(found, key=lambda cls: f"{cls.__module__}.{cls.__qualname__}")
+
+
+def test_every_error_is_a_skadapt_error() -> None:
+    """Every exception class defined in skadapt derives from ``SkadaptError`` (the CLI prints those as one
+    message; the pipeline passes them through unwrapped). A stdlib base such as ``ValueError`` stays as a
+    second base where callers catch it."""
+    from skadapt.errors import SkadaptError
+
+    found = _skadapt_exceptions()
+    names = {cls.__name__ for cls in found}
+    assert {"TrimError", "RobustnessStageError", "SourceInterrupted", "OptionError"} <= names, names
+    outside = [f"{cls.__module__}.{cls.__qualname__}" for cls in found if not issubclass(cls, SkadaptError)]
+    assert not outside, f"errors outside SkadaptError (skadapt/errors.py): {outside}"
+
+
 LAUNCH_VARIABLES = {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE"}
 KEY_FUNCTIONS = {
     "hash_json",
