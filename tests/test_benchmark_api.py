@@ -148,9 +148,7 @@ def test_a_benchmark_imports_the_public_api(path: Path) -> None:
         "skadapt/__init__.py), or add the name there if a user would call it too"
     )
     gone = sorted(listed - internal)
-    assert not gone, (
-        f"{path.name} no longer imports {gone}: take them off COMPONENTS"
-    )
+    assert not gone, f"{path.name} no longer imports {gone}: take them off COMPONENTS"
 
 
 def test_the_checker_sees_every_kind_of_import(tmp_path: Path) -> None:
