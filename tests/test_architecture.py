@@ -1,6 +1,9 @@
 """The package's dependency rules (design notes, "Dependencies point one way"), checked on its imports.
 
-Every import counts: module level, inside functions, under ``TYPE_CHECKING``. Layers, low to high:
+Every import counts: module level, inside functions, under ``TYPE_CHECKING``. Two graphs are checked: the
+units' (a package or a top-level module: the layers below, no circle between units) and the modules'
+(no circle between any two modules, inside a package too: a piece two modules share lives in a third).
+Every exception class skadapt defines derives from ``SkadaptError``. Layers, low to high:
 
     base      errors, artifacts, paths, config, languages, signedrank, ... (no skadapt package above them)
     library   sources, llm, tasks, annotate, cards, stage (the stage contract), results (their reports)
