@@ -100,13 +100,13 @@ def train(arm: str, seed: int, model: str, out: Path, args: argparse.Namespace) 
 
 
 def evaluate(models: dict[str, str], out: Path, policy: dict[str, str]) -> Any:
-    """Scores of every model on the demo suite (the evaluate stage's runner), as the Table-1 table."""
-    from skadapt import select_tasks
-    from skadapt.evaluate.aggregate import aggregate
-    from skadapt.tasks.runner import evaluate_models
+    """Scores of every model on the demo suite (the evaluate stage, its report kept in memory: no bootstrap,
+    batch 32), as the Table-1 table."""
+    from skadapt import EvaluateConfig, run_evaluation
 
-    tasks = select_tasks([str(SUITE)], language="slk", seed=FIRST_SEED)
-    return aggregate(evaluate_models(models, tasks, cache_dir=out / "mteb", prompt_policy=policy))
+    config = EvaluateConfig(tasks=[str(SUITE)], prompt_policy=policy, batch_size=32, bootstrap=0)
+    scores = run_evaluation(config, models, None, language="slk", cache_dir=out / "mteb", seed=FIRST_SEED)
+    return scores[0]
 
 
 def interval(values: list[float]) -> tuple[float, float | None]:

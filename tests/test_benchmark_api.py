@@ -66,7 +66,6 @@ COMPONENTS: dict[str, set[str]] = {
         "skadapt.tasks.backends.load_sentence_model",
     },
     # the evaluation's scores and table without its report (several arms, one table)
-    "hard_negatives.py": {"skadapt.evaluate.aggregate.aggregate", "skadapt.tasks.runner.evaluate_models"},
     "renorm_prompt.py": {
         "skadapt.evaluate.aggregate.aggregate",
         "skadapt.evaluate.bootstrap.model_draws",
