@@ -23,7 +23,7 @@ The building blocks the stages are made of, for scripts and benchmarks that run 
   ``DevSets``/``build_dev_sets`` (the dev sets);
 - export: ``export_dims`` (a model's reduced-dimension tiers);
 - reports: ``TrimReport``, ``TrainingReport``, ``RenormReport``, ``ExportReport``, ``EvaluationReport``,
-  ``RobustnessReport`` (each stage's report file, read with ``Report.read(directory)``).
+  ``RobustnessReport`` (each stage's report file: ``TrainingReport.read(directory)``).
 """
 
 from __future__ import annotations
