@@ -181,12 +181,11 @@ def marginal(timed_runs: tuple[Timing, Timing], unit: str) -> dict[str, Any]:
 def measure(tokenizer: Path, scale: float = 1.0) -> dict[str, Any]:
     """Every data-path rate (see the module docstring); ``scale`` multiplies the sample sizes."""
 
-    from skadapt.sources import read_rows
+    from skadapt import count_source, read_rows, sample_sentences
     from skadapt.tasks.contamination import overlapping_rows
-    from skadapt.textsample import PARALLEL_AFTER, sample_sentences, split_workers
+    from skadapt.textsample import PARALLEL_AFTER, split_workers
     from skadapt.train.config import FinetuneDataset
     from skadapt.train.datasets import build_task_datasets
-    from skadapt.trim.counting import count_source
 
     rng = random.Random(11)
     sizes = (6000, 3000, 20000, 30000, 50000, 20000)
@@ -270,7 +269,7 @@ def measure(tokenizer: Path, scale: float = 1.0) -> dict[str, Any]:
 
 HUB_READ = """
 import sys, time
-from skadapt.sources import read_rows
+from skadapt import read_rows
 n = int(sys.argv[1])
 rows = read_rows("hub:HuggingFaceFW/fineweb-2:slk_Latn:train").rows
 start = time.perf_counter()

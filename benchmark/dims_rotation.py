@@ -20,8 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from skadapt.export.dims import export_dims
-from skadapt.recipe import load_recipe
+from skadapt import export_dims, load_recipe
 
 
 def rotation_tier(model_dir: str, texts: list[str], dim: int, centered: bool, out: Path) -> None:
@@ -61,9 +60,7 @@ def main() -> None:
 
     from sentence_transformers import SentenceTransformer
 
-    from skadapt import run_evaluation
-    from skadapt.sources import iter_texts
-    from skadapt.textsample import sample_sentences
+    from skadapt import iter_texts, run_evaluation, sample_sentences
 
     shutil.rmtree(args.out, ignore_errors=True)
     args.out.mkdir(parents=True)

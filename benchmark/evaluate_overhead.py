@@ -53,7 +53,7 @@ BATCH_SIZE = 32
 
 def default_suite() -> Path:
     """The demo suite when it loads (all its files present), else the test suite."""
-    from skadapt.tasks.suite import SuiteError, load_suite
+    from skadapt import SuiteError, load_suite
 
     try:
         load_suite(DEMO_SUITE)
@@ -83,13 +83,14 @@ def mteb_side(model: str, suite: Path) -> tuple[float, dict[str, float]]:
     from mteb.models.sentence_transformer_wrapper import SentenceTransformerEncoderWrapper
     from sentence_transformers import SentenceTransformer
 
-    from skadapt.tasks.runner import role_prompts
-    from skadapt.tasks.selection import select_tasks
+    from skadapt import select_tasks
 
     start = time.perf_counter()
     tasks = select_tasks([str(suite)], language="slk")
     st_model = SentenceTransformer(model, device="cpu")
-    prompts = {**role_prompts(st_model.prompts or {}, model), **POLICY}
+    own = {k: v for k, v in (st_model.prompts or {}).items() if v}  # sentence-transformers 6 adds document=""
+    roles = {"query": own.get("query"), "document": own.get("document") or own.get("passage")}
+    prompts = {**{role: text for role, text in roles.items() if text}, **POLICY}
     encoder = SentenceTransformerEncoderWrapper(st_model, model_prompts=prompts)
     results = mteb.evaluate(
         encoder,
@@ -144,7 +145,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--bootstrap", type=int, default=1000, help="resamples of the bootstrap side")
     args = parser.parse_args()
-    from skadapt.model_sources import resolve_model
+    from skadapt import resolve_model
 
     model = resolve_model(args.model)
     suite = args.suite or default_suite()

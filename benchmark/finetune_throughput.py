@@ -92,8 +92,7 @@ def recipe_data(args: argparse.Namespace) -> dict[str, Any]:
 
 def run_skadapt(args: argparse.Namespace) -> dict[str, Any]:
     """skadapt's finetune stage, end to end (its imports included)."""
-    from skadapt import finetune
-    from skadapt.recipe import validate_recipe
+    from skadapt import finetune, validate_recipe
 
     recipe = validate_recipe(recipe_data(args))
     finetune(recipe.context("finetune", args.model, args.out, args.work))
@@ -221,7 +220,7 @@ def resolve_model(name: str | None) -> str:
         from tests.support.tiny_models import build_tiny_model
 
         return str(build_tiny_model(Path(tempfile.mkdtemp()) / "tiny", "unigram"))
-    from skadapt.model_sources import resolve_model as resolve
+    from skadapt import resolve_model as resolve
 
     return resolve(name or E5)
 

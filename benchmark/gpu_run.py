@@ -344,8 +344,7 @@ def tail(path: Path, lines: int) -> list[str]:
 
 def plan_seconds(sets: list[str]) -> dict[str, Any]:
     """The plan's GPU estimate per stage of the demo (``skadapt train --plan``, its JSON)."""
-    from skadapt.plan import plan_recipe
-    from skadapt.recipe import load_recipe
+    from skadapt import load_recipe, plan_recipe
 
     try:
         recipe = load_recipe(ROOT / "recipes" / "demo_sk.yaml", overrides=sets)

@@ -59,7 +59,7 @@ def arm_recipe(arm: str, seed: int, model: str, run_dir: Path, args: argparse.Na
     """The demo recipe's finetune section with the FAQ set as the arm trains it, for one seed."""
     import yaml
 
-    from skadapt.recipe import validate_recipe
+    from skadapt import validate_recipe
 
     demo = yaml.safe_load(DEMO_RECIPE.read_text(encoding="utf-8"))
     finetune = demo["finetune"]
@@ -83,11 +83,11 @@ def arm_recipe(arm: str, seed: int, model: str, run_dir: Path, args: argparse.Na
 
 def train(arm: str, seed: int, model: str, out: Path, args: argparse.Namespace) -> dict[str, Any]:
     """Fine-tune one arm and seed into ``out/runs/ARM-SEED/model`` unless it is there; its report."""
-    from skadapt.train.stage import REPORT, finetune
+    from skadapt import TrainingReport, finetune
 
     run = out / "runs" / f"{arm}-{seed}"
     target = run / "model"
-    report_path = target / REPORT
+    report_path = target / TrainingReport.FILE
     if not report_path.is_file():
         recipe = arm_recipe(arm, seed, model, run, args)
         target.mkdir(parents=True, exist_ok=True)
@@ -100,13 +100,13 @@ def train(arm: str, seed: int, model: str, out: Path, args: argparse.Namespace) 
 
 
 def evaluate(models: dict[str, str], out: Path, policy: dict[str, str]) -> Any:
-    """Scores of every model on the demo suite (the evaluate stage's runner), as the Table-1 table."""
-    from skadapt.evaluate.aggregate import aggregate
-    from skadapt.tasks.runner import evaluate_models
-    from skadapt.tasks.selection import select_tasks
+    """Scores of every model on the demo suite (the evaluate stage, its report kept in memory: no bootstrap,
+    batch 32), as the Table-1 table."""
+    from skadapt import EvaluateConfig, run_evaluation
 
-    tasks = select_tasks([str(SUITE)], language="slk", seed=FIRST_SEED)
-    return aggregate(evaluate_models(models, tasks, cache_dir=out / "mteb", prompt_policy=policy))
+    config = EvaluateConfig(tasks=[str(SUITE)], prompt_policy=policy, batch_size=32, bootstrap=0)
+    scores = run_evaluation(config, models, None, language="slk", cache_dir=out / "mteb", seed=FIRST_SEED)
+    return scores[0]
 
 
 def interval(values: list[float]) -> tuple[float, float | None]:

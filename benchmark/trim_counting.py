@@ -127,7 +127,7 @@ def reference_count(tokenizer_json: str, texts: list[str], batch_size: int) -> n
 
 def skadapt_count(tokenizer_json: str, texts: list[str], batch_size: int, workers: int) -> np.ndarray:
     """skadapt's in-memory counter (``workers=1``: one thread; otherwise the tokenizer's thread pool)."""
-    from skadapt.trim.parallel import count_texts
+    from skadapt import count_texts
 
     os.environ["TOKENIZERS_PARALLELISM"] = "false"
     counts, _, _ = count_texts(tokenizer_json, texts, batch_size=batch_size, workers=workers)
@@ -136,7 +136,7 @@ def skadapt_count(tokenizer_json: str, texts: list[str], batch_size: int, worker
 
 def skadapt_count_source(tokenizer_json: str, corpus: Path, batch_size: int, workers: int) -> np.ndarray:
     """skadapt end to end: read the file, count every text, draw the parity sample (cache off)."""
-    from skadapt.trim.counting import count_source
+    from skadapt import count_source
 
     os.environ["TOKENIZERS_PARALLELISM"] = "false"
     result = count_source(
@@ -199,11 +199,10 @@ def peak_rss_mb(who: int) -> float:
 
 
 def without_specials(tokenizer: object, counts: np.ndarray) -> np.ndarray:
-    """Reference counts with the special tokens zeroed, as skadapt counts them."""
-    from skadapt.trim.encoder import special_ids
-
+    """Reference counts with the special tokens (the tokenizer's special added tokens) zeroed, as skadapt
+    counts them."""
     counts = counts.copy()
-    counts[special_ids(tokenizer)] = 0
+    counts[[i for i, token in tokenizer.get_added_tokens_decoder().items() if token.special]] = 0  # type: ignore[attr-defined]
     return counts
 
 

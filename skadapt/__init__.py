@@ -11,6 +11,19 @@ The public API, imported on first use so that ``import skadapt`` loads nothing h
 (``synthesize_sts``, ``trim_model``, ``finetune``, ``renormalize``, ``export_tiers``, ``run_evaluation``,
 ``run_robustness``, ``publish_model``) are the functions the stage commands call, each with its section's
 config model; ``get_language`` gives the :class:`Language` they take.
+
+The building blocks the stages are made of, for scripts and benchmarks that run one step alone:
+
+- recipes: ``validate_recipe`` (recipe data, as read from YAML), ``plan_recipe`` (its cost plan);
+- models: ``resolve_model`` (a model reference as a loadable path or Hub id);
+- data: ``read_rows``, ``iter_texts`` (a source spec's rows, one column's texts), ``sample_sentences``;
+- tokens: ``count_texts``, ``count_source``, ``count_wordfreq`` (token counts under a tokenizer, as trim
+  counts them);
+- evaluation: ``select_tasks``, ``evaluation_texts``, ``load_suite``/``SuiteError`` (local suites),
+  ``DevSets``/``build_dev_sets`` (the dev sets);
+- export: ``export_dims`` (a model's reduced-dimension tiers);
+- reports: ``TrimReport``, ``TrainingReport``, ``RenormReport``, ``ExportReport``, ``EvaluationReport``,
+  ``RobustnessReport`` (each stage's report file: ``TrainingReport.read(directory)``).
 """
 
 from __future__ import annotations
@@ -23,22 +36,42 @@ if TYPE_CHECKING:  # what type checkers (and tests/test_architecture.py) see; lo
     from skadapt.evaluate.config import EvaluateConfig
     from skadapt.evaluate.stage import run_evaluation
     from skadapt.export.config import ExportConfig
+    from skadapt.export.dims import export_dims
     from skadapt.export.stage import export_tiers
     from skadapt.languages import Language, get_language
     from skadapt.llm.config import LLMConfig
+    from skadapt.model_sources import resolve_model
+    from skadapt.plan import plan_recipe
     from skadapt.publish.config import PublishConfig
     from skadapt.publish.model import publish_model
-    from skadapt.recipe import Recipe, load_recipe
+    from skadapt.recipe import Recipe, load_recipe, validate_recipe
     from skadapt.renorm.config import RenormConfig
     from skadapt.renorm.stage import renormalize
+    from skadapt.results import (
+        EvaluationReport,
+        ExportReport,
+        RenormReport,
+        RobustnessReport,
+        TrainingReport,
+        TrimReport,
+    )
     from skadapt.robustness.config import RobustnessConfig
     from skadapt.robustness.run import run_robustness
+    from skadapt.sources import iter_texts, read_rows
     from skadapt.synth.config import SynthSTSConfig
     from skadapt.synth.run import synthesize_sts
+    from skadapt.tasks.config import DevSets
+    from skadapt.tasks.dev import build_dev_sets
+    from skadapt.tasks.selection import evaluation_texts, select_tasks
+    from skadapt.tasks.suite import SuiteError, load_suite
+    from skadapt.textsample import sample_sentences
     from skadapt.train.config import FinetuneConfig
     from skadapt.train.stage import finetune
     from skadapt.trim.config import TrimConfig
+    from skadapt.trim.counting import count_source
+    from skadapt.trim.parallel import count_texts
     from skadapt.trim.trimmer import trim_model
+    from skadapt.trim.wordlist import count_wordfreq
 
 _EXPORTS: dict[str, str] = {
     "load_recipe": "skadapt.recipe",
@@ -64,12 +97,38 @@ _EXPORTS: dict[str, str] = {
     "RobustnessConfig": "skadapt.robustness.config",
     "publish_model": "skadapt.publish.model",
     "PublishConfig": "skadapt.publish.config",
+    # the building blocks (see the module docstring)
+    "validate_recipe": "skadapt.recipe",
+    "plan_recipe": "skadapt.plan",
+    "resolve_model": "skadapt.model_sources",
+    "read_rows": "skadapt.sources",
+    "iter_texts": "skadapt.sources",
+    "sample_sentences": "skadapt.textsample",
+    "count_texts": "skadapt.trim.parallel",
+    "count_source": "skadapt.trim.counting",
+    "count_wordfreq": "skadapt.trim.wordlist",
+    "DevSets": "skadapt.tasks.config",
+    "build_dev_sets": "skadapt.tasks.dev",
+    "select_tasks": "skadapt.tasks.selection",
+    "evaluation_texts": "skadapt.tasks.selection",
+    "load_suite": "skadapt.tasks.suite",
+    "SuiteError": "skadapt.tasks.suite",
+    "export_dims": "skadapt.export.dims",
+    "TrimReport": "skadapt.results",
+    "TrainingReport": "skadapt.results",
+    "RenormReport": "skadapt.results",
+    "ExportReport": "skadapt.results",
+    "EvaluationReport": "skadapt.results",
+    "RobustnessReport": "skadapt.results",
 }
 """Public name -> the module that defines it."""
 
 __all__ = [
+    "DevSets",
     "EvaluateConfig",
+    "EvaluationReport",
     "ExportConfig",
+    "ExportReport",
     "FinetuneConfig",
     "LLMConfig",
     "Language",
@@ -77,20 +136,39 @@ __all__ = [
     "PublishConfig",
     "Recipe",
     "RenormConfig",
+    "RenormReport",
     "RobustnessConfig",
+    "RobustnessReport",
+    "SuiteError",
     "SynthSTSConfig",
+    "TrainingReport",
     "TrimConfig",
+    "TrimReport",
+    "build_dev_sets",
+    "count_source",
+    "count_texts",
+    "count_wordfreq",
+    "evaluation_texts",
+    "export_dims",
     "export_tiers",
     "finetune",
     "get_language",
+    "iter_texts",
     "load_recipe",
+    "load_suite",
+    "plan_recipe",
     "publish_model",
+    "read_rows",
     "renormalize",
+    "resolve_model",
     "run_evaluation",
     "run_recipe",
     "run_robustness",
+    "sample_sentences",
+    "select_tasks",
     "synthesize_sts",
     "trim_model",
+    "validate_recipe",
 ]
 
 

@@ -1,6 +1,9 @@
 """The package's dependency rules (design notes, "Dependencies point one way"), checked on its imports.
 
-Every import counts: module level, inside functions, under ``TYPE_CHECKING``. Layers, low to high:
+Every import counts: module level, inside functions, under ``TYPE_CHECKING``. Two graphs are checked: the
+units' (a package or a top-level module: the layers below, no circle between units) and the modules'
+(no circle between any two modules, inside a package too: a piece two modules share lives in a third).
+Every exception class skadapt defines derives from ``SkadaptError``. Layers, low to high:
 
     base      errors, artifacts, paths, config, languages, signedrank, ... (no skadapt package above them)
     library   sources, llm, tasks, annotate, cards, stage (the stage contract), results (their reports)
@@ -66,7 +69,8 @@ def _module_name(path: Path) -> str:
 
 
 def _imports(path: Path) -> set[str]:
-    """Every skadapt module ``path`` imports (absolute or relative, at any depth)."""
+    """Every skadapt module ``path`` imports (absolute or relative, at any depth): ``from a.b import c``
+    imports the module ``a.b.c`` where there is one, else ``a.b`` (whose ``c`` it reads)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     package = _module_name(path) if path.name == "__init__.py" else _module_name(path).rpartition(".")[0]
     found: set[str] = set()
@@ -81,8 +85,9 @@ def _imports(path: Path) -> set[str]:
                 target = node.module or ""
             if target.split(".")[0] != "skadapt":
                 continue
-            found.add(target)
-            found.update(f"{target}.{alias.name}" for alias in node.names)
+            for alias in node.names:
+                submodule = f"{target}.{alias.name}"
+                found.add(submodule if _exists(submodule) else target)
     return {name for name in found if _exists(name)}
 
 
@@ -145,11 +150,87 @@ def test_no_cycle_between_units() -> None:
             visit(unit, [unit])
 
 
+def _module_edges() -> dict[str, set[str]]:
+    """Module -> skadapt modules it imports (other than itself). An import names the module it names: the
+    package ``__init__`` files Python runs on the way (``skadapt``, ``skadapt.train``) are not edges of it,
+    else every module would meet the root's re-exports; a package's own imports are its ``__init__``'s."""
+    return {_module_name(path): _imports(path) - {_module_name(path)} for path in sorted(ROOT.rglob("*.py"))}
+
+
+MODULE_EDGES = _module_edges()
+
+
+def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """One circle through each strongly connected group of ``edges`` (Tarjan), as ``[a, b, ..., a]``."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    groups: list[set[str]] = []
+
+    def connect(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in sorted(edges.get(node, ())):
+            if target not in index:
+                connect(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            group = set(stack[stack.index(node) :])
+            del stack[stack.index(node) :]
+            if len(group) > 1 or node in edges.get(node, ()):
+                groups.append(group)
+
+    for node in sorted(edges):
+        if node not in index:
+            connect(node)
+    return [_circle(min(group), group, edges) for group in groups]
+
+
+def _circle(start: str, group: set[str], edges: dict[str, set[str]]) -> list[str]:
+    """The shortest path from ``start`` back to itself inside ``group`` (breadth first)."""
+    came_from: dict[str, str] = {}
+    frontier = [start]
+    while frontier:
+        following = []
+        for node in frontier:
+            for target in sorted(edges.get(node, set()) & group):
+                if target == start:
+                    path = [node]
+                    while path[-1] != start:
+                        path.append(came_from[path[-1]])
+                    return [*reversed(path), start]
+                if target not in came_from:
+                    came_from[target] = node
+                    following.append(target)
+        frontier = following
+    raise AssertionError(f"{start} is on no circle of {sorted(group)}")
+
+
+def test_no_cycle_between_modules() -> None:
+    """No module imports itself through others, counting every import (inside functions and under
+    ``TYPE_CHECKING`` too): the unit-level check cannot see a circle inside a package. Two modules that
+    need a shared piece import it from a third."""
+    cycles = [" -> ".join(cycle) for cycle in _cycles(MODULE_EDGES)]
+    assert not cycles, "import cycles between modules:\n" + "\n".join(cycles)
+
+
+def test_the_cycle_finder_finds_cycles() -> None:
+    """The module check would be vacuous if the finder missed a circle (of one, two or three modules)."""
+    edges = {"a": {"b"}, "b": {"c", "d"}, "c": {"a"}, "d": set(), "e": {"e"}, "f": {"g"}, "g": {"f"}}
+    assert sorted(_cycles(edges)) == [["a", "b", "c", "a"], ["e", "e"], ["f", "g", "f"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
 def test_the_checker_sees_function_level_imports(tmp_path: Path) -> None:
     """The rules would be vacuous if imports inside functions were missed."""
     assert "tasks" in {_unit(name) for name in _imports(ROOT / "train" / "stage.py")}
     assert "recipe" in EDGES["pipeline"] and "stages" in EDGES["recipe"]
     assert {"api", "recipe", "trim", "train"} <= EDGES[ROOT_UNIT]  # the root's TYPE_CHECKING imports
+    assert "skadapt.model_sources" in MODULE_EDGES["skadapt.train.gist"]  # inside load_guide
+    assert "skadapt.artifacts" in MODULE_EDGES["skadapt.trim.stage"]  # from skadapt import artifacts
+    assert "skadapt" not in MODULE_EDGES["skadapt.trim.stage"]
 
 
 def test_stage_list_matches_the_recipe_sections() -> None:
@@ -162,6 +243,39 @@ def test_stage_list_matches_the_recipe_sections() -> None:
     for stage in LISTED:
         annotation = Recipe.model_fields[stage.name].annotation
         assert stage.config in typing.get_args(annotation), (stage.name, annotation)
+
+
+def _skadapt_exceptions() -> list[type[BaseException]]:
+    """Every exception class skadapt defines, after importing every skadapt module."""
+    import importlib
+    import pkgutil
+
+    import skadapt
+
+    for info in pkgutil.walk_packages(skadapt.__path__, "skadapt."):
+        importlib.import_module(info.name)
+    found: list[type[BaseException]] = []
+    pending = [BaseException]
+    while pending:
+        cls = pending.pop()
+        for sub in cls.__subclasses__():
+            if sub not in found and sub.__module__.partition(".")[0] == "skadapt":
+                found.append(sub)
+            pending.append(sub)
+    return sorted(found, key=lambda cls: f"{cls.__module__}.{cls.__qualname__}")
+
+
+def test_every_error_is_a_skadapt_error() -> None:
+    """Every exception class defined in skadapt derives from ``SkadaptError`` (the CLI prints those as one
+    message; the pipeline passes them through unwrapped). A stdlib base such as ``ValueError`` stays as a
+    second base where callers catch it."""
+    from skadapt.errors import SkadaptError
+
+    found = _skadapt_exceptions()
+    names = {cls.__name__ for cls in found}
+    assert {"TrimError", "RobustnessStageError", "SourceInterrupted", "OptionError"} <= names, names
+    outside = [f"{cls.__module__}.{cls.__qualname__}" for cls in found if not issubclass(cls, SkadaptError)]
+    assert not outside, f"errors outside SkadaptError (skadapt/errors.py): {outside}"
 
 
 LAUNCH_VARIABLES = {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE"}

@@ -16,11 +16,11 @@ from skadapt.recipe import validate_recipe
 from skadapt.tasks.rows import TrainingDataError
 from skadapt.train.config import FinetuneDataset
 from skadapt.train.datasets import build_task_dataset
+from skadapt.train.loading import load_model
 from skadapt.train.mining import effective_range_max, sequence_length
 from skadapt.train.negatives import add_hard_negatives, cache_dir
 from skadapt.train.negatives_config import HardNegativesConfig
 from skadapt.train.stage import REPORT, finetune
-from skadapt.train.trainer import load_model
 from tests.support.finetune_recipe import tiny_recipe
 
 QA = Path(__file__).parents[1] / "data" / "demo_sk" / "train" / "qa.jsonl"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from skadapt.plan.dev import dev_size
 from skadapt.plan.model import Part, StagePlan
 from skadapt.plan.parts import (
     CHARS_PER_TOKEN,
@@ -17,7 +18,6 @@ from skadapt.plan.parts import (
     write_part,
 )
 from skadapt.plan.sizes import SourceSize, source_size
-from skadapt.plan.stages import dev_size
 from skadapt.plan.tasks import TaskWork
 from skadapt.recipe import Recipe
 from skadapt.train.config import ANCHOR_DATASET, FinetuneConfig, FinetuneDataset

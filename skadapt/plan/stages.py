@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from skadapt.config import dims_tier
+from skadapt.plan.dev import dev_size
+from skadapt.plan.finetune import text_columns
 from skadapt.plan.model import Part, StagePlan
 from skadapt.plan.models import KEPT_ON_TOP, ModelShape
 from skadapt.plan.parts import (
@@ -271,52 +273,6 @@ def memory_part(name: str, parts: list[Part], extra_bytes: float) -> Part:
     return Part(name=name, peak_rss_gb=round(process + extra_bytes / 2**30, 2))
 
 
-DEV_TEXTS_PER_ROW = {"sts": 2, "retrieval": 2, "triplets": 3, "pairs": 2, "nli": 1, "rte": 2}
-"""Texts a dev evaluation encodes per source row when the rows cannot be read (nli: a premise and two of its
-three hypotheses per three rows)."""
-DEV_READ_ROWS = 100_000
-"""Dev sets up to this many rows are read by the plan (a validation split: seconds); larger ones are
-estimated from their metadata."""
-
-
-def dev_size(dev: Any, plan: StagePlan, max_chars: float) -> tuple[int, float]:
-    """(texts one dev evaluation encodes, their average characters, each cut at ``max_chars`` - the
-    model's length) of a recipe's dev sets. A dev set is small: its text columns are read and counted as
-    its evaluator encodes them (distinct passages of a retrieval corpus, ...); a set that cannot be read is
-    estimated from its row count (an upper bound for retrieval, whose passages repeat)."""
-    from skadapt.tasks.dev import text_columns
-
-    texts, chars = 0, 0.0
-    for entry in dev.sets:
-        size = source_size(entry.source, text_columns(entry))
-        small = size.rows is not None and size.rows <= DEV_READ_ROWS  # unknown (offline): not tried
-        counted = _read_dev(entry, max_chars) if small else None
-        if counted is not None:
-            texts, chars = texts + counted[0], chars + counted[1]
-            continue
-        if size.rows is None:
-            plan.unknown.append(f"dev set {entry.source}: {size.describe()}")
-            continue
-        plan.notes.append(f"dev set {entry.source}: not read; texts estimated from its {size.rows:,} rows")
-        per_row = DEV_TEXTS_PER_ROW.get(entry.kind, 2)
-        texts += size.rows * per_row
-        chars += size.rows * min(size.chars or 100.0, per_row * max_chars)
-    return texts, chars / texts if texts else 100.0
-
-
-def _read_dev(entry: Any, max_chars: float) -> tuple[int, float] | None:
-    """(texts, total characters) a dev set's evaluator encodes, from its rows (through the dev module's
-    reader, :func:`skadapt.tasks.dev.encoded_texts`); None when unreadable."""
-    from skadapt.errors import SkadaptError
-    from skadapt.tasks.dev import encoded_texts
-
-    try:
-        texts = encoded_texts(entry)
-    except (SkadaptError, OSError):
-        return None
-    return len(texts), sum((min(len(text), max_chars) for text in texts), 0.0)
-
-
 def plan_export(recipe: Recipe, ctx: Context, tasks: list[TaskWork] | None) -> StagePlan:
     """ONNX export and parity, the speed measurement, the static model's distillation."""
     config = recipe.export
@@ -454,8 +410,6 @@ def export_corpus_size(recipe: Recipe, fit: FitCorpus, plan: StagePlan) -> tuple
     """(texts, their average characters) of the export corpus (the static tier's training, the dims
     basis): its sources, else the fine-tuning datasets' text columns (none without either); rows x text
     columns, capped at ``max_texts``; unknown sizes count as ``max_texts``."""
-    from skadapt.plan.finetune import text_columns
-
     if fit.sources is not None:
         sources = [(item.source, list(item.columns)) for item in fit.sources]
     elif recipe.finetune is not None:

@@ -6,6 +6,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from skadapt.errors import SkadaptError
 from skadapt.llm.config import LLMConfig
 from skadapt.results import RobustnessReport, RobustnessSummary
 from skadapt.robustness.config import RobustnessConfig
@@ -15,7 +16,7 @@ from skadapt.stage import RunFacts, Stage, StageContext
 from skadapt.tasks.selection import select_tasks, suite_files
 
 
-class RobustnessStageError(ValueError):
+class RobustnessStageError(SkadaptError, ValueError):
     """The stage asks for a model the run does not make, or the run has no LLM."""
 
 

@@ -14,6 +14,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from skadapt.tasks.rows import TrainingDataError
+from skadapt.train.loading import load_model
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -54,7 +55,6 @@ def load_guide(config: GistConfig, starting_model: str, max_seq_length: int) -> 
         SkadaptError: The model cannot be loaded.
     """
     from skadapt.model_sources import resolve_model
-    from skadapt.train.trainer import load_model
 
     reference = resolve_model(config.guide) if config.guide is not None else starting_model
     guide = load_model(reference)

@@ -34,6 +34,7 @@ from skadapt.paths import cache_path
 from skadapt.tasks.contamination import overlapping_rows
 from skadapt.train.config import PAIRS_SUFFIX
 from skadapt.train.datasets import TaskDataset
+from skadapt.train.loading import load_model
 from skadapt.train.mining import Mined, draw_random, mine, sequence_length
 
 if TYPE_CHECKING:
@@ -359,7 +360,6 @@ def _mining_model(
         )
     from skadapt.model_sources import resolve_model
     from skadapt.prompts import model_prompts, role_prompt
-    from skadapt.train.trainer import load_model
 
     ref = resolve_model(config.model)
     model = load_model(ref)

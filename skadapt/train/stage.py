@@ -28,10 +28,11 @@ from skadapt.train.config import ANCHOR_DATASET, FinetuneConfig
 from skadapt.train.datasets import WARN_SHARE, TaskDataset, build_task_datasets, drop_summary
 from skadapt.train.gist import load_guide, needs_guide
 from skadapt.train.interpolation import choose_interpolation, snapshot
+from skadapt.train.loading import load_model
 from skadapt.train.losses import check_loss
 from skadapt.train.matryoshka import resolve_dims
 from skadapt.train.negatives import add_hard_negatives, report_line
-from skadapt.train.trainer import copy_logs, load_model, save_model, train
+from skadapt.train.trainer import copy_logs, save_model, train
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer

@@ -221,24 +221,6 @@ def trainer_class() -> type:
     return RankZeroSaveTrainer
 
 
-def load_model(model: str) -> SentenceTransformer:
-    """Load the starting model (local directory or Hub id) as it is saved (its own max_seq_length).
-
-    Raises:
-        SkadaptError: The model cannot be loaded.
-    """
-    from sentence_transformers import SentenceTransformer
-
-    try:
-        loaded = SentenceTransformer(model)
-    except Exception as error:  # missing dir, no network, not a model: one clear message
-        raise SkadaptError(
-            f"cannot load model {model!r} ({type(error).__name__}: {str(error)[:300]}); give a "
-            "sentence-transformers directory or a reachable Hub id"
-        ) from None
-    return loaded
-
-
 def _loss(
     dataset: TaskDataset,
     model: SentenceTransformer,
