@@ -70,15 +70,19 @@ def check_options(recipe: Recipe, *, from_stage: str | None = None, only: str | 
         )
 
 
-def check_inputs(recipe: Recipe) -> list[Check]:
+def check_inputs(recipe: Recipe, *, local: bool = False) -> list[Check]:
     """Resolve every input of ``recipe`` (the preflight); every check made.
+
+    Args:
+        recipe: The recipe.
+        local: Only what needs no network (no Hub, no LLM server): what a cost plan stands on.
 
     Raises:
         PreflightError: Some input has a problem (its ``checks`` hold every check).
     """
     from skadapt.preflight import preflight, problems
 
-    checks = preflight(recipe)
+    checks = preflight(recipe, local=local)
     failed = [(item.input, item.problem or "") for item in problems(checks)]
     if failed:
         lines = "".join(f"\nproblem: {item}: {problem}" for item, problem in failed)

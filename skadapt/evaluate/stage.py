@@ -20,7 +20,7 @@ from skadapt.evaluate.stats import Comparison
 from skadapt.evaluate.verdicts import HARMS
 from skadapt.results import HUMAN_SCORES, EvaluationReport, EvaluationSummary
 from skadapt.results.evaluate import Verdict
-from skadapt.stage import RunFacts, Stage, StageContext
+from skadapt.stage import Input, RunFacts, Stage, StageContext, path_input, task_inputs
 from skadapt.tasks.runner import evaluate_models, validate_prompt_policy
 from skadapt.tasks.selection import select_tasks, suite_files, suites_in
 
@@ -282,6 +282,28 @@ def run_stage(ctx: StageContext[EvaluateConfig]) -> EvaluationSummary:
     )
 
 
+def inputs(config: EvaluateConfig, run: RunFacts) -> list[Input]:
+    """Its tasks, the names ``exclude_tasks`` leaves out (each a task of them), the local dataset mirrors."""
+    from skadapt.tasks.probe import probe_excluded
+
+    found = task_inputs("evaluate.tasks", list(config.tasks), run.language.code)
+    found += [
+        path_input(f"evaluate.dataset_mirrors.{task}", path, "directory")
+        for task, path in config.dataset_mirrors.items()
+    ]
+    if config.exclude_tasks:
+        specs, exclude = list(config.tasks), list(config.exclude_tasks)
+        found.append(
+            Input(
+                "evaluate.exclude_tasks",
+                ", ".join(exclude),
+                "tasks of evaluate.tasks",
+                lambda: probe_excluded(specs, exclude, run.language.code),
+            )
+        )
+    return found
+
+
 def harm_halt(config: EvaluateConfig, result: EvaluationSummary) -> str | None:
     """``fail_on_harm``: the run stops when the evaluation cannot exclude harm beyond the margin."""
     harms = result.harms if config.fail_on_harm else []
@@ -296,6 +318,7 @@ STAGE = Stage(
     run_stage,
     input_files,
     report=EvaluationReport,
+    inputs=inputs,
     result=EvaluationSummary,
     halt=harm_halt,
 )

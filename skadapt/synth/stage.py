@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from skadapt.annotate.sheetio import SheetError, filled_sheets
 from skadapt.results import SynthSummary
-from skadapt.stage import Stage, StageContext
+from skadapt.stage import Input, RunFacts, Stage, StageContext, corpus_input, judge_inputs, path_input
 from skadapt.synth.config import SynthSTSConfig
 from skadapt.synth.run import REVIEW_ANSWERS, synthesize_sts
 
@@ -41,4 +41,12 @@ def run_stage(ctx: StageContext[SynthSTSConfig]) -> SynthSummary:
     )
 
 
-STAGE = Stage("synth_sts", SynthSTSConfig, run_stage, uses_llm=True, result=SynthSummary)
+def inputs(config: SynthSTSConfig, run: RunFacts) -> list[Input]:
+    """Its source corpus, its prompt file, its judge's LLM."""
+    found = [corpus_input("synth_sts.source", config.source, config.text_column)]
+    if config.prompt_template:
+        found.append(path_input("synth_sts.prompt_template", config.prompt_template))
+    return found + judge_inputs("synth_sts.judge", config.judge)
+
+
+STAGE = Stage("synth_sts", SynthSTSConfig, run_stage, uses_llm=True, inputs=inputs, result=SynthSummary)

@@ -27,6 +27,7 @@ from skadapt.train.anchor import build_anchor_dataset
 from skadapt.train.config import ANCHOR_DATASET, FinetuneConfig
 from skadapt.train.datasets import WARN_SHARE, TaskDataset, build_task_datasets, drop_summary
 from skadapt.train.gist import load_guide, needs_guide
+from skadapt.train.inputs import inputs
 from skadapt.train.interpolation import choose_interpolation, snapshot
 from skadapt.train.loading import load_model
 from skadapt.train.losses import check_loss
@@ -415,5 +416,6 @@ STAGE = Stage(
     distributed=True,
     reads=("eval_tasks", "excluded_tasks", "dataset_mirrors"),
     report=TrainingReport,
+    inputs=inputs,
     result=FinetuneSummary,
 )

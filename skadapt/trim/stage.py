@@ -8,7 +8,7 @@ from typing import Any
 
 from skadapt import artifacts
 from skadapt.results import TrimReport, TrimSummary
-from skadapt.stage import Stage, StageContext
+from skadapt.stage import Input, RunFacts, Stage, StageContext, corpus_input
 from skadapt.trim.config import TrimConfig
 from skadapt.trim.parity import compare_tokenization
 from skadapt.trim.report import REPORT_FILE
@@ -71,6 +71,12 @@ def evaluation_tokenization(specs: list[str], original: Path, trimmed: Path) -> 
     }
 
 
+def inputs(config: TrimConfig, run: RunFacts) -> list[Input]:
+    """Its corpora."""
+    named = (("trim.corpus", config.corpus), ("trim.extra_corpus", config.extra_corpus))
+    return [corpus_input(field, spec, config.text_column) for field, spec in named if spec]
+
+
 STAGE = Stage(
     "trim",
     TrimConfig,
@@ -78,5 +84,6 @@ STAGE = Stage(
     makes_model=True,
     reads=("eval_tasks",),
     report=TrimReport,
+    inputs=inputs,
     result=TrimSummary,
 )
