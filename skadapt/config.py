@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal, TypeVar, get_args
+from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from skadapt.errors import SkadaptError, UsageError
 
@@ -57,25 +57,3 @@ class RecipeError(SkadaptError, ValueError):
 
 class OptionError(RecipeError, UsageError):
     """A command-line value a section or recipe rejects (an option, a ``--set KEY=VALUE``): a usage error."""
-
-
-S = TypeVar("S", bound=BaseModel)
-
-
-def section_from_options(section: type[S], prefix: str = "", /, **options: Any) -> S:
-    """Build a recipe section from command-line options; errors name the option (``--vocab-size``, with
-    ``prefix`` ``"llm-"``: ``--llm-model``).
-
-    Raises:
-        OptionError: An option value the section rejects.
-    """
-    try:
-        return section(**options)
-    except ValidationError as error:
-        problems = []
-        for item in error.errors():
-            name = ".".join(map(str, item["loc"])).replace("_", "-")
-            name = f"{prefix}{name}" if name else name
-            message = re.sub(r"^Value error, ", "", item["msg"])
-            problems.append(f"--{name}: {message} (got {item.get('input')!r})" if name else message)
-        raise OptionError("invalid option: " + "; ".join(problems)) from None

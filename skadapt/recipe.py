@@ -151,7 +151,7 @@ def _shared_training_texts(finetune: FinetuneConfig) -> SharedTrainingTexts:
 S = TypeVar("S", bound=BaseModel)
 
 
-def _allowed_fields(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str] | None:
+def allowed_fields(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str] | None:
     """Field names allowed at ``loc`` (the parent of the offending key), walking nested models."""
     current: Any = model
     for part in loc:
@@ -194,7 +194,7 @@ def format_validation_error(
         loc = tuple(item["loc"])
         path = ".".join(str(p) for p in loc) or "(top level)"
         if item["type"] == "extra_forbidden":
-            allowed = _allowed_fields(model, loc[:-1]) or []
+            allowed = allowed_fields(model, loc[:-1]) or []
             hint = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
             suggestion = f"; did you mean {hint[0]!r}?" if hint else ""
             lines.append(f"  {path}: unknown field{suggestion} Allowed: {', '.join(allowed)}")

@@ -131,8 +131,8 @@ USAGE_ERRORS = {
         "--human needs --out",
     ),
     "evaluate --set unknown field": (
-        ["evaluate", "A=org/m", "--tasks", SUITE, "--set", "bogus=1"],
-        "--bogus: Extra inputs are not permitted",
+        ["evaluate", "A=org/m", "--tasks", SUITE, "--set", "tasx=[a]"],
+        "--set tasx: unknown field; did you mean 'tasks'?",
     ),
     "robustness unknown --language": (
         ["robustness", "org/m", "--language", "xxx", "--out", "{tmp}/o", "--llm-model", "m"],

@@ -163,3 +163,30 @@ def test_every_option_has_one_spelling_and_no_hidden_parameter() -> None:
         return found
 
     assert walk(get_command(app), "skadapt") == []
+
+
+@pytest.mark.parametrize("name", sorted(_commands()))
+def test_every_command_names_a_field_as_the_user_wrote_it(name: str) -> None:
+    """One rule across the stage commands: an unknown ``--set`` key is named as typed (``--set
+    section.key``, not a ``--flag`` the user never typed), with a did-you-mean; a bad value names the
+    option or the key that gave it."""
+    from skadapt.cli import app
+
+    model = _commands()[name][1]
+    field = next(f for f in model.model_fields if f not in PositionalFields and len(f) > 4)
+    section = {"synth-sts": "synth_sts"}.get(name, name)
+    typo = field[:-1] + ("x" if field[-1] != "x" else "y")
+    args = {
+        "trim": ["m", "--out", "o"],
+        "finetune": ["m", "--out", "o", "--language", "slk"],
+        "renorm": ["m", "--out", "o"],
+        "export": ["m", "--out", "o"],
+        "evaluate": ["a=m", "--tasks", "t"],
+        "robustness": ["a=m", "--out", "o", "--language", "slk"],
+        "synth-sts": ["--out", "o", "--language", "slk", "--llm-model", "x"],
+        "publish": ["m", "--repo-id", "me/m", "--dry-run"],
+    }[name]
+    result = CliRunner().invoke(app, [name, *args, "--set", f"{section}.{typo}=1"])
+    assert result.exit_code == 2, result.output
+    assert f"--set {section}.{typo}: unknown field; did you mean {field!r}?" in result.output, result.output
+    assert "Extra inputs" not in result.output

@@ -14,8 +14,10 @@ sections are set with ``--config``/``--set``. Options given on the command line 
 
 from __future__ import annotations
 
+import difflib
 import functools
 import inspect
+import re
 import types
 import typing
 from collections.abc import Callable
@@ -24,10 +26,10 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, get_args, get_origin
 
 import typer
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
-from skadapt.config import OptionError, RecipeError, section_from_options
+from skadapt.config import OptionError, RecipeError
 
 SET_HELP = "Set any field, nested ones too: KEY=VALUE with a YAML value (repeatable), e.g. --set {example}."
 CONFIG_HELP = "YAML of the {section} section, or a recipe holding one; command-line options win over it."
@@ -190,15 +192,52 @@ def _section_data(path: Path, section: str) -> dict[str, Any]:
     return dict(data)
 
 
-def _apply_sets(data: dict[str, Any], sets: list[str], section: str) -> dict[str, Any]:
+def _apply_sets(
+    data: dict[str, Any], sets: list[str], section: str, origins: dict[tuple[str, ...], str]
+) -> dict[str, Any]:
+    """Apply each ``--set KEY=VALUE``; ``origins`` gets each field path -> the key as the user typed it."""
     from skadapt.recipe import apply_override, parse_override
 
     for text in sets:
-        path, value = parse_override(text)
-        if path[0] == section and len(path) > 1:
-            path = path[1:]
+        typed, value = parse_override(text)
+        path = typed[1:] if typed[0] == section and len(typed) > 1 else typed
         apply_override(data, path, value)
+        origins[tuple(path)] = f"--set {'.'.join(typed)}"
     return data
+
+
+def _spelled(loc: tuple[str, ...], origins: dict[tuple[str, ...], str], section: str) -> str:
+    """A field path as the user wrote it: the ``--set`` key or the option that gave it (the longest that
+    covers it), else its dotted recipe path."""
+    for end in range(len(loc), 0, -1):
+        if loc[:end] in origins:
+            rest = ".".join(loc[end:])
+            return origins[loc[:end]] + (f" ({rest})" if rest else "")
+    return ".".join((section, *loc))
+
+
+def _option_error(
+    error: ValidationError, model: type[BaseModel], origins: dict[tuple[str, ...], str], section: str
+) -> OptionError:
+    """One line per problem, each naming the option, ``--set`` key or file field as the user wrote it;
+    an unknown field with a did-you-mean and the fields allowed there."""
+    from skadapt.recipe import allowed_fields
+
+    problems = []
+    for item in error.errors():
+        loc = tuple(str(part) for part in item["loc"])
+        where = _spelled(loc, origins, section)
+        if item["type"] == "extra_forbidden":
+            allowed = allowed_fields(model, loc[:-1]) or []
+            hint = difflib.get_close_matches(loc[-1], allowed, n=1)
+            known = f"did you mean {hint[0]!r}? " if hint else ""
+            problems.append(f"{where}: unknown field; {known}{section} fields: {', '.join(allowed)}")
+        elif item["type"] == "missing":
+            problems.append(f"{where}: required (give it, or --set {'.'.join((section, *loc))}=...)")
+        else:
+            message = re.sub(r"^Value error, ", "", item["msg"])
+            problems.append(f"{where}: {message} (got {item.get('input')!r})")
+    return OptionError("invalid option: " + "; ".join(problems))
 
 
 def build_section(
@@ -206,7 +245,6 @@ def build_section(
     fields: list[_Field],
     given: dict[str, Any],
     options: Options,
-    prefix: str,
     *,
     config_file: Path | None = None,
     sets: list[str] | None = None,
@@ -216,7 +254,10 @@ def build_section(
     Raises:
         RecipeError: A value the section rejects, a malformed ``KEY=VALUE``, an unreadable file.
     """
-    data = _section_data(config_file, options.section) if config_file is not None else {}
+    section = options.section
+    data = _section_data(config_file, section) if config_file is not None else {}
+    origins = {(name,): f"{config_file}: {section}.{name}" for name in data}
+    origins |= {(spec.name,): spec.flag for spec in fields}  # a missing field is named by its option
     for spec in fields:
         value = given.get(spec.param)
         if value is None or value == []:
@@ -226,8 +267,11 @@ def build_section(
         elif spec.kind == "one_or_many" and len(value) == 1:
             value = value[0]
         data[spec.name] = value
-    _apply_sets(data, sets or [], options.section)
-    return section_from_options(model, prefix, **data)
+    _apply_sets(data, sets or [], section, origins)
+    try:
+        return model(**data)
+    except ValidationError as error:
+        raise _option_error(error, model, origins, section) from None
 
 
 def _keyword(name: str, kind: Any, option: Any) -> inspect.Parameter:
@@ -292,13 +336,13 @@ def config_command(function: Callable[..., Any]) -> Callable[..., Any]:
             head, dot, _ = text.partition("=")[0].partition(".")
             routed.setdefault(others.get(head.strip(), "config") if dot else "config", []).append(text)
         built: dict[str, Any] = {}
-        for name, (model, options, prefix, fields) in sections.items():
+        for name, (model, options, _, fields) in sections.items():
             given = {spec.param: kwargs.pop(spec.param, None) for spec in fields}
             file = config_file if options.file else None
             if name != "config" and file is not None and options.section not in _recipe_sections(file):
                 file = None
             built[name] = build_section(
-                model, fields, given, options, prefix, config_file=file, sets=routed.get(name, [])
+                model, fields, given, options, config_file=file, sets=routed.get(name, [])
             )
         return function(**kwargs, **built)
 
