@@ -57,3 +57,12 @@ class RecipeError(SkadaptError, ValueError):
 
 class OptionError(RecipeError, UsageError):
     """A command-line value a section or recipe rejects (an option, a ``--set KEY=VALUE``): a usage error."""
+
+
+def got(value: Any) -> str:
+    """`` (got VALUE)`` for an error message: the value a field was given, short; '' for a whole mapping or
+    list (a section-level rule's message names what is wrong, not the section's repr)."""
+    if isinstance(value, dict | list | BaseModel):
+        return ""
+    text = repr(value)
+    return f" (got {text if len(text) <= 80 else text[:77] + '...'})"

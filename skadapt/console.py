@@ -334,6 +334,14 @@ def handle_errors(function: Callable[..., Any]) -> Callable[..., Any]:
                     "to resume)"
                 )
             fail(str(error))
+        except KeyboardInterrupt:
+            console.print(
+                f"interrupted: skadapt {command} stopped; what it finished is kept (a run's finished stages, "
+                "a stage's checkpoints and cached answers); run the same command again to resume",
+                markup=False,
+                soft_wrap=True,
+            )
+            raise SystemExit(130) from None
         except _PASSED_TO_TYPER:
             raise  # fail() exits once, with its own message; typer prints BadParameter & co. and exits 2
         except Exception as error:

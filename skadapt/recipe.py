@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import yaml
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
-from skadapt.config import OptionError, RecipeError, Section
+from skadapt.config import OptionError, RecipeError, Section, got
 from skadapt.evaluate.config import EvaluateConfig
 from skadapt.export.config import ExportConfig
 from skadapt.human.config import HumanConfig
@@ -202,7 +202,7 @@ def format_validation_error(
             lines.append(f"  {path}: required field is missing")
         else:
             message = re.sub(r"^Value error, ", "", item["msg"])
-            lines.append(f"  {path}: {message} (got {item.get('input')!r})")
+            lines.append(f"  {path}: {message}{got(item.get('input'))}")
     return "\n".join(lines)
 
 

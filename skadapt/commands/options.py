@@ -29,7 +29,7 @@ import typer
 from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
-from skadapt.config import OptionError, RecipeError
+from skadapt.config import OptionError, RecipeError, got
 
 SET_HELP = "Set any field, nested ones too: KEY=VALUE with a YAML value (repeatable), e.g. --set {example}."
 CONFIG_HELP = "YAML of the {section} section, or a recipe holding one; command-line options win over it."
@@ -236,7 +236,7 @@ def _option_error(
             problems.append(f"{where}: required (give it, or --set {'.'.join((section, *loc))}=...)")
         else:
             message = re.sub(r"^Value error, ", "", item["msg"])
-            problems.append(f"{where}: {message} (got {item.get('input')!r})")
+            problems.append(f"{where}: {message}{got(item.get('input'))}")
     return OptionError("invalid option: " + "; ".join(problems))
 
 

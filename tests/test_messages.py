@@ -1,0 +1,72 @@
+"""Messages a new user meets on a mistake or an interruption: each names what they typed or what was kept."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from skadapt.cli import app
+
+
+def test_a_section_rule_names_the_rule_not_the_section_repr(tmp_path: Path) -> None:
+    """A rule over a whole dataset entry (hard negatives on an nli dataset) says what is wrong in one line,
+    without the entry's 600-character repr."""
+    from skadapt.config import RecipeError
+    from skadapt.recipe import load_recipe
+
+    recipe = {
+        "name": "hn",
+        "language": "slk",
+        "base_model": "m",
+        "finetune": {
+            "datasets": [
+                {"name": "nli", "kind": "nli", "source": "x.jsonl", "hard_negatives": {"corpus": "c.txt"}}
+            ]
+        },
+    }
+    path = tmp_path / "r.yaml"
+    path.write_text(yaml.safe_dump(recipe))
+    with pytest.raises(RecipeError) as caught:
+        load_recipe(path)
+    message = str(caught.value)
+    assert "finetune.datasets.0: hard_negatives mines negatives for (anchor, positive) pairs" in message
+    assert "FinetuneDataset(" not in message and "{'name'" not in message and len(message) < 300
+
+
+def test_ctrl_c_says_what_was_kept(
+    tmp_path: Path, tiny_models: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C during a stage (Python raises KeyboardInterrupt where the stage is) exits 130 with one line
+    naming the stage it stopped in and the finished stages kept; the finished stage is on disk."""
+    from skadapt import stages
+    from skadapt.results import TrimSummary
+
+    def trimmed(ctx: Any) -> TrimSummary:
+        (ctx.out_dir / "marker").write_text("trim ran")
+        return TrimSummary.of({})
+
+    def interrupted(ctx: Any) -> Any:
+        raise KeyboardInterrupt
+
+    monkeypatch.setitem(stages.BY_NAME, "trim", replace(stages.BY_NAME["trim"], run=trimmed))
+    monkeypatch.setitem(stages.BY_NAME, "renorm", replace(stages.BY_NAME["renorm"], run=interrupted))
+    recipe = {
+        "name": "cc",
+        "language": "slk",
+        "base_model": str(tiny_models["unigram"]),
+        "output_dir": str(tmp_path / "run"),
+        "trim": {"corpus": "wordfreq:sk"},
+        "renorm": {"corpus": "wordfreq:sk", "select": "method"},
+    }
+    path = tmp_path / "r.yaml"
+    path.write_text(yaml.safe_dump(recipe))
+    result = CliRunner().invoke(app, ["train", str(path), "--no-check"])
+    assert result.exit_code == 130, result.output
+    assert "interrupted during stage renorm" in result.output
+    assert f"finished stages kept in {tmp_path / 'run'}: trim" in result.output
+    assert (tmp_path / "run" / "trim" / "marker").is_file() and not (tmp_path / "run" / "renorm").exists()
