@@ -136,6 +136,9 @@ class StageContext(Generic[C]):
             (or a stage command's ``--out``).
         work_dir: Persistent scratch directory that survives an interrupted attempt (e.g. checkpoints).
         launch: Where this process sits in a distributed launch (only rank 0 writes ``out_dir``).
+        final_dir: Where ``out_dir`` lands once the stage finished: ``<run_dir>/<stage>``, or a stage
+            command's ``--out``. Until then it holds the stage's previous output, if any (hand-made files
+            there, such as filled sheets or an edited model card, must not be lost).
     """
 
     stage: str
@@ -145,6 +148,12 @@ class StageContext(Generic[C]):
     out_dir: Path
     work_dir: Path
     launch: Launch = field(default_factory=Launch)
+    final_dir: Path | None = None
+
+    @property
+    def previous_dir(self) -> Path:
+        """Where the stage's previous output is, if any (``final_dir``, by default ``<run_dir>/<stage>``)."""
+        return self.final_dir or self.run.run_dir / self.stage
 
     @property
     def input_model(self) -> str:

@@ -795,6 +795,17 @@ def test_publish_stage_of_a_recipe(tmp_path: Path, tiny_models: dict[str, Path])
     assert metadata["license"] == "mit" and metadata["language"] == ["sk"]
     manifest = json.loads((tmp_path / "run" / "publish" / "manifest.json").read_text())
     assert manifest["config"]["repo_id"] == "me/demo"
+    card = tmp_path / "run" / "publish" / "upload" / "README.md"
+    generated = card.read_text(encoding="utf-8")
+    again = run_recipe(recipe, from_stage="publish", runners={"trim": fake_trim})  # not edited: regenerated
+    assert card.read_text(encoding="utf-8") == generated and again[-1].status == "ran"
+    edited = generated + "\n## Our own notes\n\nWritten by hand after the dry run.\n"
+    card.write_text(edited, encoding="utf-8")
+    run_recipe(recipe, from_stage="publish", runners={"trim": fake_trim})
+    assert card.read_text(encoding="utf-8") == edited  # a hand edit is never overwritten
+    report = json.loads((tmp_path / "run" / "publish" / "publish.json").read_text())
+    assert report["card"] == "edited by hand, kept"
+    assert any("edited by hand after skadapt wrote it" in w for w in report["warnings"])
 
 
 def test_publish_stage_without_a_model_stage(tmp_path: Path, tiny_models: dict[str, Path]) -> None:

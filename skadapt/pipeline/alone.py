@@ -69,7 +69,7 @@ def run_alone(
     work_dir.mkdir(parents=True, exist_ok=True)
 
     def context(target: Path) -> StageContext[Any]:
-        return StageContext(stage, config, facts, dict(models), target, work_dir, launch)
+        return StageContext(stage, config, facts, dict(models), target, work_dir, launch, out_dir)
 
     if not launch.is_main:
         if spec.distributed:

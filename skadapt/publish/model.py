@@ -13,6 +13,7 @@ The output directory holds::
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -253,13 +254,41 @@ def prepare_dims(target: Target, facts: CardFacts, out_dir: Path) -> list[dict[s
     return entries
 
 
-def prepare(target: Target, config: PublishConfig, out_dir: Path, language: str | None = None) -> Prepared:
+def edited_card(previous: Path | None) -> str | None:
+    """The model card of a previous publish's ``upload/README.md`` when a person edited it after skadapt
+    wrote it (its hash differs from the one ``publish.json`` recorded), else None."""
+    if previous is None or not (previous / UPLOAD_DIR / "README.md").is_file():
+        return None
+    text = (previous / UPLOAD_DIR / "README.md").read_text(encoding="utf-8")
+    recorded = (artifacts.read_json(previous / PUBLISH_REPORT) or {}).get("card_sha256")
+    return text if recorded is not None and _sha256(text) != recorded else None
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def prepare(
+    target: Target,
+    config: PublishConfig,
+    out_dir: Path,
+    language: str | None = None,
+    previous: Path | None = None,
+) -> Prepared:
     """Write ``out_dir/upload`` (model + card + reports) and ``out_dir/publish.json``.
 
-    ``language``: ISO 639-3 code of the target language (default: from the run's reports).
+    ``language``: ISO 639-3 code of the target language (default: from the run's reports). ``previous``:
+    the directory of an earlier publish into the same place, whose model card, if edited by hand, is kept.
     """
     facts = card_facts(target, config, language)
-    card = build_card(target, facts)
+    generated = build_card(target, facts)
+    edited = edited_card(previous)
+    card = generated if edited is None else edited
+    if edited is not None:
+        facts.warnings.append(
+            f"{previous / UPLOAD_DIR / 'README.md' if previous else 'README.md'} was edited by hand after "
+            "skadapt wrote it: that card is kept and uploaded as edited (delete it for a fresh card)"
+        )
     if evaluation_of(target) is None:
         facts.warnings.append(UNEVALUATED)
     folder = out_dir / UPLOAD_DIR
@@ -276,6 +305,8 @@ def prepare(target: Target, config: PublishConfig, out_dir: Path, language: str 
         "base_model_license": facts.base_license,
         "dataset_licenses": [asdict(d) | {"restrictions": d.restrictions} for d in facts.datasets],
         "warnings": facts.warnings,
+        "card": "generated" if edited is None else "edited by hand, kept",
+        "card_sha256": _sha256(generated),
         "files": files,
         "uploaded": None,
         "static": {"repo_id": config.repo_id + STATIC_SUFFIX, "files": static_files, "uploaded": None}
@@ -326,18 +357,23 @@ def send(out_dir: Path, config: PublishConfig, token: str, repo_type: str = "mod
 
 
 def publish_model(
-    target: Target, config: PublishConfig, out_dir: Path, language: str | None = None
+    target: Target,
+    config: PublishConfig,
+    out_dir: Path,
+    language: str | None = None,
+    previous: Path | None = None,
 ) -> dict[str, Any]:
     """Assemble into ``out_dir`` and upload unless ``config.dry_run``; returns ``publish.json``'s content.
 
-    ``language``: ISO 639-3 code of the target language (default: from the run's reports). The token is
-    looked up first, so that a missing token fails before any work.
+    ``language``: ISO 639-3 code of the target language (default: from the run's reports). ``previous``:
+    an earlier publish into the same place (its hand-edited card is kept). The token is looked up first,
+    so that a missing token fails before any work.
 
     Raises:
         PublishError: No token, or the Hub refused or could not be reached.
     """
     token = None if config.dry_run else resolve_token(config.token_env)
-    prepare(target, config, out_dir, language)
+    prepare(target, config, out_dir, language, previous)
     if token is not None:
         send(out_dir, config, token)
     return json.loads((out_dir / PUBLISH_REPORT).read_text(encoding="utf-8"))

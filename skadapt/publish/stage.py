@@ -21,7 +21,13 @@ def run_stage(context: StageContext[PublishConfig]) -> PublishSummary:
         skadapt.publish.errors.PublishError: The recipe makes no model, no token, or the Hub refused.
     """
     target = target_for_run(context.run.run_dir, Path(context.input_model))
-    report = publish_model(target, context.config, context.out_dir, language=context.run.language.code)
+    report = publish_model(
+        target,
+        context.config,
+        context.out_dir,
+        language=context.run.language.code,
+        previous=context.previous_dir,
+    )
     for warning in report["warnings"]:
         log.warning("publish: %s", warning)
     uploaded = report.get("uploaded") or {}

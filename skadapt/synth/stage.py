@@ -18,7 +18,7 @@ def run_stage(ctx: StageContext[SynthSTSConfig]) -> SynthSummary:
     run = ctx.run
     if run.llm is None:
         raise ValueError("the synth_sts stage generates text with an LLM: add an llm: section")
-    previous = run.run_dir / ctx.stage
+    previous = ctx.previous_dir
     filled = filled_sheets(previous, REVIEW_ANSWERS) if previous.is_dir() else []
     if filled:
         names = ", ".join(path.relative_to(previous).as_posix() for path in filled)
