@@ -411,9 +411,11 @@ def test_evaluate_scores_every_tier_beside_the_final_model() -> None:
 
 def test_pipeline_hands_the_tiers_on_without_changing_final(tmp_path: Path) -> None:
     from skadapt.pipeline.run import _record_model
+    from skadapt.results import ExportSummary
 
     models = {"base": "/b", "final": "/run/finetune", "finetune": "/run/finetune"}
-    _record_model(models, "export", tmp_path / "export", {"tiers": {"static": "static"}})
+    result = ExportSummary.of({"parent": "/run/finetune", "tiers": {"static": "static"}})
+    _record_model(models, "export", tmp_path / "export", result)
     assert models["final"] == "/run/finetune" and models["static"] == str(tmp_path / "export" / "static")
     assert "export" not in models
 

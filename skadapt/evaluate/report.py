@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from skadapt import artifacts
 from skadapt.evaluate.aggregate import Table, aggregate, comparison_pairs
 from skadapt.evaluate.bootstrap import SuiteIntervals, experiment_deltas
 from skadapt.evaluate.stats import Comparison, compare
@@ -303,6 +302,6 @@ def write_report(
         else {"resamples": intervals.resamples, "scores": intervals.scores},
         "settings": {"tost_margin": margin, "alpha": alpha, **(extra or {})},
     }
-    artifacts.write_json(out_dir / EvaluationReport.FILE, data)
+    EvaluationReport.write_data(out_dir, data)
     plot(table, out_dir / "report.png", intervals)
     return table, items, verdicts

@@ -19,7 +19,7 @@ from skadapt.evaluate.report import write_report
 from skadapt.evaluate.stats import Comparison
 from skadapt.evaluate.verdicts import HARMS
 from skadapt.results import HUMAN_SCORES, EvaluationReport, EvaluationSummary
-from skadapt.results.evaluate import Verdict
+from skadapt.results.evaluate import HumanRow, Verdict
 from skadapt.stage import Input, RunFacts, Stage, StageContext, path_input, task_inputs
 from skadapt.tasks.runner import evaluate_models, validate_prompt_policy
 from skadapt.tasks.selection import select_tasks, suite_files, suites_in
@@ -180,10 +180,10 @@ def _human_comparison(
     figure(rows, out_dir / "human.png")
     with (out_dir / EvaluationReport.MARKDOWN).open("a", encoding="utf-8") as handle:
         handle.write("\n" + text + "\n![human](human.png)\n")
-    report = artifacts.read_json(out_dir / EvaluationReport.FILE)
-    if isinstance(report, dict):
-        report["human"] = rows
-        artifacts.write_json(out_dir / EvaluationReport.FILE, report)
+    report = EvaluationReport.read(out_dir)
+    if report is not None:
+        report.human = [HumanRow.parse(row) for row in rows]
+        report.write(out_dir)
 
 
 def _selected_models(

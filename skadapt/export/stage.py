@@ -302,7 +302,7 @@ def export_tiers(
         "dims_basis": basis.report if basis is not None else None,
         "settings": config.model_dump(),
     }
-    artifacts.write_json(out / REPORT, report)
+    ExportReport.write_data(out, report)
     (out / "export.md").write_text(markdown(report), encoding="utf-8")
     return report
 

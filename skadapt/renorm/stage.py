@@ -34,7 +34,6 @@ from typing import Any, Literal
 
 import numpy as np
 
-from skadapt import artifacts
 from skadapt.errors import SkadaptError
 from skadapt.modeldir import finalize_model_dir, keep_matryoshka_dims
 from skadapt.prompts import role_prompt
@@ -481,7 +480,7 @@ def renormalize(
         selection=selection,
         seconds=seconds,
     )
-    artifacts.write_json(out_dir / REPORT, result.as_json())
+    result.write(out_dir)
     return result
 
 

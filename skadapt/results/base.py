@@ -51,9 +51,27 @@ class Part(BaseModel):
 
 
 class StageReport(Part):
-    """A stage's report file (``FILE`` in the stage directory)."""
+    """A stage's report file (``FILE`` in the stage directory): the stage writes it through its type
+    (:meth:`write`), every other reader reads it through the same type (:meth:`read`)."""
 
     FILE: ClassVar[str]
+
+    @classmethod
+    def write_data(cls, directory: Path, data: dict[str, Any]) -> Self:
+        """Check ``data`` against the type and write it as ``FILE`` into ``directory``; the report.
+
+        Raises:
+            ReportError: The data does not match the type (the stage built it wrong: nothing is written).
+        """
+        report = cls.parse(data, f"{cls.FILE} as built")
+        report.write(directory)
+        return report
+
+    def write(self, directory: Path) -> Path:
+        """Write it as ``FILE`` into ``directory`` (the values it was built with); the path."""
+        path = Path(directory) / self.FILE
+        artifacts.write_json(path, self.as_json())
+        return path
 
     @classmethod
     def read(cls, directory: Path) -> Self | None:

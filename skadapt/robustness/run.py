@@ -407,6 +407,6 @@ def run_robustness(
         "diversity": diversity_report(out_dir, plan, scoring["first_model"]),
         "texts_encoded": scoring["texts_encoded"],
     }
-    artifacts.write_json(out_dir / RobustnessReport.FILE, report)
+    RobustnessReport.write_data(out_dir, report)
     write_reports(report, generation["markdown"], out_dir, judge_table=generation.get("judge_markdown", ""))
     return report

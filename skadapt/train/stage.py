@@ -216,7 +216,7 @@ def finetune(
             record_matryoshka_dims(ctx.out_dir, dims)
         if config.report_to == "tensorboard":
             copy_logs(ctx.work_dir, ctx.out_dir)
-        artifacts.write_json(ctx.out_dir / REPORT, report.model_dump(exclude_unset=True))  # values as built
+        report.write(ctx.out_dir)  # the values as built
     return {
         "datasets": {d.name: len(d) for d in datasets},
         "dropped_rows": _dropped_rows(datasets),

@@ -99,6 +99,5 @@ def build_report(
 
 def write_report(out_dir: Path, report: dict[str, Any]) -> Path:
     """Write ``trim_report.json`` into ``out_dir``."""
-    path = out_dir / REPORT_FILE
-    artifacts.write_json(path, report)
-    return path
+    TrimReport.write_data(out_dir, report)
+    return out_dir / REPORT_FILE

@@ -6,12 +6,10 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from skadapt import artifacts
 from skadapt.results import TrimReport, TrimSummary
 from skadapt.stage import Input, RunFacts, Stage, StageContext, corpus_input
 from skadapt.trim.config import TrimConfig
 from skadapt.trim.parity import compare_tokenization
-from skadapt.trim.report import REPORT_FILE
 from skadapt.trim.trimmer import trim_model
 
 log = logging.getLogger(__name__)
@@ -37,9 +35,10 @@ def run_stage(ctx: StageContext[TrimConfig]) -> TrimSummary:
     )
     check = evaluation_tokenization(list(ctx.run.eval_tasks), Path(ctx.input_model), Path(ctx.out_dir))
     if check is not None:
-        report_path = Path(ctx.out_dir) / REPORT_FILE
-        report = artifacts.read_json(report_path) or {}
-        artifacts.write_json(report_path, {**report, "evaluation_tokenization": check})
+        report = TrimReport.read(ctx.out_dir)
+        assert report is not None  # trim_model wrote it
+        report.evaluation_tokenization = check
+        report.write(ctx.out_dir)
         result = {**result, "evaluation_tokenization": check}
     return TrimSummary.of(result)
 
