@@ -15,8 +15,11 @@ skadapt has outlasted those retries.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
+from urllib.parse import unquote
 
+COMMIT_RE = re.compile(r"[0-9a-f]{40}")
 NETWORK_STATUS = frozenset({407, 408, 500, 502, 503, 504})
 """Answers of a proxy, a gateway or an unavailable Hub: the network's (the read may resume), no refusal."""
 
@@ -57,8 +60,8 @@ class HubRefusal:
             )
         if self.kind == "gated" and self.status == 401:
             return (
-                f"the dataset is gated and no token is given (HTTP 401): accept its conditions{at}, then give "
-                "that account's token (HF_TOKEN=hf_... or `hf auth login`)"
+                f"the dataset is gated and no token is given (HTTP 401): accept its conditions{at}, then "
+                "give that account's token (HF_TOKEN=hf_... or `hf auth login`)"
             )
         if self.kind in ("gated", "forbidden"):
             return (
@@ -70,10 +73,10 @@ class HubRefusal:
             return f"{missing} on the Hub (HTTP 404 {self.message})"
         if self.kind == "rate limited":
             wait = f"Retry-After {self.retry_after} s" if self.retry_after is not None else "no Retry-After"
-            later = f"wait {self.retry_after} s" if self.retry_after is not None else "wait a while"
+            later = f"wait {self.retry_after} s" if self.retry_after else "wait a while"
             return (
-                f"the Hub rate-limited the requests (HTTP 429, {wait}; the clients' own retries ran out): "
-                f"{later} and run again, or log in (`hf auth login`) for a higher limit"
+                f"the Hub rate-limited the requests (HTTP 429, {wait}): {later} and run again, or log in "
+                "(`hf auth login`) for a higher limit"
             )
         return f"the Hub answered HTTP {self.status} ({self.message})"
 
@@ -130,11 +133,11 @@ def _named(kind: str, url: str, error: BaseException) -> str | None:
     path = url.split("?", 1)[0]
     for marker in ("/resolve/", "/revision/", "/tree/", "/paths-info/"):
         if marker in path:
-            rest = path.split(marker, 1)[1].split("/", 1)
+            revision, _, file = (unquote(part) for part in path.split(marker, 1)[1].partition("/"))
             if kind == "revision":
-                return rest[0]
-            if kind == "file" and len(rest) > 1:
-                return f"{rest[1]} (at {rest[0]})"
+                return revision
+            if kind == "file" and file:
+                return f"{file} at {'commit' if COMMIT_RE.fullmatch(revision) else 'revision'} {revision}"
     return None
 
 

@@ -77,7 +77,8 @@ def sharded(hub: LocalHub, tmp_path: Path) -> Any:
     names = [f"data/train-0000{i}-of-00002.jsonl" for i in range(2)]
     first = _write(tmp_path / "repo" / COMMITS["a"], dict(zip(names, TEXTS, strict=True)))
     hub.store.add("dataset", SHARDS, COMMITS["a"], first)
-    hub.store.add("dataset", SHARDS, COMMITS["b"], _write(tmp_path / "repo" / COMMITS["b"], {names[0]: MOVED}), ())
+    moved = _write(tmp_path / "repo" / COMMITS["b"], {names[0]: MOVED})
+    hub.store.add("dataset", SHARDS, COMMITS["b"], moved, refs=())
     yield first / names[1]
     hub.store.repos.pop(("dataset", SHARDS), None)
 
@@ -108,7 +109,8 @@ def test_a_token_revoked_mid_stream_names_the_token_and_the_read_resumes(
     error = result["error"]
     assert error is not None and error["type"] == "SourceInterrupted", result
     message = error["message"]
-    assert message.startswith(f"{SPEC}: the Hub refused the token in HF_TOKEN (HTTP 401 "), message
+    stopped = f"{SPEC}: the stream stopped after {len(result['read']):,} rows: "
+    assert message.startswith(f"{stopped}the Hub refused the token in HF_TOKEN (HTTP 401 "), message
     assert "Invalid credentials" in message and "`hf auth login`" in message
     assert "network" not in message and "\n" not in message
     assert message.endswith(f"(the read can resume at row {len(result['read']) + 1:,})")
@@ -119,21 +121,26 @@ def test_a_token_revoked_mid_stream_names_the_token_and_the_read_resumes(
 def test_a_data_file_missing_mid_stream_is_named_not_a_dropped_connection(
     hub: LocalHub, sharded: Path, tmp_path: Path
 ) -> None:
-    result = _run(HubClient(hub, tmp_path / "client"), READ_AND_RESUME, {"act": sharded.unlink, "restore": lambda: None})
+    events = {"act": sharded.unlink, "restore": lambda: None}
+    result = _run(HubClient(hub, tmp_path / "client"), READ_AND_RESUME, events)
     error = result["error"]
     assert error is not None and error["type"] == "SourceError", result  # nothing to resume: it is gone
     message = error["message"]
-    assert message.startswith(f"{SPEC}: the stream stopped after {len(result['read']):,} rows: no file "), message
+    stopped = f"{SPEC}: the stream stopped after {len(result['read']):,} rows: "
+    assert message.startswith(f"{stopped}no file data/train-00001-of-00002.jsonl at commit "), message
     assert "data/train-00001-of-00002.jsonl" in message and "HTTP 404" in message
     assert "network" not in message and "resume" not in message and "\n" not in message
     assert result["read"] == TEXTS[0]
 
 
-RATE_LIMITS = """
+RATE_LIMITS = (
+    """
 import time
 start = time.perf_counter()
 emit("brief", {"texts": list(iter_texts(SPEC)), "seconds": time.perf_counter() - start})
-""" + READ_AND_RESUME
+"""
+    + READ_AND_RESUME
+)
 
 
 def test_a_rate_limit_is_waited_out_when_brief_and_named_when_it_lasts(
@@ -152,7 +159,8 @@ def test_a_rate_limit_is_waited_out_when_brief_and_named_when_it_lasts(
     error = result["error"]
     assert error is not None and error["type"] == "SourceInterrupted", result
     message = error["message"]
-    assert message.startswith(f"{SPEC}: the Hub rate-limited the requests (HTTP 429, Retry-After 0 s;"), message
+    stopped = f"{SPEC}: the stream stopped after {len(result['read']):,} rows: "
+    assert message.startswith(f"{stopped}the Hub rate-limited the requests (HTTP 429, Retry-After 0 s)")
     assert "network" not in message and "\n" not in message
     assert result["read"] + result["rest"] == TEXTS[0] + TEXTS[1]
 
@@ -237,7 +245,10 @@ def test_the_gated_check_reports_an_invalid_token_a_rate_limit_and_an_unreachabl
     events = {
         "fine": hub.restore,
         "expired": lambda: hub.invalid_tokens.add("hf_expiring"),
-        "rate limited": lambda: (hub.invalid_tokens.clear(), hub.outage("429", trigger="auth-check", retry_after=7)),
+        "rate limited": lambda: (
+            hub.invalid_tokens.clear(),
+            hub.outage("429", trigger="auth-check", retry_after=7),
+        ),
         "reset": lambda: hub.outage("reset", trigger="auth-check"),
     }
     client = HubClient(hub, tmp_path / "client", token="hf_expiring")
@@ -252,4 +263,4 @@ def test_the_gated_check_reports_an_invalid_token_a_rate_limit_and_an_unreachabl
         checks = result[event]
         assert len(checks) == 1 and checks[0][2] is not None, (event, checks)
         assert all(part in checks[0][2] for part in expected), (event, checks)
-        assert f"trim.corpus" in checks[0][2] or FINEWEB2_ID in checks[0][2], (event, checks)
+        assert f"{FINEWEB2_ID} (read by trim.corpus)" in checks[0][2], (event, checks)

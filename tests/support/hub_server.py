@@ -369,7 +369,8 @@ class LocalHub:
 
         Args:
             mode: ``"503"`` (Service Unavailable, with ``Retry-After: retry_after`` unless None), ``"429"``
-                (Too Many Requests: rate limited, with ``Retry-After`` likewise), ``"reset"`` (connections are accepted, then closed with a TCP reset, no answer) or ``"down"``
+                (Too Many Requests: rate limited, with ``Retry-After`` likewise), ``"reset"`` (connections
+                are accepted, then closed with a TCP reset, no answer) or ``"down"``
                 (the Hub is unreachable: open connections are reset, new ones refused).
             trigger: Start the outage at the first request whose decoded path contains this (that request
                 fails too, reset for ``down``); None starts it now.
