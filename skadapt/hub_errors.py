@@ -68,7 +68,13 @@ class HubRefusal:
                 f"the Hub forbids {token_in_use()} access (HTTP 403 {self.message}): accept the dataset's "
                 f"conditions{at} with that token's account, or use a token that has access"
             )
-        if self.kind in ("repository", "revision", "file"):
+        if self.kind == "repository":
+            who = token_in_use() if _has_token() else "a user without a token"
+            return (
+                f"the Hub shows no dataset {self.name or 'of that id'} to {who} (HTTP {self.status} "
+                f"{self.message}): check the id, or give a token that may see it"
+            )
+        if self.kind in ("revision", "file"):
             missing = f"no {self.kind} {self.name}" if self.name else f"no such {self.kind}"
             return f"{missing} on the Hub (HTTP 404 {self.message})"
         if self.kind == "rate limited":
@@ -86,6 +92,12 @@ def token_in_use() -> str:
     return "the token in HF_TOKEN" if os.environ.get("HF_TOKEN") else "the token saved by `hf auth login`"
 
 
+def _has_token() -> bool:
+    from huggingface_hub import get_token
+
+    return get_token() is not None
+
+
 def hub_refusal(error: BaseException) -> HubRefusal | None:
     """The Hub's refusal behind ``error`` (or an error it was raised from), None when the Hub did not refuse
     (the network failed, the Hub is unavailable, or it is no Hub error)."""
@@ -101,6 +113,8 @@ def hub_refusal(error: BaseException) -> HubRefusal | None:
         if isinstance(current, FileNotFoundError) and missing is None:
             missing = current
         current = current.__cause__ or current.__context__
+    if missing is not None and type(missing).__name__ == "DatasetNotFoundError":  # datasets' own 404
+        return HubRefusal(404, "repository", _first_line(missing))
     if missing is not None:  # the Hub's file system: a path it does not find (its listing said so)
         return HubRefusal(404, "file", "not found", name=str(missing.filename or missing).strip("'\""))
     return None

@@ -133,6 +133,37 @@ def test_a_data_file_missing_mid_stream_is_named_not_a_dropped_connection(
     assert result["read"] == TEXTS[0]
 
 
+OPENS = """
+for spec in (SPEC, "hub:skadapt-tests/no-such-dataset"):
+    try:
+        next(iter_texts(spec))
+    except SourceError as error:
+        emit(spec, str(error))
+"""
+
+
+@pytest.mark.parametrize("token", ["hf_expired", None])
+def test_a_refused_open_names_the_token_or_the_missing_dataset(
+    hub: LocalHub, sharded: Path, tmp_path: Path, token: str | None
+) -> None:
+    """An invalid token is refused at the first request (401 ``Invalid credentials``): one line naming
+    HF_TOKEN, whatever the read; without one, a dataset the Hub does not show is named."""
+    hub.invalid_tokens.add("hf_expired")
+    result = _run(HubClient(hub, tmp_path / "client", token=token), OPENS, {})
+    missing = "hub:skadapt-tests/no-such-dataset"
+    if token is not None:
+        for spec in (SPEC, missing):
+            refused = f"cannot open {spec}: the Hub refused the token in HF_TOKEN (HTTP 401 "
+            assert result[spec].startswith(refused), result[spec]
+            assert "`hf auth login`" in result[spec] and "\n" not in result[spec]
+    else:
+        assert SPEC not in result  # it opens
+        assert result[missing].startswith(
+            f"cannot open {missing}: the Hub shows no dataset skadapt-tests/no-such-dataset to a user "
+            "without a token (HTTP "
+        ), result[missing]
+
+
 RATE_LIMITS = (
     """
 import time

@@ -153,8 +153,12 @@ def _lookup(spec: str, repo: str, revision: str, repo_type: str = "dataset") -> 
     try:
         sha = HfApi().repo_info(repo, revision=revision, repo_type=repo_type).sha
     except Exception as error:  # unreachable, unknown repo/revision, auth: the read itself will say
+        from skadapt.hub_errors import hub_refusal
+
         why = type(error).__name__
-        log.warning("%s: cannot look up the commit %s is at (%s: %s)", spec, revision, why, error)
+        refusal = hub_refusal(error)
+        said = refusal.advice() if refusal else f"{why}: {error}".splitlines()[0]
+        log.warning("%s: cannot look up the commit %s is at (%s)", spec, revision, said)
         return HubCommit(spec, repo, revision, None, f"unknown ({why})")
     if not sha or not COMMIT_RE.fullmatch(sha):
         return HubCommit(spec, repo, revision, None, "unknown (the Hub named no commit)")

@@ -3,6 +3,7 @@ are the Hub's refusals (:mod:`skadapt.hub_errors`: a token, gated access, a miss
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from skadapt.hub import endpoint, offline_switch
@@ -53,6 +54,8 @@ def hub_source(spec: str, parsed: SourceSpec, resume_state: dict[str, Any] | Non
         )
     except Exception as error:  # connection, auth, unknown config/split/revision: all end here
         if (refusal := hub_refusal(error)) is not None:
+            if refusal.kind == "repository":
+                refusal = dataclasses.replace(refusal, name=parsed.name)
             raise SourceError(f"cannot open {spec}: {refusal.advice(_page(parsed))}") from None
         raise SourceError(
             f"cannot open {spec} ({type(error).__name__}: {error}); check the dataset id, config, split "
