@@ -295,3 +295,48 @@ def test_the_gated_check_reports_an_invalid_token_a_rate_limit_and_an_unreachabl
         assert len(checks) == 1 and checks[0][2] is not None, (event, checks)
         assert all(part in checks[0][2] for part in expected), (event, checks)
         assert f"{FINEWEB2_ID} (read by trim.corpus)" in checks[0][2], (event, checks)
+
+
+MODEL = "skadapt-tests/moving-model"
+RUN_TRIM = """
+from skadapt.pipeline import run_recipe
+from skadapt.recipe import validate_recipe
+
+emit("ran", [outcome.status for outcome in run_recipe(validate_recipe(RECIPE))])
+"""
+
+
+def test_a_hub_base_model_is_read_at_the_commit_recorded_when_its_branch_moves(
+    hub: LocalHub, tmp_path: Path, tiny_models: dict[str, Path]
+) -> None:
+    """The base model's ``main`` moves right after its commit is first looked up: the stage reads the
+    commit its manifest records (its download at that commit), not the branch's new commit."""
+    model = tiny_models["unigram"]
+    repo = hub.store.add("model", MODEL, COMMITS["a"], model)
+    hub.store.add("model", MODEL, COMMITS["b"], model, refs=())
+    hub.after_request(f"/api/models/{MODEL}/revision/main", lambda: repo.refs.update(main=COMMITS["b"]))
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(TEXTS[0] + TEXTS[1] + MOVED) + "\n", encoding="utf-8")
+    run = tmp_path / "run"
+    recipe = {
+        "name": "moving-model",
+        "language": "slk",
+        "base_model": MODEL,
+        "output_dir": str(run),
+        "trim": {"corpus": str(corpus), "vocab_size": 60, "parity_documents": 2},
+        "evaluate": None,
+    }
+    try:
+        result = HubClient(hub, tmp_path / "client").run(f"RECIPE = {recipe!r}\n" + RUN_TRIM, timeout=300)
+    finally:
+        hub.store.repos.pop(("model", MODEL), None)
+    assert result["ran"] == ["ran"]
+    manifest = json.loads((run / "trim" / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["base_model_source"] == {
+        "repo": MODEL,
+        "revision": "main",
+        "commit": COMMITS["a"],
+        "resolved_by": "hub",
+    }
+    assert Path(manifest["models"]["base"]).parts[-2:] == ("snapshots", COMMITS["a"])  # the commit read
+    assert repo.refs["main"] == COMMITS["b"]  # the branch did move

@@ -57,7 +57,7 @@ import re
 import socket
 import struct
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -321,6 +321,7 @@ class LocalHub:
         self._servers: dict[str, _Server] = {}
         self._ports: dict[str, int] = {}
         self._down = False
+        self._hooks: list[tuple[str, Callable[[], object]]] = []
         self.url = ""
         self.cdn_url = ""
 
@@ -427,9 +428,23 @@ class LocalHub:
         return [r for r in self.requests if fragment in r.path and method in (None, r.method)]
 
     def clear_log(self) -> None:
-        """Forget the requests seen so far."""
+        """Forget the requests seen so far (and the hooks not run yet)."""
         self.requests.clear()
         self.unexpected.clear()
+        self._hooks.clear()
+
+    def after_request(self, fragment: str, action: Callable[[], object]) -> None:
+        """Run ``action`` once, right after the Hub answers the first request whose decoded path contains
+        ``fragment`` (e.g. move a branch between the look-up of its commit and the read that follows)."""
+        with self._lock:
+            self._hooks.append((fragment, action))
+
+    def _after(self, path: str) -> None:
+        with self._lock:
+            due = [hook for hook in self._hooks if hook[0] in path]
+            self._hooks = [hook for hook in self._hooks if hook not in due]
+        for _, action in due:
+            action()
 
     # -- answers ---------------------------------------------------------------------------------------
 
@@ -660,6 +675,14 @@ class _Handler(BaseHTTPRequestHandler):
         query = parse_qs(split.query)
         body = self._read_body()
         self._range = self.headers.get("Range")
+        try:
+            self._answer(hub, role, segments, query, body)
+        finally:
+            hub._after("/" + "/".join(segments))  # as served() sees it
+
+    def _answer(
+        self, hub: LocalHub, role: str, segments: list[str], query: dict[str, list[str]], body: bytes
+    ) -> None:
         failing = hub._failing("/".join(segments))
         if failing in ("reset", "down"):
             self._log(0)
