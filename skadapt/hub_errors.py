@@ -7,9 +7,10 @@ the errors it was raised from (``__cause__``/``__context__``); :meth:`HubRefusal
 what it means and what to do. Answers of a proxy or a Hub that is down (408, 5xx) are no refusal: they
 count as the network, as does any error without an answer.
 
-A rate limit is retried by the clients themselves: ``huggingface_hub`` retries a 429 five times, each after
-the ``Retry-After`` it names (+1 s), and ``datasets`` retries a stream read on top of that; what reaches
-skadapt has outlasted those retries.
+A rate limit on a file read is retried by the clients themselves: ``huggingface_hub`` retries a 429 five
+times, each after the ``Retry-After`` it names (+1 s), and ``datasets`` retries a stream read on top of
+that; what reaches skadapt has outlasted those retries (an API call such as the preflight's ``auth_check``
+is not retried: its 429 is said at once).
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ class HubRefusal:
         if self.kind == "repository":
             who = token_in_use() if _has_token() else "a user without a token"
             return (
-                f"the Hub shows no dataset {self.name or 'of that id'} to {who} (HTTP {self.status} "
+                f"the Hub shows no repository {self.name or 'of that id'} to {who} (HTTP {self.status} "
                 f"{self.message}): check the id, or give a token that may see it"
             )
         if self.kind in ("revision", "file"):

@@ -159,7 +159,7 @@ def test_a_refused_open_names_the_token_or_the_missing_dataset(
     else:
         assert SPEC not in result  # it opens
         assert result[missing].startswith(
-            f"cannot open {missing}: the Hub shows no dataset skadapt-tests/no-such-dataset to a user "
+            f"cannot open {missing}: the Hub shows no repository skadapt-tests/no-such-dataset to a user "
             "without a token (HTTP "
         ), result[missing]
 

@@ -21,7 +21,8 @@ from skadapt.pipeline.runlog import setup_run_log
 from skadapt.pipeline.sources import warn_moved_sources
 from skadapt.recipe import Recipe
 from skadapt.results import StageReport
-from skadapt.sources import model_commit, reading
+from skadapt.sources import reading
+from skadapt.sources.commits import model_at_commit
 from skadapt.stage import Launch, RunFacts, StageContext
 from skadapt.stages import BY_NAME
 
@@ -278,22 +279,8 @@ class HubBaseModel:
             return None
         if not self.looked_up:
             self.looked_up = True
-            found = model_commit(ref)
+            found, self.path = model_at_commit(ref)
             self.source = found.record()
-            if found.commit is not None:
-                self.path = _download(ref, found.commit)
         if self.path is not None:
             models.update({label: self.path for label, model in models.items() if model == ref})
         return self.source
-
-
-def _download(repo: str, commit: str) -> str | None:
-    """The local directory of a Hub model at ``commit`` (downloaded to the Hub cache once), None when it
-    cannot be had: the stage then loads the id and says why it cannot."""
-    from huggingface_hub import snapshot_download
-
-    try:
-        return snapshot_download(repo, revision=commit)
-    except Exception as error:  # offline without the files, unreachable, auth: the loading stage says so
-        log.warning("%s: cannot download commit %s (%s: %s)", repo, commit, type(error).__name__, error)
-        return None

@@ -139,6 +139,31 @@ def model_commit(repo: str, revision: str = "main") -> HubCommit:
     return _lookup(repo, repo, revision, repo_type="model")
 
 
+def model_at_commit(repo: str, revision: str = "main") -> tuple[HubCommit, str | None]:
+    """The commit of Hub model ``repo`` (:func:`model_commit`) and its local directory at that commit,
+    downloaded to the Hub cache once; load the directory, not the id, so that what is loaded is the commit
+    recorded even if the branch moves meanwhile. The directory is None when the commit is unknown or its
+    files cannot be had (the caller loads the id, whose error then says why)."""
+    found = model_commit(repo, revision)
+    if found.commit is None:
+        return found, None
+    from huggingface_hub import snapshot_download
+
+    try:
+        return found, snapshot_download(repo, revision=found.commit)
+    except Exception as error:  # offline without the files, unreachable, auth: the loader says so
+        log.warning("%s: cannot download commit %s (%s)", repo, found.commit, _said(error))
+        return found, None
+
+
+def _said(error: BaseException) -> str:
+    """An error in one line: the Hub's refusal (:mod:`skadapt.hub_errors`) or its type and first line."""
+    from skadapt.hub_errors import hub_refusal
+
+    refusal = hub_refusal(error)
+    return refusal.advice() if refusal else f"{type(error).__name__}: {error}".splitlines()[0]
+
+
 def _lookup(spec: str, repo: str, revision: str, repo_type: str = "dataset") -> HubCommit:
     from skadapt.hub import offline
 
@@ -153,12 +178,8 @@ def _lookup(spec: str, repo: str, revision: str, repo_type: str = "dataset") -> 
     try:
         sha = HfApi().repo_info(repo, revision=revision, repo_type=repo_type).sha
     except Exception as error:  # unreachable, unknown repo/revision, auth: the read itself will say
-        from skadapt.hub_errors import hub_refusal
-
         why = type(error).__name__
-        refusal = hub_refusal(error)
-        said = refusal.advice() if refusal else f"{why}: {error}".splitlines()[0]
-        log.warning("%s: cannot look up the commit %s is at (%s)", spec, revision, said)
+        log.warning("%s: cannot look up the commit %s is at (%s)", spec, revision, _said(error))
         return HubCommit(spec, repo, revision, None, f"unknown ({why})")
     if not sha or not COMMIT_RE.fullmatch(sha):
         return HubCommit(spec, repo, revision, None, "unknown (the Hub named no commit)")
