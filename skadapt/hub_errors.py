@@ -101,7 +101,11 @@ def _has_token() -> bool:
 
 def hub_refusal(error: BaseException) -> HubRefusal | None:
     """The Hub's refusal behind ``error`` (or an error it was raised from), None when the Hub did not refuse
-    (the network failed, the Hub is unavailable, or it is no Hub error)."""
+    (the network failed, the Hub is unavailable, or it is no Hub error). Only an I/O error (``OSError``,
+    which the clients' HTTP and file errors are) or an HTTP answer is looked into: another error raised
+    while one of those was handled stays what it is."""
+    if not isinstance(error, OSError) and getattr(error, "response", None) is None:
+        return None
     seen: set[int] = set()
     current: BaseException | None = error
     missing: FileNotFoundError | None = None
@@ -113,7 +117,7 @@ def hub_refusal(error: BaseException) -> HubRefusal | None:
             return None if status in NETWORK_STATUS else _refusal(current, response, status)
         if isinstance(current, FileNotFoundError) and missing is None:
             missing = current
-        current = current.__cause__ or current.__context__
+        current = current.__cause__ or (None if current.__suppress_context__ else current.__context__)
     if missing is not None and type(missing).__name__ == "DatasetNotFoundError":  # datasets' own 404
         return HubRefusal(404, "repository", _first_line(missing))
     if missing is not None:  # the Hub's file system: a path it does not find (its listing said so)

@@ -340,3 +340,45 @@ def test_a_hub_base_model_is_read_at_the_commit_recorded_when_its_branch_moves(
     }
     assert Path(manifest["models"]["base"]).parts[-2:] == ("snapshots", COMMITS["a"])  # the commit read
     assert repo.refs["main"] == COMMITS["b"]  # the branch did move
+
+
+def _http_error(status: int, headers: dict[str, str] | None = None) -> Exception:
+    import httpx2
+    from huggingface_hub.errors import HfHubHTTPError
+
+    request = httpx2.Request("GET", "http://hub.test/datasets/org/data/resolve/main/data/x.jsonl")
+    return HfHubHTTPError(
+        f"{status} error", response=httpx2.Response(status, headers=headers, request=request)
+    )
+
+
+def test_what_counts_as_a_refusal_and_what_as_the_network() -> None:
+    """The answer is found behind datasets' ``ConnectionError`` (a rate limit that outlasted its retries);
+    a 503 stays the network's; an error raised while a refusal was handled stays what it is."""
+    from skadapt.hub_errors import hub_refusal
+    from skadapt.sources import is_network_error
+
+    try:
+        raise ConnectionError("Server Disconnected") from _http_error(429, {"Retry-After": "3"})
+    except ConnectionError as error:
+        refusal = hub_refusal(error)
+        assert refusal is not None and (refusal.kind, refusal.retry_after) == ("rate limited", 3)
+        assert not is_network_error(error)
+    unavailable = _http_error(503)
+    assert hub_refusal(unavailable) is None and is_network_error(unavailable)
+    try:
+        try:
+            raise _http_error(404, {"X-Error-Code": "EntryNotFound"})
+        except OSError:
+            raise KeyError("a bug while handling it") from None
+    except KeyError as error:
+        assert hub_refusal(error) is None and not is_network_error(error)
+    try:
+        try:
+            raise _http_error(404, {"X-Error-Code": "EntryNotFound"})
+        except OSError:
+            raise ValueError("another error meanwhile")  # noqa: B904 (the point: an implicit context)
+    except ValueError as error:
+        assert hub_refusal(error) is None
+    missing = hub_refusal(_http_error(404, {"X-Error-Code": "EntryNotFound"}))
+    assert missing is not None and missing.name == "data/x.jsonl at revision main"
