@@ -21,6 +21,9 @@ from dataclasses import dataclass
 from urllib.parse import unquote
 
 COMMIT_RE = re.compile(r"[0-9a-f]{40}")
+HUB_PATH_RE = re.compile(r"(hf://)?((datasets|spaces)/)?[\w.-]+/[\w.-]+(@[^/\s]+)?/\S+")
+"""A path of ``huggingface_hub``'s file system (``[hf://]datasets/OWNER/NAME@REVISION/FILE``), as the
+``FileNotFoundError`` of a file its listing lacks names it."""
 NETWORK_STATUS = frozenset({407, 408, 500, 502, 503, 504})
 """Answers of a proxy, a gateway or an unavailable Hub: the network's (the read may resume), no refusal."""
 
@@ -120,8 +123,9 @@ def hub_refusal(error: BaseException) -> HubRefusal | None:
         current = current.__cause__ or (None if current.__suppress_context__ else current.__context__)
     if missing is not None and type(missing).__name__ == "DatasetNotFoundError":  # datasets' own 404
         return HubRefusal(404, "repository", _first_line(missing))
-    if missing is not None:  # the Hub's file system: a path it does not find (its listing said so)
-        return HubRefusal(404, "file", "not found", name=str(missing.filename or missing).strip("'\""))
+    path = str(missing.filename or missing).strip("'\"") if missing is not None else ""
+    if HUB_PATH_RE.fullmatch(path):  # the Hub's file system: a path it does not find (its listing said so)
+        return HubRefusal(404, "file", "not found", name=path.removeprefix("hf://"))
     return None
 
 

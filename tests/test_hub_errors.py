@@ -380,5 +380,8 @@ def test_what_counts_as_a_refusal_and_what_as_the_network() -> None:
             raise ValueError("another error meanwhile")  # noqa: B904 (the point: an implicit context)
     except ValueError as error:
         assert hub_refusal(error) is None
+    listing = hub_refusal(FileNotFoundError(f"datasets/org/data@{COMMITS['a']}/data/x.jsonl"))
+    assert listing is not None and listing.kind == "file"  # the Hub file system's own, without an answer
+    assert hub_refusal(FileNotFoundError("Couldn't find any data file at /x, check your connection")) is None
     missing = hub_refusal(_http_error(404, {"X-Error-Code": "EntryNotFound"}))
     assert missing is not None and missing.name == "data/x.jsonl at revision main"
