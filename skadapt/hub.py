@@ -27,10 +27,18 @@ def endpoint() -> str:
 
 def offline() -> bool:
     """Whether the Hub clients are in offline mode (``HF_HUB_OFFLINE``/``HF_DATASETS_OFFLINE``)."""
+    return offline_switch() is not None
+
+
+def offline_switch() -> str | None:
+    """The variable that puts the Hub clients in offline mode (``HF_HUB_OFFLINE``, else
+    ``HF_DATASETS_OFFLINE``) as the user would set it, None when they are online."""
     from huggingface_hub import constants
 
-    flags = (os.environ.get(name, "") for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"))
-    return bool(constants.HF_HUB_OFFLINE) or any(f.upper() in ("1", "ON", "YES", "TRUE") for f in flags)
+    for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"):
+        if os.environ.get(name, "").upper() in ("1", "ON", "YES", "TRUE"):
+            return name
+    return "HF_HUB_OFFLINE" if constants.HF_HUB_OFFLINE else None
 
 
 @functools.cache

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from skadapt.errors import SkadaptError
+from skadapt.hub_errors import HubRefusal, hub_refusal
 from skadapt.llm.probe import probe_llm
 from skadapt.recipe import LLM_STAGES, Recipe
 from skadapt.stage import Input, model_input
@@ -163,25 +164,29 @@ def _hub_datasets(recipe: Recipe) -> dict[str, dict[str, list[str]]]:
     return repos
 
 
-def _refusal(repo: str) -> int | None:
-    """The HTTP status (401: no token, 403: a token without access) with which the Hub refuses a gated
-    dataset to the current credentials; None when it opens (or any other answer: other checks report it)."""
+def _refusal(repo: str) -> HubRefusal | str | None:
+    """How the Hub refuses a dataset to the current credentials (:class:`skadapt.hub_errors.HubRefusal`:
+    gated, an invalid token, a rate limit, forbidden), or why it cannot be reached; None when it opens, or
+    when it is not there (the readers' own checks say so)."""
     from huggingface_hub import HfApi
-    from huggingface_hub.errors import GatedRepoError
+
+    from skadapt.sources import is_network_error
 
     try:
         HfApi().auth_check(repo, repo_type="dataset")
-    except GatedRepoError as error:
-        return error.response.status_code if error.response is not None else 401
-    except Exception:  # not found, network: the readers' own checks (or the stage) say so
-        return None
+    except Exception as error:
+        refusal = hub_refusal(error)
+        if refusal is None:
+            return f"{type(error).__name__}: {error}".splitlines()[0] if is_network_error(error) else None
+        return None if refusal.kind in ("repository", "revision", "file", "http") else refusal
     return None
 
 
 def gated_checks(recipe: Recipe) -> list[Check]:
-    """One problem per gated dataset the run reads that the current credentials cannot open, else one OK
-    line for all of them; none offline (the stages read the local caches then) or with the Hub unreachable
-    (the inputs that need it say so)."""
+    """One problem per gated dataset the run reads that the current credentials cannot open, one per other
+    refusal of the check (an invalid token, a rate limit, the Hub unreachable: for all the datasets it
+    hit), else one OK line for all of them; none offline (the stages read the local caches then) or with
+    the Hub unreachable before the check (the inputs that need it say so)."""
     from skadapt.hub import offline, unreachable_reason
 
     if offline():
@@ -192,12 +197,22 @@ def gated_checks(recipe: Recipe) -> list[Check]:
     with ThreadPoolExecutor(GATED_THREADS) as pool:
         refusals = dict(zip(repos, pool.map(_refusal, repos), strict=True))
     checks = []
-    for repo, status in refusals.items():
-        if status is None:
-            continue
+    others: dict[str, list[str]] = {}  # one problem -> the datasets it stopped the check of
+    for repo, refusal in refusals.items():
         uses, tasks = repos[repo]["uses"], repos[repo]["tasks"]
+        if refusal is None:
+            continue
+        if isinstance(refusal, str) or refusal.kind != "gated":
+            why = (
+                f"the Hub cannot be reached ({refusal}); check the network/proxy, or work offline with "
+                "HF_HUB_OFFLINE=1 and local copies"
+                if isinstance(refusal, str)
+                else refusal.advice()
+            )
+            others.setdefault(why, []).append(f"{repo} (read by {', '.join(uses)})")
+            continue
         page = f"{HUB_PAGE}/{repo}"
-        if status == 403:
+        if refusal.status == 403:
             why = f"the token in use has no access: accept its terms at {page} with that token's account"
         else:
             why = (
@@ -213,6 +228,9 @@ def gated_checks(recipe: Recipe) -> list[Check]:
                 repo,
             )
         )
+    for why, which in others.items():
+        checked = f"access to {len(which)} of {len(repos)} repositories"
+        checks.append(Check("Hub datasets", checked, f"{why} (checking {', '.join(which)})"))
     return checks or [Check("Hub datasets", f"{len(repos)} repositories, none gated beyond the credentials")]
 
 

@@ -201,8 +201,13 @@ def test_loss_must_fit_the_kind(tmp_path: Path) -> None:
 
 
 def test_unreachable_hub_dataset_is_one_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
-    with pytest.raises(TrainingDataError, match=r"dataset 'sts': cannot open hub:slovak-nlp/sklep:sts:train"):
+    with pytest.raises(
+        TrainingDataError,
+        match=r"^dataset 'sts': HF_DATASETS_OFFLINE=1 is set: hub:slovak-nlp/sklep:sts:train cannot be read; "
+        "unset it or use a local copy$",
+    ):
         build_task_dataset(entry(name="sts", kind="sts", source="hub:slovak-nlp/sklep:sts:train"))
 
 

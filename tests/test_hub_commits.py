@@ -222,7 +222,9 @@ def test_commits_are_recorded_keyed_warned_and_published(
         )
     assert found["resolved"] == at_a | {"commit": b, "resolved_by": "local cache (offline)"}
     assert found["never read"]["commit"] == UNKNOWN_OFFLINE
-    assert found["read error"].startswith("cannot open hub:skadapt-tests/never-read (")
+    assert found["read error"] == (
+        "HF_HUB_OFFLINE=1 is set: hub:skadapt-tests/never-read cannot be read; unset it or use a local copy"
+    )
 
     # (c) the card names the commit of every Hub source read (trim read b after the move, renorm a)
     published = CliRunner().invoke(app, ["publish", str(run), "--repo-id", "me/moving", "--dry-run"])

@@ -75,6 +75,13 @@ def _texts_dataset() -> datasets.Dataset:
     return datasets.Dataset.from_dict({"id": list(range(len(TEXTS))), "text": TEXTS})
 
 
+@pytest.fixture(autouse=True)
+def online(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stream stands in for the Hub, so the source may open it (offline, a ``hub:`` source refuses to
+    open before any client is asked); the commit look-up stays offline (no request leaves the machine)."""
+    monkeypatch.setattr(sources.hub, "offline_switch", lambda: None)
+
+
 @pytest.fixture
 def hub(monkeypatch: pytest.MonkeyPatch):
     def install(data: datasets.Dataset | None = None, **options: Any) -> FakeHub:

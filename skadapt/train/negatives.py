@@ -358,10 +358,13 @@ def _mining_model(
             starting_ref,
             (dataset.prompts.get("anchor", ""), dataset.prompts.get("positive", "")),
         )
-    from skadapt.model_sources import resolve_model
+    from skadapt.model_sources import HUB_ID, resolve_model
     from skadapt.prompts import model_prompts, role_prompt
+    from skadapt.sources.commits import model_at_commit
 
     ref = resolve_model(config.model)
+    if ref == config.model and HUB_ID.fullmatch(ref) and not Path(ref).exists():  # mined at one commit
+        ref = model_at_commit(ref)[1] or ref
     model = load_model(ref)
     own = model_prompts(model.prompts, config.model)
     return model, ref, (role_prompt(own, "query"), role_prompt(own, "document"))

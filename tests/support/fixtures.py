@@ -89,6 +89,7 @@ def hub(local_hub: LocalHub) -> Iterator[LocalHub]:
     local_hub.restore()
     local_hub.page_size, local_hub.lfs_redirect = 1000, True
     local_hub.denied_tokens.clear()
+    local_hub.invalid_tokens.clear()
     unexpected = list(local_hub.unexpected)
     local_hub.clear_log()
     assert not unexpected, f"requests the local Hub has no route for: {unexpected}"

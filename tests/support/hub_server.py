@@ -41,9 +41,11 @@ Errors are the Hub's: 404 with ``{"error": ...}`` and ``X-Error-Code: RepoNotFou
 exceptions. A request no route answers is logged in :attr:`LocalHub.unexpected` (and answered 404), as is
 an error of the server itself (answered 500), so that gaps in the emulation are visible.
 
-An outage (:meth:`LocalHub.outage`) makes both servers answer 503, reset connections or stop listening
-(connections refused), from now on or from the first request whose path contains a trigger string (e.g.
-the second data file of a stream); :meth:`LocalHub.restore` ends it.
+An outage (:meth:`LocalHub.outage`) makes both servers answer 503, rate-limit (429 with ``Retry-After``),
+reset connections or stop listening (connections refused), from now on or from the first request whose path
+contains a trigger string (e.g. the second data file of a stream), for good or for a number of requests;
+:meth:`LocalHub.restore` ends it. A token of :attr:`LocalHub.invalid_tokens` (expired or revoked) is
+refused by every Hub route as the Hub refuses it: 401 ``Invalid credentials in Authorization header``.
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ import re
 import socket
 import struct
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -78,7 +80,11 @@ LFS_SUFFIXES = frozenset(
 LFS_MIN_SIZE = 10 * 1024 * 1024
 COMMIT_DATE = "2025-01-01T00:00:00.000Z"
 CHUNK = 1024 * 1024
-OUTAGE_MODES = ("503", "reset", "down")
+OUTAGE_MODES = ("503", "429", "reset", "down")
+INVALID_CREDENTIALS = "Invalid credentials in Authorization header"
+"""The Hub's 401 message for a token it does not know (expired, revoked, mistyped)."""
+RATE_LIMITED = "You have exceeded our hourly quotas for action 'resolve'. Retry later."
+"""A 429 message of the Hub's kind."""
 CONTROL_HEADER = "X-Local-Hub"
 """Header on every answer of the local Hub (``hub`` or ``cdn``)."""
 
@@ -295,6 +301,7 @@ class LocalHub:
         page_size: Tree entries per page (the Hub's 1000; 50 with ``expand``).
         lfs_redirect: Whether LFS files are redirected to the CDN (else served by the Hub itself).
         denied_tokens: Tokens that have not accepted the terms of the gated repositories (answered 403).
+        invalid_tokens: Tokens the Hub does not know (expired, revoked): every Hub route answers 401.
     """
 
     def __init__(self, store: HubStore, *, page_size: int = 1000, lfs_redirect: bool = True) -> None:
@@ -304,14 +311,17 @@ class LocalHub:
         self.requests: list[HubRequest] = []
         self.unexpected: list[str] = []
         self.denied_tokens: set[str] = set()
+        self.invalid_tokens: set[str] = set()
         self._lfs: dict[str, Path] = {}
         self._lock = threading.Lock()
         self._outage: str | None = None
         self._trigger: str | None = None
         self._retry_after: int | None = None
+        self._left: int | None = None
         self._servers: dict[str, _Server] = {}
         self._ports: dict[str, int] = {}
         self._down = False
+        self._hooks: list[tuple[str, Callable[[], object]]] = []
         self.url = ""
         self.cdn_url = ""
 
@@ -348,29 +358,39 @@ class LocalHub:
 
     # -- outages ---------------------------------------------------------------------------------------
 
-    def outage(self, mode: str = "503", *, trigger: str | None = None, retry_after: int | None = 0) -> None:
+    def outage(
+        self,
+        mode: str = "503",
+        *,
+        trigger: str | None = None,
+        retry_after: int | None = 0,
+        requests: int | None = None,
+    ) -> None:
         """Make both servers fail every request, now or from the first one whose path contains ``trigger``.
 
         Args:
-            mode: ``"503"`` (Service Unavailable, with ``Retry-After: retry_after`` unless None),
-                ``"reset"`` (connections are accepted, then closed with a TCP reset, no answer) or ``"down"``
+            mode: ``"503"`` (Service Unavailable, with ``Retry-After: retry_after`` unless None), ``"429"``
+                (Too Many Requests: rate limited, with ``Retry-After`` likewise), ``"reset"`` (connections
+                are accepted, then closed with a TCP reset, no answer) or ``"down"``
                 (the Hub is unreachable: open connections are reset, new ones refused).
             trigger: Start the outage at the first request whose decoded path contains this (that request
                 fails too, reset for ``down``); None starts it now.
             retry_after: Seconds in the 503's ``Retry-After`` (huggingface_hub waits that + 1 s per retry
                 instead of its exponential backoff: 0 keeps tests fast).
+            requests: End the outage after this many failed requests (None: not before :meth:`restore`).
         """
         if mode not in OUTAGE_MODES:
             raise ValueError(f"outage mode {mode!r}: use one of {OUTAGE_MODES}")
         with self._lock:
             self._outage, self._trigger, self._retry_after = mode, trigger, retry_after
+            self._left = requests
         if mode == "down" and trigger is None:
             self._go_down()
 
     def restore(self) -> None:
         """End the outage (and forget a pending trigger); a Hub that was down listens again, same ports."""
         with self._lock:
-            self._outage = self._trigger = None
+            self._outage = self._trigger = self._left = None
             down, self._down = self._down, False
         if down:
             for role in ("hub", "cdn"):
@@ -384,7 +404,12 @@ class LocalHub:
                 if self._trigger not in path:
                     return None
                 self._trigger = None
-            return self._outage
+            mode = self._outage
+            if self._left is not None:
+                self._left -= 1
+                if self._left <= 0:
+                    self._outage = self._left = None
+            return mode
 
     def _go_down(self) -> None:
         with self._lock:
@@ -403,9 +428,23 @@ class LocalHub:
         return [r for r in self.requests if fragment in r.path and method in (None, r.method)]
 
     def clear_log(self) -> None:
-        """Forget the requests seen so far."""
+        """Forget the requests seen so far (and the hooks not run yet)."""
         self.requests.clear()
         self.unexpected.clear()
+        self._hooks.clear()
+
+    def after_request(self, fragment: str, action: Callable[[], object]) -> None:
+        """Run ``action`` once, right after the Hub answers the first request whose decoded path contains
+        ``fragment`` (e.g. move a branch between the look-up of its commit and the read that follows)."""
+        with self._lock:
+            self._hooks.append((fragment, action))
+
+    def _after(self, path: str) -> None:
+        with self._lock:
+            due = [hook for hook in self._hooks if hook[0] in path]
+            self._hooks = [hook for hook in self._hooks if hook not in due]
+        for _, action in due:
+            action()
 
     # -- answers ---------------------------------------------------------------------------------------
 
@@ -636,6 +675,14 @@ class _Handler(BaseHTTPRequestHandler):
         query = parse_qs(split.query)
         body = self._read_body()
         self._range = self.headers.get("Range")
+        try:
+            self._answer(hub, role, segments, query, body)
+        finally:
+            hub._after("/" + "/".join(segments))  # as served() sees it
+
+    def _answer(
+        self, hub: LocalHub, role: str, segments: list[str], query: dict[str, list[str]], body: bytes
+    ) -> None:
         failing = hub._failing("/".join(segments))
         if failing in ("reset", "down"):
             self._log(0)
@@ -644,11 +691,16 @@ class _Handler(BaseHTTPRequestHandler):
             if failing == "down":
                 hub._go_down()
             return
-        if failing == "503":
+        if failing in ("503", "429"):
             headers = {} if hub._retry_after is None else {"Retry-After": str(hub._retry_after)}
-            self._json(503, {"error": "The local Hub is unavailable (test outage)"}, headers)
+            if failing == "429":
+                headers["X-Error-Message"] = RATE_LIMITED
+            message = "The local Hub is unavailable (test outage)" if failing == "503" else RATE_LIMITED
+            self._json(int(failing), {"error": message}, headers)
             return
         try:
+            if role == "hub" and self._token() in hub.invalid_tokens:
+                raise _HubError(401, None, INVALID_CREDENTIALS)
             if role == "cdn":
                 self._cdn(segments)
             else:
@@ -821,6 +873,9 @@ class _Handler(BaseHTTPRequestHandler):
     def _log(self, status: int) -> None:
         path = unquote(urlsplit(self.path).path)
         self.server.hub.requests.append(HubRequest(self.server.role, self.command, path, status, self._range))
+
+    def _token(self) -> str:
+        return (self.headers.get("Authorization") or "").removeprefix("Bearer ").strip()
 
     def _read_body(self) -> bytes:
         length = int(self.headers.get("Content-Length") or 0)
