@@ -70,3 +70,19 @@ def test_ctrl_c_says_what_was_kept(
     assert "interrupted during stage renorm" in result.output
     assert f"finished stages kept in {tmp_path / 'run'}: trim" in result.output
     assert (tmp_path / "run" / "trim" / "marker").is_file() and not (tmp_path / "run" / "renorm").exists()
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        (["annotate", "agreement"], "no such directory; give the directory `skadapt annotate export --out`"),
+        (["human", "score"], "no such directory; give the directory `skadapt human export --out`"),
+    ],
+)
+def test_a_sheet_directory_that_does_not_exist_is_named(
+    tmp_path: Path, command: list[str], expected: str
+) -> None:
+    """Was: "nosuch/key.jsonl: the key written by the export is missing" for a typo in the directory."""
+    result = CliRunner().invoke(app, [*command, str(tmp_path / "nosuch")])
+    assert result.exit_code == 1, result.output
+    assert f"{tmp_path / 'nosuch'}: {expected}" in " ".join(result.output.split())

@@ -159,7 +159,16 @@ def write_key(path: Path, rows: Iterable[Mapping[str, Any]]) -> None:
 
 
 def read_key(path: Path) -> dict[str, dict[str, Any]]:
-    """item id -> key row."""
+    """item id -> key row.
+
+    Raises:
+        SheetError: The directory does not exist, or holds no key.
+    """
+    if not path.parent.is_dir():
+        raise SheetError(
+            f"{path.parent}: no such directory; give the directory `skadapt annotate export --out` wrote "
+            f"(it holds {path.name} and sheets/)"
+        )
     if not path.is_file():
         raise SheetError(f"{path}: the key written by the export is missing")
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]

@@ -93,7 +93,15 @@ def export(subsets: list[Subset], directory: Path, *, annotators: int, seed: int
 
 
 def read_key(directory: Path) -> list[Subset]:
-    """The exported subsets with their gold."""
+    """The exported subsets with their gold.
+
+    Raises:
+        SheetError: The directory does not exist, or holds no exported task.
+    """
+    if not directory.is_dir():
+        raise sheetio.SheetError(
+            f"{directory}: no such directory; give the directory `skadapt human export --out` wrote"
+        )
     subsets = []
     for path in sorted((directory / "key").glob("*.json")):
         data = json.loads(path.read_text(encoding="utf-8"))
