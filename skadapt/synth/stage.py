@@ -10,8 +10,11 @@ from skadapt.synth.config import SynthSTSConfig
 from skadapt.synth.run import REVIEW_ANSWERS, synthesize_sts
 
 
-def run_stage(ctx: StageContext[SynthSTSConfig]) -> dict[str, Any]:
+def run_stage(ctx: StageContext[SynthSTSConfig], *, pilot: int | None = None) -> dict[str, Any]:
     """Generate with the run's ``llm``; the answers are cached, so an interrupted stage resumes.
+
+    ``pilot``: generate for that many sources and write the review sheet only (``skadapt synth-sts
+    --pilot``).
 
     Raises:
         SheetError: The stage's previous output holds filled sheets (the new output would replace them).
@@ -28,7 +31,7 @@ def run_stage(ctx: StageContext[SynthSTSConfig]) -> dict[str, Any]:
             f"{previous / 'annotation'} out of the run first (`skadapt annotate agreement|split` read it "
             "from anywhere)"
         )
-    report = synthesize_sts(ctx.config, run.llm, run.language, ctx.out_dir, seed=run.seed)
+    report = synthesize_sts(ctx.config, run.llm, run.language, ctx.out_dir, seed=run.seed, pilot=pilot)
     generation = report["generation"]
     return {
         "pairs": report["pairs"],
