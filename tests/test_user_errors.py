@@ -351,7 +351,7 @@ def test_standalone_command_disk_full_is_one_message(
     def full(*args: object, **kwargs: object) -> dict:
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr("skadapt.trim.trimmer.trim_model", full)
+    monkeypatch.setattr("skadapt.trim.stage.trim_model", full)  # what the stage runs
     out = tmp_path / "out"
     model = tiny_models["unigram"]
     result = runner.invoke(app, ["trim", str(model), "--corpus", "c.txt", "--out", str(out)])
@@ -369,7 +369,7 @@ def test_standalone_command_library_error_is_one_message_unless_debugging(
     def broken(*args: object, **kwargs: object) -> dict:
         raise ValueError("bad thing")
 
-    monkeypatch.setattr("skadapt.trim.trimmer.trim_model", broken)
+    monkeypatch.setattr("skadapt.trim.stage.trim_model", broken)
     args = ["trim", str(tiny_models["unigram"]), "--corpus", "c.txt", "--out", str(tmp_path / "out")]
     result = runner.invoke(app, args)
     assert result.exit_code == 1
