@@ -39,14 +39,20 @@ VOLATILE = {
     "model_dir",
     "parent",
     "dir",
+    "time_s",
 }
-"""Report fields that say when, where or how fast, not what: left out of the comparison."""
+"""Report fields that say when, where or how fast, not what: left out of the comparison (with those ending
+in ``_runtime`` or ``_per_second``, the trainer's)."""
 
 
 def comparable(value: Any, roots: tuple[Path, ...]) -> Any:
     """``value`` without the :data:`VOLATILE` fields, each path under one of ``roots`` as ``<path>``."""
     if isinstance(value, dict):
-        return {k: comparable(v, roots) for k, v in value.items() if k not in VOLATILE}
+        return {
+            k: comparable(v, roots)
+            for k, v in value.items()
+            if k not in VOLATILE and not k.endswith(("_runtime", "_per_second"))
+        }
     if isinstance(value, list):
         return [comparable(v, roots) for v in value]
     if isinstance(value, str) and any(str(root) in value for root in roots):
@@ -239,3 +245,43 @@ def test_export(tiny_models: dict[str, Path], tmp_path: Path, corpus: Path) -> N
     assert report["tiers"] == {"onnx": "model/onnx/model.onnx"}
     same_embeddings(ran / "model", out / "model")
     assert (out / "model/onnx/model.onnx").read_bytes() == (ran / "model/onnx/model.onnx").read_bytes()
+
+
+def test_finetune(tiny_models: dict[str, Path], tmp_path: Path) -> None:
+    import yaml
+
+    from tests.support.finetune_recipe import tiny_recipe
+
+    data = tiny_recipe(tiny_models["unigram"], tmp_path / "run", epochs=1)
+    outcomes = run_recipe(validate_recipe(data))
+    assert [(o.stage, o.status) for o in outcomes] == [("finetune", "ran")]
+    ran = tmp_path / "run" / "finetune"
+    recipe = tmp_path / "recipe.yaml"
+    recipe.write_text(yaml.safe_dump(data), encoding="utf-8")
+    out = tmp_path / "tuned"
+    command(["finetune", str(tiny_models["unigram"]), "--out", str(out), "--config", str(recipe)])
+    same_report("training_report.json", ran, out, tmp_path)
+    same_embeddings(ran, out)
+
+
+@pytest.mark.slow
+def test_robustness(tiny_models: dict[str, Path], tmp_path: Path) -> None:
+    from tests.test_robustness import script
+
+    suite = write_tiny_suite(tmp_path / "suite")
+    section = {"tasks": [str(suite)], "transforms": ["paraphrase"], "seeds": [7], "models": ["base"]}
+    with scripted_server(script) as server:
+        llm = {"backend": "openai", "model": "scripted", "base_url": server.url, "attempts": 2}
+        ran = run_one_stage(
+            tmp_path,
+            tiny_models["unigram"],
+            "robustness",
+            section,
+            llm={**llm, "cache": str(tmp_path / "c1")},
+        )
+        out = tmp_path / "robust"
+        args = ["robustness", f"base={tiny_models['unigram']}", "--tasks", str(suite), "--language", "slk"]
+        args += ["--transforms", "paraphrase", "--seeds", "7", "--out", str(out), "--llm-model", "scripted"]
+        args += ["--llm-base-url", server.url, "--llm-cache", str(tmp_path / "c2"), "--llm-attempts", "2"]
+        command(args)
+    same_report("robustness.json", ran, out, tmp_path)
