@@ -61,7 +61,7 @@ def main() -> None:
 
     from sentence_transformers import SentenceTransformer
 
-    from skadapt import run_evaluation
+    from skadapt.evaluate.stage import run_evaluation
     from skadapt.sources import iter_texts
     from skadapt.textsample import sample_sentences
 

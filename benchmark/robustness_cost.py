@@ -27,9 +27,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from skadapt import LLMConfig, get_language, run_robustness  # noqa: E402
+from skadapt import LLMConfig, get_language  # noqa: E402
 from skadapt.model_sources import resolve_model  # noqa: E402
-from skadapt.robustness.run import RobustnessPlan, build_variants  # noqa: E402
+from skadapt.robustness.run import (  # noqa: E402
+    RobustnessPlan,
+    build_variants,
+    run_robustness,
+)
 from skadapt.tasks.runner import evaluate_model, load_encoder  # noqa: E402
 from skadapt.tasks.selection import select_tasks  # noqa: E402
 from tests.support.llm_server import Reply, scripted_server, user_message  # noqa: E402

@@ -7,10 +7,13 @@ The public API, imported on first use so that ``import skadapt`` loads nothing h
 
     outcomes = run_recipe("recipes/e5_sk_small.yaml", overrides=["finetune.epochs=1"])
 
-``load_recipe``/``run_recipe`` run whole recipes as ``skadapt train`` does; the stage entry points
+``load_recipe``/``run_recipe`` run whole recipes as ``skadapt train`` does; ``run_stage`` runs one stage
+alone, the way the recipe runner runs it (what every stage command does). The stage entry points
 (``synthesize_sts``, ``trim_model``, ``finetune``, ``renormalize``, ``export_tiers``, ``run_evaluation``,
-``run_robustness``, ``publish_model``) are the functions the stage commands call, each with its section's
-config model; ``get_language`` gives the :class:`Language` they take.
+``run_robustness``, ``publish_model``) are the functions the stage commands call, one shape for all:
+``(model, config, *, language, out, ...)`` with the section's config model, the language as a
+:class:`Language` or its ISO 639-3/639-1 code, and the stage's result returned (``get_language`` gives a
+:class:`Language`).
 """
 
 from __future__ import annotations
@@ -19,50 +22,55 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what type checkers (and tests/test_architecture.py) see; loaded lazily below
-    from skadapt.api import PreflightError, run_recipe
+    from skadapt.api import (
+        PreflightError,
+        export_tiers,
+        finetune,
+        publish_model,
+        renormalize,
+        run_evaluation,
+        run_recipe,
+        run_robustness,
+        run_stage,
+        synthesize_sts,
+        trim_model,
+    )
     from skadapt.evaluate.config import EvaluateConfig
-    from skadapt.evaluate.stage import run_evaluation
     from skadapt.export.config import ExportConfig
-    from skadapt.export.stage import export_tiers
     from skadapt.languages import Language, get_language
     from skadapt.llm.config import LLMConfig
     from skadapt.publish.config import PublishConfig
-    from skadapt.publish.model import publish_model
     from skadapt.recipe import Recipe, load_recipe
     from skadapt.renorm.config import RenormConfig
-    from skadapt.renorm.stage import renormalize
     from skadapt.robustness.config import RobustnessConfig
-    from skadapt.robustness.run import run_robustness
     from skadapt.synth.config import SynthSTSConfig
-    from skadapt.synth.run import synthesize_sts
     from skadapt.train.config import FinetuneConfig
-    from skadapt.train.stage import finetune
     from skadapt.trim.config import TrimConfig
-    from skadapt.trim.trimmer import trim_model
 
 _EXPORTS: dict[str, str] = {
     "load_recipe": "skadapt.recipe",
     "Recipe": "skadapt.recipe",
     "run_recipe": "skadapt.api",
+    "run_stage": "skadapt.api",
     "PreflightError": "skadapt.api",
     "get_language": "skadapt.languages",
     "Language": "skadapt.languages",
     "LLMConfig": "skadapt.llm.config",
-    "synthesize_sts": "skadapt.synth.run",
+    "synthesize_sts": "skadapt.api",
     "SynthSTSConfig": "skadapt.synth.config",
-    "trim_model": "skadapt.trim.trimmer",
+    "trim_model": "skadapt.api",
     "TrimConfig": "skadapt.trim.config",
-    "finetune": "skadapt.train.stage",
+    "finetune": "skadapt.api",
     "FinetuneConfig": "skadapt.train.config",
-    "renormalize": "skadapt.renorm.stage",
+    "renormalize": "skadapt.api",
     "RenormConfig": "skadapt.renorm.config",
-    "export_tiers": "skadapt.export.stage",
+    "export_tiers": "skadapt.api",
     "ExportConfig": "skadapt.export.config",
-    "run_evaluation": "skadapt.evaluate.stage",
+    "run_evaluation": "skadapt.api",
     "EvaluateConfig": "skadapt.evaluate.config",
-    "run_robustness": "skadapt.robustness.run",
+    "run_robustness": "skadapt.api",
     "RobustnessConfig": "skadapt.robustness.config",
-    "publish_model": "skadapt.publish.model",
+    "publish_model": "skadapt.api",
     "PublishConfig": "skadapt.publish.config",
 }
 """Public name -> the module that defines it."""
@@ -89,6 +97,7 @@ __all__ = [
     "run_evaluation",
     "run_recipe",
     "run_robustness",
+    "run_stage",
     "synthesize_sts",
     "trim_model",
 ]

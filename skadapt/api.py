@@ -18,10 +18,18 @@ from skadapt.stages import STAGE_NAMES
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+    from skadapt.evaluate.config import EvaluateConfig
+    from skadapt.export.config import ExportConfig
     from skadapt.languages import Language
     from skadapt.llm.config import LLMConfig
+    from skadapt.publish.config import PublishConfig
+    from skadapt.renorm.config import RenormConfig
+    from skadapt.robustness.config import RobustnessConfig
     from skadapt.stage import RunFacts
+    from skadapt.synth.config import SynthSTSConfig
     from skadapt.tasks.config import DevSets
+    from skadapt.train.config import FinetuneConfig
+    from skadapt.trim.config import TrimConfig
 
 
 class PreflightError(SkadaptError):
@@ -179,3 +187,179 @@ def run_stage(
     spec = BY_NAME[stage]
     runner = partial(spec.run, **options) if options else None
     return run_alone(stage, config, facts, refs, out_dir, overwrite=overwrite, runner=runner)
+
+
+# ------------------------------------------------------------------------------------ the stage entry points
+# One shape, ``(model, config, *, language, out, ...)``, each a one-stage run (:func:`run_stage`) returning
+# the stage's result; the language is a Language or its ISO 639-3/639-1 code.
+
+
+def synthesize_sts(
+    config: SynthSTSConfig,
+    *,
+    language: Language | str,
+    out: str | Path,
+    llm: LLMConfig,
+    seed: int = 42,
+    pilot: int | None = None,
+    overwrite: bool = False,
+) -> Any:
+    """Generate the synthetic STS dataset into ``out`` (the ``synth_sts`` stage, ``skadapt synth-sts``);
+    ``pilot``: for that many sources, the review sheet only."""
+    options = {"pilot": pilot} if pilot else None
+    return run_stage(
+        "synth_sts", None, config, language=language, out=out, seed=seed, llm=llm, options=options,
+        overwrite=overwrite,
+    )  # fmt: skip
+
+
+def trim_model(
+    model: str | Path,
+    config: TrimConfig,
+    *,
+    language: Language | str | None,
+    out: str | Path,
+    seed: int = 42,
+    eval_tasks: Sequence[str] = (),
+    use_cache: bool = True,
+    overwrite: bool = False,
+) -> Any:
+    """Trim ``model``'s vocabulary to ``config.corpus`` into ``out`` (the ``trim`` stage, ``skadapt
+    trim``); the local suites among ``eval_tasks`` are tokenized by both models and compared."""
+    return run_stage(
+        "trim", model, config, language=language, out=out, seed=seed, eval_tasks=eval_tasks,
+        options={"use_cache": use_cache}, overwrite=overwrite,
+    )  # fmt: skip
+
+
+def finetune(
+    model: str | Path,
+    config: FinetuneConfig,
+    *,
+    language: Language | str | None,
+    out: str | Path,
+    seed: int | None = None,
+    eval_tasks: Sequence[str] | None = None,
+    recipe: Recipe | None = None,
+    overwrite: bool = False,
+) -> Any:
+    """Fine-tune ``model`` on ``config.datasets`` into ``out`` (the ``finetune`` stage, ``skadapt
+    finetune``); the evaluation tasks' test texts are kept out of training. ``recipe``: a recipe whose
+    language, seed and evaluation tasks are taken (the arguments given override them)."""
+    return run_stage(
+        "finetune", model, config, language=language, out=out, seed=seed, eval_tasks=eval_tasks,
+        recipe=recipe, overwrite=overwrite,
+    )  # fmt: skip
+
+
+def renormalize(
+    model: str | Path,
+    config: RenormConfig,
+    *,
+    language: Language | str,
+    out: str | Path,
+    seed: int = 42,
+    eval_tasks: Sequence[str] = (),
+    overwrite: bool = False,
+) -> Any:
+    """Renormalize ``model`` into ``out`` (the ``renorm`` stage, ``skadapt renorm``), chosen on
+    ``config.dev`` when it has dev sets; the texts of ``eval_tasks`` are kept out of the sample and the dev
+    sets (an unreachable task stops it)."""
+    return run_stage(
+        "renorm", model, config, language=language, out=out, seed=seed, eval_tasks=eval_tasks,
+        dev=config.dev, overwrite=overwrite,
+    )  # fmt: skip
+
+
+def export_tiers(
+    model: str | Path,
+    config: ExportConfig,
+    *,
+    language: Language | str | None,
+    out: str | Path,
+    seed: int = 42,
+    eval_tasks: Sequence[str] = (),
+    overwrite: bool = False,
+) -> Any:
+    """Make and measure the deployment tiers of ``model`` in ``out`` (the ``export`` stage, ``skadapt
+    export``); the speed texts: ``config.speed_corpus``, else the local suites among ``eval_tasks``, else
+    the language's corpus."""
+    return run_stage(
+        "export", model, config, language=language, out=out, seed=seed, eval_tasks=eval_tasks,
+        overwrite=overwrite,
+    )  # fmt: skip
+
+
+def run_evaluation(
+    models: Mapping[str, str | Path],
+    config: EvaluateConfig,
+    *,
+    language: Language | str | None,
+    out: str | Path,
+    seed: int = 42,
+    cache_dir: str | Path | None = None,
+    recompute: bool = False,
+    human_dir: str | Path | None = None,
+    overwrite: bool = False,
+) -> Any:
+    """Score the labelled ``models`` side by side into ``out`` (the ``evaluate`` stage, ``skadapt
+    evaluate``); deployment tiers among them are compared with the model they came from. ``language``
+    None: no language filter. ``cache_dir``: mteb's result cache (default: ``out``'s parent's
+    ``.cache/mteb``), ``recompute`` ignores and refreshes it."""
+    options = {
+        "models": {label: str(ref) for label, ref in models.items()},
+        "cache_dir": Path(cache_dir) if cache_dir is not None else None,
+        "recompute": recompute,
+    }
+    return run_stage(
+        "evaluate", models, config, language=language, out=out, seed=seed, human_dir=human_dir,
+        options=options, overwrite=overwrite,
+    )  # fmt: skip
+
+
+def run_robustness(
+    models: Mapping[str, str | Path],
+    config: RobustnessConfig,
+    *,
+    language: Language | str,
+    out: str | Path,
+    llm: LLMConfig,
+    seed: int = 42,
+    overwrite: bool = False,
+) -> Any:
+    """Score the labelled ``models`` on LLM-rewritten evaluation texts against the originals into ``out``
+    (the ``robustness`` stage, ``skadapt robustness``)."""
+    options = {"models": {label: str(ref) for label, ref in models.items()}}
+    return run_stage(
+        "robustness", models, config, language=language, out=out, seed=seed, llm=llm, options=options,
+        overwrite=overwrite,
+    )  # fmt: skip
+
+
+def publish_model(
+    path: str | Path,
+    config: PublishConfig,
+    *,
+    language: Language | str | None = None,
+    out: str | Path,
+) -> dict[str, Any]:
+    """Assemble the model of ``path`` (a run directory, its final model, or a model directory) with its
+    card in ``out`` (the ``publish`` stage, ``skadapt publish``; ``out`` is replaced), then upload ``out``'s
+    folder unless ``config.dry_run``: a refused upload leaves it assembled. ``language``: the target
+    language (default: from the run's reports). Returns ``publish.json``.
+
+    Raises:
+        PublishError: No token (looked up first), or the Hub refused or could not be reached.
+    """
+    from skadapt.artifacts import read_json
+    from skadapt.publish.model import PUBLISH_REPORT, send
+    from skadapt.publish.upload import resolve_token
+
+    token = None if config.dry_run else resolve_token(config.token_env)  # before any work
+    assemble = config.model_copy(update={"dry_run": True})
+    run_stage(
+        "publish", None, assemble, language=language, out=out, options={"path": Path(path)}, overwrite=True
+    )
+    if token is not None:
+        send(Path(out), config, token)
+    return read_json(Path(out) / PUBLISH_REPORT)

@@ -97,7 +97,7 @@ def command(
     Runs as the recipe's evaluate stage does (without --out, into a temporary directory removed after)."""
     import tempfile
 
-    from skadapt.api import run_stage
+    from skadapt.api import run_evaluation
     from skadapt.artifacts import read_json
     from skadapt.evaluate.stage import default_cache_dir
     from skadapt.results import HUMAN_SCORES, EvaluationReport
@@ -110,17 +110,16 @@ def command(
         _require_local_languages(list(config.tasks))
     labelled = labelled_models(models)
     console.print(f"evaluating {', '.join(labelled)} on {', '.join(config.tasks)}")
-    options = {"models": labelled, "cache_dir": cache_dir or default_cache_dir(), "recompute": no_cache}
     with tempfile.TemporaryDirectory(prefix="skadapt-evaluate-") as scratch:
         target = out_dir if out_dir is not None else Path(scratch) / "evaluate"
-        run_stage(
-            "evaluate",
+        run_evaluation(
             labelled,
             config,
             language=language,
             out=target,
+            cache_dir=cache_dir or default_cache_dir(),
+            recompute=no_cache,
             human_dir=human,
-            options=options,
             overwrite=overwrite,
         )
         report = read_json(target / EvaluationReport.FILE)

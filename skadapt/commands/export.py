@@ -37,12 +37,11 @@ def command(
     (distilled, then trained on MODEL: see export.static_training); measure texts/s, peak memory and size of
     each beside MODEL. Score their quality with
     `skadapt evaluate OUT/model/onnx/<file>.onnx OUT/static MODEL`. Runs as the recipe's export stage does."""
-    from skadapt.api import run_stage
+    from skadapt.api import export_tiers
     from skadapt.export.stage import MODEL_DIR
 
     console.print(f"export {model}: tiers {', '.join(config.tiers)}")
-    run_stage(
-        "export",
+    export_tiers(
         model,
         config,
         language=language,

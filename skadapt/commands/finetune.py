@@ -53,7 +53,7 @@ def command(
     Multi-GPU: run the same command under ``torchrun --nproc_per_node N $(which skadapt) finetune ...`` or
     ``accelerate launch``; batch_size is per device.
     """
-    from skadapt.api import run_stage
+    from skadapt.api import finetune
     from skadapt.recipe import load_recipe, load_recipe_data
     from skadapt.train.stage import REPORT
 
@@ -64,8 +64,7 @@ def command(
         usage_error(
             "--language is required without a recipe (--config RECIPE): the evaluation tasks' language"
         )
-    summary = run_stage(
-        "finetune",
+    summary = finetune(
         model,
         config,
         language=language,

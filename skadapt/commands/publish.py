@@ -29,28 +29,21 @@ def command(
 
     Assembles as the recipe's publish stage does (--out is replaced when it exists), then uploads --out's
     folder: a refused upload leaves it assembled."""
-    from skadapt.api import run_stage
-    from skadapt.artifacts import read_json
-    from skadapt.publish.model import PUBLISH_REPORT, UPLOAD_DIR, send
+    from skadapt.api import publish_model
+    from skadapt.publish.model import UPLOAD_DIR
     from skadapt.publish.target import find_target
-    from skadapt.publish.upload import resolve_token
 
     target = find_target(path, config.repo_id)
-    token = None if config.dry_run else resolve_token(config.token_env)  # before any work
     if out_dir is None:
         out_dir = target.run_dir / "publish" if target.kind == "run" else path.parent / f"{path.name}-publish"
     console.print(f"publish {target.kind} {path}: model {target.model_dir} -> {config.repo_id}")
-    assemble = config.model_copy(update={"dry_run": True})  # sent below, from --out: kept if the Hub refuses
-    run_stage(
-        "publish", None, assemble, language=language, out=out_dir, options={"path": path}, overwrite=True
-    )
-    report = read_json(out_dir / PUBLISH_REPORT)
+    report = publish_model(path, config, language=language, out=out_dir)
     show_warnings(report["warnings"])
     show_files(report, out_dir / UPLOAD_DIR)
-    card = out_dir / UPLOAD_DIR / "README.md"
-    if token is None:
+    uploaded = report.get("uploaded")
+    if not uploaded:
+        card = out_dir / UPLOAD_DIR / "README.md"
         out.print(f"[green]dry run[/]: card {card}; nothing uploaded (run without --dry-run to upload)")
         return
-    result = send(out_dir, config, token)
     visibility = "private" if config.private else "public"
-    out.print(f"[green]uploaded[/] {result.url} ({visibility} when new): {result.commit_url}")
+    out.print(f"[green]uploaded[/] {uploaded['url']} ({visibility} when new): {uploaded['commit_url']}")

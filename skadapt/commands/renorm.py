@@ -61,7 +61,7 @@ def command(
     R2 are scored on them and the best is kept; otherwise --method is applied. Runs as the recipe's renorm
     stage does.
     """
-    from skadapt.api import run_stage
+    from skadapt.api import renormalize
     from skadapt.languages import resolve_language
 
     lang = resolve_language(language) if language is not None else None
@@ -77,15 +77,13 @@ def command(
         f"renorm {config.method}: estimating the mean of {model} on {config.corpus} "
         f"({config.samples} sentences)"
     )
-    result = run_stage(
-        "renorm",
+    result = renormalize(
         model,
         config,
         language=lang or _corpus_language(config.corpus),
         out=out_dir,
         seed=seed,
         eval_tasks=exclude_tasks or (),
-        dev=config.dev,
         overwrite=overwrite,
     )
     report = RenormReport.parse(result) if isinstance(result, dict) else result

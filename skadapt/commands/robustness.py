@@ -34,7 +34,7 @@ def command(
     The rewrites and mteb results are kept in a hidden work directory next to --out until the command
     succeeds: an interrupted run resumes (the LLM answers are cached too); --out appears only when done.
     """
-    from skadapt.api import run_stage
+    from skadapt.api import run_robustness
     from skadapt.artifacts import refuse_nonempty
     from skadapt.commands.evaluate import labelled_models
     from skadapt.languages import resolve_language
@@ -45,15 +45,6 @@ def command(
     labelled = labelled_models(models)
     specs = list(config.tasks) or list(lang.eval_tasks)
     console.print(f"robustness: {', '.join(labelled)} on {', '.join(specs)}; LLM {llm.backend}:{llm.model}")
-    run_stage(
-        "robustness",
-        labelled,
-        config,
-        language=lang,
-        out=out_dir,
-        llm=llm,
-        options={"models": labelled},
-        overwrite=overwrite,
-    )
+    run_robustness(labelled, config, language=lang, out=out_dir, llm=llm, overwrite=overwrite)
     out.print((out_dir / RobustnessReport.MARKDOWN).read_text(encoding="utf-8"))
     out.print(f"[green]saved[/] {out_dir / RobustnessReport.FILE}, figures in {out_dir / 'figures'}")

@@ -35,7 +35,7 @@ def command(
     Runs as the recipe's synth_sts stage does.
     """
     from skadapt.annotate.sheetio import refuse_to_replace
-    from skadapt.api import run_stage
+    from skadapt.api import synthesize_sts
     from skadapt.artifacts import read_json
     from skadapt.languages import resolve_language
     from skadapt.synth.run import REVIEW_ANSWERS
@@ -49,18 +49,7 @@ def command(
         f"synth-sts: {pilot or config.n_sources} {lang.name} sources from {config.source}, "
         f"LLM {llm.backend}:{llm.model}"
     )
-    options = {"pilot": pilot} if pilot else None
-    run_stage(
-        "synth_sts",
-        None,
-        config,
-        language=lang,
-        out=out_dir,
-        seed=seed,
-        llm=llm,
-        options=options,
-        overwrite=overwrite,
-    )
+    synthesize_sts(config, language=lang, out=out_dir, llm=llm, seed=seed, pilot=pilot, overwrite=overwrite)
     out.print((out_dir / "error_rates.md").read_text(encoding="utf-8"))
     if pilot:
         out.print(f"[green]pilot[/] review sheet: {out_dir / 'pilot_review.csv'}")

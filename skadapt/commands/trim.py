@@ -52,20 +52,19 @@ def command(
     """
     from rich.markup import escape
 
-    from skadapt.api import run_stage
+    from skadapt.api import trim_model
     from skadapt.console import usage_error
 
     if config.corpus is None:
         usage_error("--corpus is required: a file/glob, hub:DATASET[:CONFIG[:SPLIT]] or wordfreq:LANG")
-    summary = run_stage(
-        "trim",
+    summary = trim_model(
         model,
         config,
         language=language,
         out=out_dir,
         seed=seed,
         eval_tasks=eval_tasks or (),
-        options={"use_cache": not no_cache},
+        use_cache=not no_cache,
         overwrite=overwrite,
     )
     for warning in summary["warnings"]:
