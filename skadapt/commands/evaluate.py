@@ -70,7 +70,8 @@ def command(
     language: Annotated[
         str | None,
         typer.Option(
-            help="ISO 639-3 language: the subset a multilingual mteb task named on its own is scored on, and "
+            help="ISO 639-3 or 639-1 language code: the subset a multilingual mteb task named on its own is "
+            "scored on, and "
             "the language of local tasks that declare none (default: no filter; benchmarks are evaluated "
             "as mteb defines them)."
         ),

@@ -22,7 +22,8 @@ def command(
     config: Annotated[PublishConfig, PUBLISH_OPTIONS],
     out_dir: OutDir = None,
     language: Annotated[
-        str | None, typer.Option(help="ISO 639-3 code of the target language (default: from the run).")
+        str | None,
+        typer.Option(help="ISO 639-3 or 639-1 code of the target language (default: from the run)."),
     ] = None,
 ) -> None:
     """Write the model card and upload the model (renorm, else finetune, else trim) to ORG/NAME.

@@ -21,7 +21,7 @@ def command(
         list[str], typer.Argument(help="Model directories or Hub ids; LABEL=PATH names a row.")
     ],
     out_dir: Annotated[Path, typer.Option("--out", help="Directory for the report, figures and rewrites.")],
-    language: Annotated[str, typer.Option(help="ISO 639-3 language of the texts (required).")],
+    language: Annotated[str, typer.Option(help="ISO 639-3 or 639-1 code of the texts (required).")],
     config: Annotated[
         RobustnessConfig,
         Options("robustness", exclude=frozenset({"models"}), short={"tasks": "-t"}),
