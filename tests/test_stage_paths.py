@@ -285,3 +285,24 @@ def test_robustness(tiny_models: dict[str, Path], tmp_path: Path) -> None:
         args += ["--llm-base-url", server.url, "--llm-cache", str(tmp_path / "c2"), "--llm-attempts", "2"]
         command(args)
     same_report("robustness.json", ran, out, tmp_path)
+
+
+def test_the_language_is_resolved_at_the_edge() -> None:
+    """The public API and the commands take a Language, its ISO 639-3 code or its ISO 639-1 code."""
+    from skadapt.languages import LANGUAGES, UnknownLanguageError, get_language, resolve_language
+
+    slovak = get_language("slk")
+    assert resolve_language("slk") is resolve_language("sk") is resolve_language(slovak) is slovak
+    for code, entry in LANGUAGES.items():
+        assert resolve_language(code) is entry
+        assert entry.iso639_1 is None or resolve_language(entry.iso639_1) is entry
+    with pytest.raises(UnknownLanguageError, match=r"unknown language 'xx'.*slk \(sk\)"):
+        resolve_language("xx")
+
+
+def test_a_command_refuses_an_unknown_language_before_reading(tmp_path: Path) -> None:
+    result = runner.invoke(
+        app, ["trim", "org/m", "--out", str(tmp_path / "o"), "--corpus", "c.txt", "--language", "xx"]
+    )
+    assert result.exit_code == 2 and "unknown language 'xx'" in " ".join(result.output.split())
+    assert not (tmp_path / "o").exists()
