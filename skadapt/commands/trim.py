@@ -53,11 +53,13 @@ def command(
     from rich.markup import escape
 
     from skadapt.api import trim_model
+    from skadapt.artifacts import read_json
     from skadapt.console import usage_error
+    from skadapt.results import TrimReport
 
     if config.corpus is None:
         usage_error("--corpus is required: a file/glob, hub:DATASET[:CONFIG[:SPLIT]] or wordfreq:LANG")
-    summary = trim_model(
+    trim_model(
         model,
         config,
         language=language,
@@ -67,16 +69,17 @@ def command(
         use_cache=not no_cache,
         overwrite=overwrite,
     )
-    for warning in summary["warnings"]:
+    report = read_json(out_dir / TrimReport.FILE)  # what it says, whatever the stage's run returns
+    for warning in report["selection"]["warnings"]:
         out.print(f"[yellow]warning:[/] {warning}")
+    rows, parameters = report["embedding_rows"], report["parameters"]
     out.print(
-        f"[green]trimmed[/] {model} -> {out_dir}: {summary['embedding_rows_before']:,} -> "
-        f"{summary['embedding_rows']:,} embedding rows, {summary['parameters_before'] / 1e6:.2f}M -> "
-        f"{summary['parameters'] / 1e6:.2f}M parameters"
+        f"[green]trimmed[/] {model} -> {out_dir}: {rows['before']:,} -> {rows['after']:,} embedding rows, "
+        f"{parameters['before'] / 1e6:.2f}M -> {parameters['after'] / 1e6:.2f}M parameters"
     )
-    verdict = escape(summary["verdict"])
-    out.print(f"[green]{verdict}[/]" if summary["exact"] else f"[yellow]{verdict}[/]")
-    dropped = summary["coverage"]["top_dropped_tokens"]
+    verdict = escape(report["verdict"])
+    out.print(f"[green]{verdict}[/]" if report["exact"] else f"[yellow]{verdict}[/]")
+    dropped = report["coverage"]["top_dropped_tokens"]
     if dropped:
         shown = ", ".join(f"{d['token']!r} ({d['count']:,})" for d in dropped)
         out.print(f"most frequent dropped tokens: {escape(shown)}")
