@@ -60,7 +60,8 @@ def main() -> None:
 
     from sentence_transformers import SentenceTransformer
 
-    from skadapt import iter_texts, run_evaluation, sample_sentences
+    from skadapt import iter_texts, sample_sentences
+    from skadapt.evaluate.stage import run_evaluation
 
     shutil.rmtree(args.out, ignore_errors=True)
     args.out.mkdir(parents=True)

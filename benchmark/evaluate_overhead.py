@@ -65,7 +65,8 @@ def default_suite() -> Path:
 
 def skadapt_side(model: str, suite: Path, bootstrap: int) -> tuple[float, dict[str, float]]:
     """Seconds for ``run_evaluation`` (no cache; results and report written), and its task scores."""
-    from skadapt import EvaluateConfig, run_evaluation
+    from skadapt import EvaluateConfig
+    from skadapt.evaluate.stage import run_evaluation
 
     config = EvaluateConfig(
         tasks=[str(suite)], prompt_policy=POLICY, batch_size=BATCH_SIZE, bootstrap=bootstrap

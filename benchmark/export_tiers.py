@@ -15,8 +15,12 @@ import shutil
 import time
 from pathlib import Path
 
-from skadapt import ExportConfig, export_tiers
-from skadapt.export.stage import speed_texts, training_corpus
+from skadapt import ExportConfig
+from skadapt.export.stage import (
+    export_tiers,
+    speed_texts,
+    training_corpus,
+)
 
 DEMO_POLICY = dict.fromkeys(
     ("STS", "PairClassification", "Classification", "Clustering", "BitextMining"), "query: "
@@ -33,7 +37,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
 
-    from skadapt import EvaluateConfig, run_evaluation
+    from skadapt import EvaluateConfig
+    from skadapt.evaluate.stage import run_evaluation
 
     shutil.rmtree(args.out, ignore_errors=True)
     args.out.mkdir(parents=True)

@@ -92,7 +92,8 @@ def recipe_data(args: argparse.Namespace) -> dict[str, Any]:
 
 def run_skadapt(args: argparse.Namespace) -> dict[str, Any]:
     """skadapt's finetune stage, end to end (its imports included)."""
-    from skadapt import finetune, validate_recipe
+    from skadapt import validate_recipe
+    from skadapt.train.stage import finetune
 
     recipe = validate_recipe(recipe_data(args))
     finetune(recipe.context("finetune", args.model, args.out, args.work))

@@ -38,7 +38,8 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
 
-    from skadapt import EvaluateConfig, ExportConfig, load_recipe, run_evaluation
+    from skadapt import EvaluateConfig, ExportConfig, load_recipe
+    from skadapt.evaluate.stage import run_evaluation
     from skadapt.export.int8 import choose, machine, make_variants
     from skadapt.export.onnx import copy_model_dir, export_fp32
     from skadapt.export.speed import measure_models

@@ -18,7 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from skadapt import LLMConfig, SynthSTSConfig, get_language, synthesize_sts
+from skadapt import LLMConfig, SynthSTSConfig, get_language
+from skadapt.synth.run import synthesize_sts
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "data" / "sk_corpus.txt"
 

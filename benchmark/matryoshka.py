@@ -36,7 +36,7 @@ def main() -> None:
 
     from sentence_transformers import SentenceTransformer
 
-    from skadapt import run_evaluation
+    from skadapt.evaluate.stage import run_evaluation
 
     shutil.rmtree(args.out, ignore_errors=True)
     args.out.mkdir(parents=True)

@@ -61,7 +61,7 @@ def default_suite() -> tuple[Path, tuple[Path, str, int]]:
 
 def build(model: str, target: Path, config: Any, exclude: set[str], seed: int) -> dict[str, Any]:
     """Renormalize into ``target`` unless it is already there; its report."""
-    from skadapt import renormalize
+    from skadapt.renorm.stage import renormalize
 
     report = target / "renorm_report.json"
     if not report.exists():

@@ -27,14 +27,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from skadapt import (  # noqa: E402
-    LLMConfig,
-    get_language,
-    resolve_model,
+from skadapt import LLMConfig, get_language, resolve_model, select_tasks  # noqa: E402
+from skadapt.robustness.run import (  # noqa: E402
+    RobustnessPlan,
+    build_variants,
     run_robustness,
-    select_tasks,
 )
-from skadapt.robustness.run import RobustnessPlan, build_variants  # noqa: E402
 from skadapt.tasks.runner import evaluate_model, load_encoder  # noqa: E402
 from tests.support.llm_server import Reply, scripted_server, user_message  # noqa: E402
 

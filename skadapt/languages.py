@@ -329,3 +329,27 @@ def get_language(code: str) -> Language:
             f"unknown language {code!r}; known ISO 639-3 codes: {known} (add one in skadapt/languages.py)",
             code,
         ) from None
+
+
+def resolve_language(value: Language | str) -> Language:
+    """The registry entry of a :class:`Language` (itself), an ISO 639-3 code or an ISO 639-1 code: what the
+    public API and the commands accept, resolved once at the edge.
+
+    Raises:
+        UnknownLanguageError: The code is not registered under either standard.
+    """
+    if isinstance(value, Language):
+        return value
+    by_two_letters = {entry.iso639_1: entry for entry in LANGUAGES.values() if entry.iso639_1}
+    found = LANGUAGES.get(value) or by_two_letters.get(value)
+    if found is None:
+        known = ", ".join(
+            f"{code} ({entry.iso639_1})" if entry.iso639_1 else code
+            for code, entry in sorted(LANGUAGES.items())
+        )
+        raise UnknownLanguageError(
+            f"unknown language {value!r}; known codes (ISO 639-3, ISO 639-1): {known} (add one in "
+            "skadapt/languages.py)",
+            value,
+        )
+    return found

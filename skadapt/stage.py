@@ -68,7 +68,8 @@ class RunFacts:
 
     Attributes:
         run_dir: The run directory.
-        language: The recipe language's registry entry.
+        language: The recipe language's registry entry; None only for a stage command run without one
+            (``skadapt evaluate`` with no language filter, ``skadapt export`` without a language corpus).
         seed: The recipe seed.
         eval_tasks: The recipe's evaluation task specs (``evaluate.tasks``; empty without an evaluate
             section): what evaluation scores, so what training, renormalization and trimming keep apart.
@@ -88,7 +89,7 @@ class RunFacts:
     """
 
     run_dir: Path
-    language: Language
+    language: Language | None
     seed: int = 42
     eval_tasks: tuple[str, ...] = ()
     excluded_tasks: tuple[str, ...] = ()
@@ -109,7 +110,7 @@ class RunFacts:
         return gather_test_texts(
             list(self.eval_tasks),
             allow,
-            language=self.language.code,
+            language=self.language.code if self.language is not None else None,
             mirrors=dict(self.dataset_mirrors) or None,
             exclude=self.excluded_tasks,
         )
@@ -117,7 +118,7 @@ class RunFacts:
     @property
     def text_language(self) -> str:
         """ISO 639-1 code for sentence splitting and text checks (``en`` where the language has none)."""
-        return self.language.iso639_1 or "en"
+        return (self.language.iso639_1 if self.language is not None else None) or "en"
 
 
 @dataclass

@@ -19,6 +19,26 @@ import skadapt
 BENCHMARK = Path(__file__).resolve().parents[1] / "benchmark"
 
 COMPONENTS: dict[str, set[str]] = {
+    # a stage's in-memory work, timed without the one-stage run around it
+    "matryoshka.py": {
+        "skadapt.evaluate.stage.run_evaluation",
+    },
+    # a stage's in-memory work, timed without the one-stage run around it
+    "llm_pilot.py": {
+        "skadapt.synth.run.synthesize_sts",
+    },
+    # a stage's in-memory work, timed without the one-stage run around it
+    "finetune_throughput.py": {
+        "skadapt.train.stage.finetune",
+    },
+    # a stage's in-memory work, timed without the one-stage run around it
+    "evaluate_overhead.py": {
+        "skadapt.evaluate.stage.run_evaluation",
+    },
+    # a stage's in-memory work, timed without the one-stage run around it
+    "dims_rotation.py": {
+        "skadapt.evaluate.stage.run_evaluation",
+    },
     # the planner's rate calibration: each data-path component's rate, alone (plan/rates/*.json)
     "data_rates.py": {
         "skadapt.tasks.contamination.overlapping_rows",
@@ -41,8 +61,14 @@ COMPONENTS: dict[str, set[str]] = {
         "skadapt.train.stage.training_texts",
     },
     # the export stage's pieces, each measured alone
-    "export_tiers.py": {"skadapt.export.stage.speed_texts", "skadapt.export.stage.training_corpus"},
+    "export_tiers.py": {
+        "skadapt.evaluate.stage.run_evaluation",
+        "skadapt.export.stage.export_tiers",
+        "skadapt.export.stage.speed_texts",
+        "skadapt.export.stage.training_corpus",
+    },
     "int8_variants.py": {
+        "skadapt.evaluate.stage.run_evaluation",
         "skadapt.export.int8.choose",
         "skadapt.export.int8.machine",
         "skadapt.export.int8.make_variants",
@@ -57,6 +83,7 @@ COMPONENTS: dict[str, set[str]] = {
         "skadapt.tasks.contamination.gather_test_texts",
     },
     "static_tier.py": {
+        "skadapt.evaluate.stage.run_evaluation",
         "skadapt.export.config.StaticTraining",
         "skadapt.export.speed.measure",
         "skadapt.export.stage.speed_texts",
@@ -69,12 +96,14 @@ COMPONENTS: dict[str, set[str]] = {
     "renorm_prompt.py": {
         "skadapt.evaluate.aggregate.aggregate",
         "skadapt.evaluate.bootstrap.model_draws",
+        "skadapt.renorm.stage.renormalize",
         "skadapt.tasks.runner.evaluate_models",
         "skadapt.tasks.selection.suites_in",
     },
     "robustness_cost.py": {
         "skadapt.robustness.run.RobustnessPlan",
         "skadapt.robustness.run.build_variants",
+        "skadapt.robustness.run.run_robustness",
         "skadapt.tasks.runner.evaluate_model",
         "skadapt.tasks.runner.load_encoder",
     },

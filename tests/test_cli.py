@@ -101,11 +101,14 @@ def _flat(text: str) -> str:
 
 
 def _fake_evaluation(seen: dict) -> object:
+    from skadapt.artifacts import write_json
     from skadapt.evaluate.aggregate import Table
 
-    def run_evaluation(config: object, models: dict, out_dir: object, **facts: object) -> tuple:
+    def run_evaluation(config: object, models: dict, out_dir: Path, **facts: object) -> tuple:
         seen.update(facts, config=config, models=models)
-        return Table(task_types={}, rows=[]), [], []
+        table = Table(task_types={}, rows=[])  # the report the command prints from: empty
+        write_json(out_dir / "report.json", {**table.to_dict(), "comparisons": [], "verdicts": []})
+        return table, [], []
 
     return run_evaluation
 
@@ -219,9 +222,9 @@ def test_synth_sts_options(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     ) -> dict:
         seen.update(config=config, llm=llm, out_dir=out_dir, **kwargs)
         (out_dir / "error_rates.md").write_text("| rates |\n")
-        return {}
+        return {"pairs": 0, "failed_sources": 0, "generation": {"requests_sent": 0, "cache_hits": 0}}
 
-    monkeypatch.setattr("skadapt.synth.run.synthesize_sts", synthesize_sts)
+    monkeypatch.setattr("skadapt.synth.stage.synthesize_sts", synthesize_sts)  # the stage's run calls it
     out = tmp_path / "out"
     base = ["synth-sts", "--source", "c.txt", "--llm-model", "x", "--out", str(out), "--pilot", "2"]
     assert runner.invoke(app, base).exit_code == 2  # --language is required

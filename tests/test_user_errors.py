@@ -15,7 +15,7 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-import skadapt.pipeline
+import skadapt.api
 from skadapt.artifacts import read_manifest
 from skadapt.cli import app
 from skadapt.errors import LOG_ONLY, SkadaptError, StageFailedError
@@ -148,7 +148,7 @@ def _ok(ctx: StageContext) -> dict:
 def _train_with(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, **runners: object):
     """``skadapt train`` on a two-stage recipe whose stage runners are given (run_recipe's runners= hook)."""
     stages = {"trim": _ok, "finetune": _ok, **runners}
-    monkeypatch.setattr(skadapt.pipeline, "run_recipe", functools.partial(run_recipe, runners=stages))
+    monkeypatch.setattr(skadapt.api, "run_stages", functools.partial(run_recipe, runners=stages))
     return runner.invoke(app, ["train", str(_recipe_file(tmp_path)), "--no-check"])  # stubbed stages
 
 
@@ -351,7 +351,7 @@ def test_standalone_command_disk_full_is_one_message(
     def full(*args: object, **kwargs: object) -> dict:
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr("skadapt.trim.trimmer.trim_model", full)
+    monkeypatch.setattr("skadapt.trim.stage.trim_model", full)  # what the stage runs
     out = tmp_path / "out"
     model = tiny_models["unigram"]
     result = runner.invoke(app, ["trim", str(model), "--corpus", "c.txt", "--out", str(out)])
@@ -369,7 +369,7 @@ def test_standalone_command_library_error_is_one_message_unless_debugging(
     def broken(*args: object, **kwargs: object) -> dict:
         raise ValueError("bad thing")
 
-    monkeypatch.setattr("skadapt.trim.trimmer.trim_model", broken)
+    monkeypatch.setattr("skadapt.trim.stage.trim_model", broken)
     args = ["trim", str(tiny_models["unigram"]), "--corpus", "c.txt", "--out", str(tmp_path / "out")]
     result = runner.invoke(app, args)
     assert result.exit_code == 1

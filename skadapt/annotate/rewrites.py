@@ -43,6 +43,7 @@ from skadapt.annotate.sheetio import (
     write_key,
     write_sheets,
 )
+from skadapt.artifacts import atomic_dir
 
 SHEETS = "sheets"
 KEY = "key.jsonl"
@@ -114,7 +115,8 @@ def export_rewrite_sheets(
 ) -> dict[str, Any]:
     """Write the sheets: ``per_transform`` seeded pairs of each transformation and ``dummies`` easy pairs
     (half an original beside itself: obviously kept; half beside an unrelated original: obviously lost),
-    every sheet in its own order; which item is what stays in the key."""
+    every sheet in its own order; which item is what stays in the key. ``out_dir`` is replaced, and
+    appears only when complete."""
     rng = random.Random(seed)
     items: list[dict[str, Any]] = []
     for transform in sorted(rewrites):
@@ -133,16 +135,17 @@ def export_rewrite_sheets(
             items.append({"dummy": "negative", "original": text, "rewrite": other})
     for position, item in enumerate(items):
         item["item_id"] = opaque_id(f"{position}\x1f{item['original']}\x1f{item['rewrite']}", seed)
-    write_key(out_dir / KEY, items)
-    names = write_sheets(
-        out_dir / SHEETS,
-        [SheetItem(item["item_id"], {column: item[column] for column in SHOWN}) for item in items],
-        ANSWERS,
-        annotators=annotators,
-        seed=seed,
-        guidelines=GUIDELINES.get(language, GUIDELINES["default"]),
-    )
-    record_sheets(out_dir, {out_dir / SHEETS: names})
+    with atomic_dir(out_dir) as tmp:
+        write_key(tmp / KEY, items)
+        names = write_sheets(
+            tmp / SHEETS,
+            [SheetItem(item["item_id"], {column: item[column] for column in SHOWN}) for item in items],
+            ANSWERS,
+            annotators=annotators,
+            seed=seed,
+            guidelines=GUIDELINES.get(language, GUIDELINES["default"]),
+        )
+        record_sheets(tmp, {tmp / SHEETS: names})
     return {
         "items": len(items),
         "dummies": dummies,

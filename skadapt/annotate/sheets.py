@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from skadapt.annotate import sheetio
+from skadapt.artifacts import atomic_dir
 
 SHEETS = "sheets"
 KEY = "key.jsonl"
@@ -91,6 +92,20 @@ def export_sheets(
         ),
     )
     return {"items": len(items), "annotators": annotators, "dir": str(out_dir)}
+
+
+def export_heldout_sheets(
+    source: Path, out_dir: Path, *, annotators: int, seed: int, language: str
+) -> dict[str, Any]:
+    """:func:`export_sheets` of the ``heldout`` split of a ``skadapt synth-sts`` output (``source``, or its
+    ``dataset/``), into ``out_dir``, which is replaced and appears only when complete."""
+    from datasets import load_from_disk
+
+    directory = source / "dataset" if (source / "dataset").is_dir() else source
+    pairs = list(load_from_disk(str(directory))["heldout"])
+    with atomic_dir(out_dir) as tmp:
+        result = export_sheets(pairs, tmp, annotators=annotators, seed=seed, language=language)
+    return {**result, "dir": str(out_dir)}
 
 
 def read_key(out_dir: Path) -> dict[str, dict[str, Any]]:

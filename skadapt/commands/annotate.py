@@ -50,7 +50,6 @@ def export(
     from skadapt.annotate.rewrites import CRITERIA
     from skadapt.annotate.sheetio import refuse_to_replace
     from skadapt.annotate.sheets import SCORE
-    from skadapt.artifacts import atomic_dir
 
     if source.resolve().is_relative_to(out_dir.resolve()):
         raise typer.BadParameter(f"--out {out_dir} holds the source {source}; choose another directory")
@@ -59,31 +58,24 @@ def export(
     if (source / "rewrites").is_dir():
         from skadapt.annotate.rewrites import export_rewrite_sheets, read_rewrites
 
-        rewrites = read_rewrites(source)
-        with atomic_dir(out_dir) as tmp:
-            result = export_rewrite_sheets(
-                rewrites,
-                tmp,
-                per_transform=per_transform,
-                annotators=annotators,
-                dummies=dummies,
-                seed=seed,
-                language=language,
-            )
+        result = export_rewrite_sheets(
+            read_rewrites(source),
+            out_dir,
+            per_transform=per_transform,
+            annotators=annotators,
+            dummies=dummies,
+            seed=seed,
+            language=language,
+        )
         out.print(
             f"[green]wrote[/] {result['annotators']} sheets of {result['items']} rewrites "
             f"({result['transformations']} transformations, {result['dummies']} dummies) to "
             f"{out_dir / 'sheets'}"
         )
         return
-    from datasets import load_from_disk
+    from skadapt.annotate.sheets import export_heldout_sheets
 
-    from skadapt.annotate.sheets import export_sheets
-
-    directory = source / "dataset" if (source / "dataset").is_dir() else source
-    pairs = list(load_from_disk(str(directory))["heldout"])
-    with atomic_dir(out_dir) as tmp:
-        result = export_sheets(pairs, tmp, annotators=annotators, seed=seed, language=language)
+    result = export_heldout_sheets(source, out_dir, annotators=annotators, seed=seed, language=language)
     out.print(
         f"[green]wrote[/] {result['annotators']} sheets of {result['items']} pairs to {out_dir / 'sheets'}"
     )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -70,7 +70,8 @@ def command(
     language: Annotated[
         str | None,
         typer.Option(
-            help="ISO 639-3 language: the subset a multilingual mteb task named on its own is scored on, and "
+            help="ISO 639-3 or 639-1 language code: the subset a multilingual mteb task named on its own is "
+            "scored on, and "
             "the language of local tasks that declare none (default: no filter; benchmarks are evaluated "
             "as mteb defines them)."
         ),
@@ -92,36 +93,61 @@ def command(
         Path | None, typer.Option(help="A scored `skadapt human` directory: add the Human comparison.")
     ] = None,
 ) -> None:
-    """Evaluate models side by side; print the Table-1 averages and paired comparisons."""
-    from rich.table import Table as RichTable
+    """Evaluate models side by side; print the Table-1 averages and paired comparisons.
 
-    from skadapt.artifacts import atomic_dir
-    from skadapt.evaluate.report import average_labels
-    from skadapt.evaluate.stage import default_cache_dir, run_evaluation
-    from skadapt.tasks.backends import tier_parents
+    Runs as the recipe's evaluate stage does (without --out, into a temporary directory removed after)."""
+    import tempfile
 
-    tasks, margin, alpha = list(config.tasks), config.tost_margin, config.alpha
+    from skadapt.api import run_evaluation
+    from skadapt.artifacts import read_json
+    from skadapt.evaluate.stage import default_cache_dir
+    from skadapt.results import HUMAN_SCORES, EvaluationReport
+
     if human is not None and out_dir is None:
         usage_error("--human needs --out (the comparison is written into the report)")
+    if human is not None and not (human / HUMAN_SCORES).is_file():
+        fail(f"{human}: no {HUMAN_SCORES}; fill the sheets and run `skadapt human score {human}`")
     if language is None:
-        _require_local_languages(tasks)
+        _require_local_languages(list(config.tasks))
     labelled = labelled_models(models)
-    facts = {
-        "language": language,
-        "cache_dir": cache_dir or default_cache_dir(),
-        "recompute": no_cache,
-        "human_dir": human,
-        "parents": tier_parents(labelled),
-    }
-    console.print(f"evaluating {', '.join(labelled)} on {', '.join(tasks)}")
+    console.print(f"evaluating {', '.join(labelled)} on {', '.join(config.tasks)}")
+    with tempfile.TemporaryDirectory(prefix="skadapt-evaluate-") as scratch:
+        target = out_dir if out_dir is not None else Path(scratch) / "evaluate"
+        run_evaluation(
+            labelled,
+            config,
+            language=language,
+            out=target,
+            cache_dir=cache_dir or default_cache_dir(),
+            recompute=no_cache,
+            human_dir=human,
+            overwrite=overwrite,
+        )
+        report = read_json(target / EvaluationReport.FILE)
+    if human is not None and out_dir is not None:
+        out.print((out_dir / "human.md").read_text(encoding="utf-8"))
+    _show(report, config)
     if out_dir is not None:
-        with atomic_dir(out_dir, overwrite=overwrite) as tmp:
-            table, items, verdicts = run_evaluation(config, labelled, tmp, **facts)
-        if human is not None:
-            out.print((out_dir / "human.md").read_text(encoding="utf-8"))
-    else:
-        table, items, verdicts = run_evaluation(config, labelled, None, **facts)
+        console.print(f"report: {out_dir / EvaluationReport.MARKDOWN}")
+    harms = [f"{v['a']} -> {v['b']}" for v in report["verdicts"] if v["verdict"] == HARMS]
+    if config.fail_on_harm and harms:
+        fail(
+            f"harm beyond the ±{config.tost_margin:g} margin cannot be excluded for: {', '.join(harms)} "
+            "(the mean over tasks, or a task whose interval lies below the margin: see report.md)"
+        )
 
+
+def _show(report: dict[str, Any], config: EvaluateConfig) -> None:
+    """The averages, the paired comparisons and the do-no-harm verdicts of ``report.json``, as tables."""
+    from rich.table import Table as RichTable
+
+    from skadapt.evaluate.aggregate import Table
+    from skadapt.evaluate.report import average_labels
+    from skadapt.results.evaluate import ModelRow
+
+    margin, alpha = config.tost_margin, config.alpha
+    rows = [ModelRow.model_validate(row) for row in report["models"]]
+    table = Table(report["task_types"], rows, report["excluded_tasks"])
     over = f"over {table.coverage}, {', '.join(table.excluded)} left out; " if table.excluded else ""
     summary = RichTable(title=f"main scores ×100 ({over}All = mean over tasks, Type = mean over types)")
     for column in ("model", *table.types, *average_labels(table)):
@@ -130,42 +156,35 @@ def command(
         cells = [f"{row.types[t]:.2f}" for t in table.types]
         summary.add_row(row.model, *cells, f"{row.All:.2f}", f"{row.Type:.2f}")
     out.print(summary)
+    items = report["comparisons"]
     if items:
         stats = RichTable(
-            title=f"paired over {items[0].n} tasks (TOST ±{margin:g}, {100 * (1 - 2 * alpha):g}% CI)"
+            title=f"paired over {items[0]['n']} tasks (TOST ±{margin:g}, {100 * (1 - 2 * alpha):g}% CI)"
         )
         for column in ("A", "B", "mean B-A", "Wilcoxon p", "CI", "TOST p", "equivalent"):
             stats.add_column(column)
         for c in items:
             stats.add_row(
-                c.a,
-                c.b,
-                f"{c.mean_diff:+.2f}",
-                f"{c.wilcoxon_p:.3f}",
-                f"[{c.ci_low:+.2f}, {c.ci_high:+.2f}]",
-                f"{c.tost_p:.3f}",
-                "yes" if c.equivalent else "no",
+                c["a"],
+                c["b"],
+                f"{c['mean_diff']:+.2f}",
+                f"{c['wilcoxon_p']:.3f}",
+                f"[{c['ci_low']:+.2f}, {c['ci_high']:+.2f}]",
+                f"{c['tost_p']:.3f}",
+                "yes" if c["equivalent"] else "no",
             )
         out.print(stats)
-    if verdicts:
+    if report["verdicts"]:
         lines = RichTable(title="do-no-harm verdicts: each model against the one before it")
         for column in ("input -> output", "mean Δ", "CI", "Wilcoxon p", "tasks below −margin", "verdict"):
             lines.add_column(column)
-        for v in verdicts:
+        for v in report["verdicts"]:
             lines.add_row(
-                f"{v.a} -> {v.b}",
-                f"{v.mean_diff:+.2f}",
-                f"[{v.ci_low:+.2f}, {v.ci_high:+.2f}]",
-                f"{v.wilcoxon_p:.3f}",
-                ", ".join(v.harmed_tasks) or "none",
-                v.verdict,
+                f"{v['a']} -> {v['b']}",
+                f"{v['mean_diff']:+.2f}",
+                f"[{v['ci_low']:+.2f}, {v['ci_high']:+.2f}]",
+                f"{v['wilcoxon_p']:.3f}",
+                ", ".join(v["harmed_tasks"]) or "none",
+                v["verdict"],
             )
         out.print(lines)
-    if out_dir is not None:
-        console.print(f"report: {out_dir / 'report.md'}")
-    harms = [f"{v.a} -> {v.b}" for v in verdicts if v.verdict == HARMS]
-    if config.fail_on_harm and harms:
-        fail(
-            f"harm beyond the ±{margin:g} margin cannot be excluded for: {', '.join(harms)} "
-            "(the mean over tasks, or a task whose interval lies below the margin: see report.md)"
-        )

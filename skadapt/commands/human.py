@@ -33,10 +33,8 @@ def export(
     An --out that is not empty is refused (naming the filled sheets in it) unless --overwrite is given;
     --out appears only when it is complete."""
     from skadapt.annotate.sheetio import refuse_to_replace
-    from skadapt.artifacts import atomic_dir
-    from skadapt.human.sheets import ANSWER
-    from skadapt.human.sheets import export as export_sheets
-    from skadapt.human.subset import SIZES, draw_subset, write_subset_suite
+    from skadapt.human.sheets import ANSWER, export_baseline
+    from skadapt.human.subset import SIZES, draw_subset
     from skadapt.languages import get_language
     from skadapt.tasks.selection import select_tasks
 
@@ -62,9 +60,7 @@ def export(
             console.print(f"{task.metadata.name}: {task.metadata.type} is not annotated by people; skipped")
             continue
         subsets.append(subset)
-    with atomic_dir(out_dir) as tmp:
-        export_sheets(subsets, tmp, annotators=annotators, seed=seed)
-        suite = out_dir / write_subset_suite(subsets, tmp / "subset").relative_to(tmp)
+    suite = export_baseline(subsets, out_dir, annotators=annotators, seed=seed)
     out.print(
         f"[green]wrote[/] sheets for {len(subsets)} task(s) x {annotators} annotator(s) in "
         f"{out_dir / 'sheets'}; the same items for the models: {suite}"

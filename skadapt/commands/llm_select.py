@@ -47,8 +47,7 @@ def command(
 ) -> None:
     """Measure each candidate's error rates on the same seeded sample (one attempt per item, HTEB's count),
     judge the lowest-error ones crossover (each rated by the others, bootstrap CIs), rank, choose."""
-    from skadapt import artifacts
-    from skadapt.choose import load_candidates, markdown, select
+    from skadapt.choose import load_candidates, save, select
     from skadapt.languages import get_language
     from skadapt.robustness.transforms import PRESETS, resolve_transforms
     from skadapt.sources import iter_texts
@@ -88,8 +87,5 @@ def command(
         top_k=top_k,
         source=str(candidates),
     )
-    text = markdown(report)
-    with artifacts.atomic_dir(out_dir, overwrite=overwrite) as tmp:
-        artifacts.write_json(tmp / "llm_select.json", report)
-        (tmp / "llm_select.md").write_text(text + "\n", encoding="utf-8")
+    text = save(report, out_dir, overwrite=overwrite)
     out.print(text)

@@ -22,28 +22,29 @@ def command(
     config: Annotated[PublishConfig, PUBLISH_OPTIONS],
     out_dir: OutDir = None,
     language: Annotated[
-        str | None, typer.Option(help="ISO 639-3 code of the target language (default: from the run).")
+        str | None,
+        typer.Option(help="ISO 639-3 or 639-1 code of the target language (default: from the run)."),
     ] = None,
 ) -> None:
-    """Write the model card and upload the model (renorm, else finetune, else trim) to ORG/NAME."""
-    from skadapt.artifacts import atomic_dir
-    from skadapt.publish.model import UPLOAD_DIR, prepare, send
+    """Write the model card and upload the model (renorm, else finetune, else trim) to ORG/NAME.
+
+    Assembles as the recipe's publish stage does (--out is replaced when it exists), then uploads --out's
+    folder: a refused upload leaves it assembled."""
+    from skadapt.api import publish_model
+    from skadapt.publish.model import UPLOAD_DIR
     from skadapt.publish.target import find_target
-    from skadapt.publish.upload import resolve_token
 
     target = find_target(path, config.repo_id)
-    token = None if config.dry_run else resolve_token(config.token_env)
     if out_dir is None:
         out_dir = target.run_dir / "publish" if target.kind == "run" else path.parent / f"{path.name}-publish"
     console.print(f"publish {target.kind} {path}: model {target.model_dir} -> {config.repo_id}")
-    with atomic_dir(out_dir) as tmp:
-        prepared = prepare(target, config, tmp, language)
-    show_warnings(prepared.warnings)
-    show_files(prepared.report, out_dir / UPLOAD_DIR)
-    card = out_dir / UPLOAD_DIR / "README.md"
-    if token is None:
+    report = publish_model(path, config, language=language, out=out_dir)
+    show_warnings(report["warnings"])
+    show_files(report, out_dir / UPLOAD_DIR)
+    uploaded = report.get("uploaded")
+    if not uploaded:
+        card = out_dir / UPLOAD_DIR / "README.md"
         out.print(f"[green]dry run[/]: card {card}; nothing uploaded (run without --dry-run to upload)")
         return
-    result = send(out_dir, config, token)
     visibility = "private" if config.private else "public"
-    out.print(f"[green]uploaded[/] {result.url} ({visibility} when new): {result.commit_url}")
+    out.print(f"[green]uploaded[/] {uploaded['url']} ({visibility} when new): {uploaded['commit_url']}")

@@ -26,7 +26,6 @@ def command(
     out_dir: OutDir = None,
 ) -> None:
     """Convert the splits to Parquet, complete the dataset card and upload them to ORG/NAME."""
-    from skadapt.artifacts import atomic_dir
     from skadapt.publish.dataset import find_dataset, prepare_dataset
     from skadapt.publish.model import UPLOAD_DIR, send
     from skadapt.publish.upload import resolve_token
@@ -35,8 +34,7 @@ def command(
     token = None if config.dry_run else resolve_token(config.token_env)
     out_dir = out_dir or path.parent / f"{path.name}-publish"
     console.print(f"publish-dataset {path} -> {config.repo_id}")
-    with atomic_dir(out_dir) as tmp:
-        report = prepare_dataset(source, config, tmp)
+    report = prepare_dataset(source, config, out_dir)
     show_warnings(report["warnings"])
     show_files(report, out_dir / UPLOAD_DIR)
     card = out_dir / UPLOAD_DIR / "README.md"

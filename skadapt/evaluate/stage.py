@@ -21,6 +21,7 @@ from skadapt.evaluate.verdicts import HARMS
 from skadapt.results import HUMAN_SCORES, EvaluationReport, EvaluationSummary
 from skadapt.results.evaluate import HumanRow, Verdict
 from skadapt.stage import Input, RunFacts, Stage, StageContext, path_input, task_inputs
+from skadapt.tasks.backends import tier_parents
 from skadapt.tasks.runner import evaluate_models, validate_prompt_policy
 from skadapt.tasks.selection import select_tasks, suite_files, suites_in
 
@@ -237,19 +238,35 @@ def input_files(config: EvaluateConfig, run: RunFacts) -> list[Path]:
     return [*suite_files(list(config.tasks)), *human]
 
 
-def run_stage(ctx: StageContext[EvaluateConfig]) -> EvaluationSummary:
-    """Pipeline entry: evaluate ``evaluate.models`` of the run; the mteb cache lives in the run directory."""
+def run_stage(
+    ctx: StageContext[EvaluateConfig],
+    *,
+    models: dict[str, str] | None = None,
+    cache_dir: Path | None = None,
+    recompute: bool = False,
+) -> EvaluationSummary:
+    """Pipeline entry: evaluate ``evaluate.models`` of the run; the mteb cache lives in the run directory.
+
+    ``skadapt evaluate`` gives the labelled ``models`` to score instead (the tiers among them found by
+    their export reports: :func:`~skadapt.tasks.backends.tier_parents`), its mteb result cache
+    (``cache_dir``) and ``recompute`` (ignore and refresh that cache).
+    """
     config = ctx.config
-    models, parents = _selected_models(config, ctx.models)
+    if models is None:
+        models, parents = _selected_models(config, ctx.models)
+    else:
+        parents = tier_parents(models)
+    language = ctx.run.language.code if ctx.run.language is not None else None
     table, items, verdicts = run_evaluation(
         config,
         models,
         ctx.out_dir,
-        language=ctx.run.language.code,
-        cache_dir=ctx.run.run_dir / ".cache" / "mteb",
+        language=language,
+        cache_dir=cache_dir or ctx.run.run_dir / ".cache" / "mteb",
         seed=ctx.run.seed,
         human_dir=_human_dir(ctx.run),
         parents=parents,
+        recompute=recompute,
     )
     for verdict in verdicts:
         below = (

@@ -517,10 +517,12 @@ def input_files(config: ExportConfig, run: RunFacts) -> list[Path]:
 
 
 def run_stage(ctx: StageContext[ExportConfig]) -> ExportSummary:
-    """Pipeline entry: export the run's final model."""
+    """Pipeline entry (and ``skadapt export``'s): export the run's final model."""
     run = ctx.run
-    check_model(ctx.input_model, ctx.config)
-    texts = speed_texts(ctx.config, list(run.eval_tasks), run.language.corpus, run.seed)
+    require_packages(ctx.config)  # before any reading
+    check_model(ctx.input_model, ctx.config)  # the model first: a missing one is no corpus problem
+    corpus_spec = run.language.corpus if run.language is not None else None
+    texts = speed_texts(ctx.config, list(run.eval_tasks), corpus_spec, run.seed)
     fitted = needs_corpus(ctx.config, ctx.input_model)
     test_texts = run.test_texts(run.contamination_allow)[0] if fitted else None
     corpus = training_corpus(

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from skadapt.annotate import sheetio
-from skadapt.human.subset import Item, Subset
+from skadapt.artifacts import atomic_dir
+from skadapt.human.subset import Item, Subset, write_subset_suite
 
 ANSWER = "answer"
 
@@ -70,6 +71,15 @@ def _answers(subset: Subset) -> dict[str, sheetio.Validator]:
         return {ANSWER: str}
     binary = sheetio.one_of(("0", "1"))
     return {ANSWER: lambda text: int(binary(text))}
+
+
+def export_baseline(subsets: list[Subset], out_dir: Path, *, annotators: int, seed: int) -> Path:
+    """:func:`export` the sheets and write the subsets' suite (``subset/``) into ``out_dir``, which is
+    replaced and appears only when complete; the suite file the models are scored on."""
+    with atomic_dir(out_dir) as tmp:
+        export(subsets, tmp, annotators=annotators, seed=seed)
+        suite = out_dir / write_subset_suite(subsets, tmp / "subset").relative_to(tmp)
+    return suite
 
 
 def export(subsets: list[Subset], directory: Path, *, annotators: int, seed: int) -> None:

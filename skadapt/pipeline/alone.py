@@ -1,7 +1,8 @@
 """One stage run alone (the stage commands): the recipe runner's stage execution, into ``--out``.
 
-A stage command builds the stage's config, the run facts and the models it starts from, and hands them
-here: the stage's scratch directory is a hidden sibling of ``--out`` (``.<out>.<stage>-<key>``) keyed by
+A stage command parses its options and calls the public API (:func:`skadapt.api.run_stage`), which builds
+the run facts and the models the stage starts from and hands them here with the stage's config: the
+stage's scratch directory is a hidden sibling of ``--out`` (``.<out>.<stage>-<key>``) keyed by
 :func:`~skadapt.pipeline.keys.alone_key`, so that only the same run resumes from it, and removed once
 ``--out`` is written (atomically). Under a distributed launch rank 0 writes; the other ranks take part in a
 distributed stage (fine-tuning) and write nothing.

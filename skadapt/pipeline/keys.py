@@ -85,4 +85,5 @@ def alone_key(
         "models": dict(models),
         "model_files": {ref: artifacts.input_fingerprint(ref) for ref in sorted(set(models.values()))},
     }
-    return section_key(stage, section, facts, facts.language.code, inputs)
+    language = facts.language.code if facts.language is not None else ""
+    return section_key(stage, section, facts, language, inputs)

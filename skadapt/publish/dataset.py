@@ -138,7 +138,13 @@ def dataset_card(source: DatasetSource, sizes: dict[str, int], license_id: str |
 
 
 def prepare_dataset(source: DatasetSource, config: PublishConfig, out_dir: Path) -> dict[str, Any]:
-    """Write ``out_dir/upload`` (Parquet splits, card, reports, sheets) and ``out_dir/publish.json``."""
+    """Write ``out_dir/upload`` (Parquet splits, card, reports, sheets) and ``out_dir/publish.json``;
+    ``out_dir`` is replaced, and appears only when complete."""
+    with artifacts.atomic_dir(out_dir) as tmp:
+        return _prepare(source, config, tmp)
+
+
+def _prepare(source: DatasetSource, config: PublishConfig, out_dir: Path) -> dict[str, Any]:
     folder = out_dir / UPLOAD_DIR
     folder.mkdir(parents=True, exist_ok=True)
     sizes = write_parquet(source.path / "dataset", folder)

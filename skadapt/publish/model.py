@@ -343,6 +343,7 @@ def send(out_dir: Path, config: PublishConfig, token: str, repo_type: str = "mod
 
     result = upload(folder, config.repo_id)
     report["uploaded"] = asdict(result)
+    report["dry_run"] = False  # assembled by a dry run (skadapt publish assembles first), then sent
     artifacts.write_json(out_dir / PUBLISH_REPORT, report)
     if report.get("static") and (out_dir / STATIC_UPLOAD_DIR).is_dir():
         report["static"]["uploaded"] = asdict(

@@ -7,26 +7,29 @@ from pathlib import Path
 
 from skadapt.publish.config import PublishConfig
 from skadapt.publish.model import publish_model
-from skadapt.publish.target import target_for_run
+from skadapt.publish.target import find_target, target_for_run
 from skadapt.results import PublishSummary
 from skadapt.stage import Stage, StageContext
 
 log = logging.getLogger("skadapt")
 
 
-def run_stage(context: StageContext[PublishConfig]) -> PublishSummary:
+def run_stage(context: StageContext[PublishConfig], *, path: Path | None = None) -> PublishSummary:
     """Publish the run's final model; the stage directory keeps ``upload/`` and ``publish.json``.
+
+    ``path``: what ``skadapt publish`` was given instead (a run directory, its final model, or a model
+    directory: :func:`~skadapt.publish.target.find_target`).
 
     Raises:
         skadapt.publish.errors.PublishError: The recipe makes no model, no token, or the Hub refused.
     """
-    target = target_for_run(context.run.run_dir, Path(context.input_model))
+    if path is not None:
+        target = find_target(path, context.config.repo_id)
+    else:
+        target = target_for_run(context.run.run_dir, Path(context.input_model))
+    language = context.run.language.code if context.run.language is not None else None
     report = publish_model(
-        target,
-        context.config,
-        context.out_dir,
-        language=context.run.language.code,
-        previous=context.previous_dir,
+        target, context.config, context.out_dir, language=language, previous=context.previous_dir
     )
     for warning in report["warnings"]:
         log.warning("publish: %s", warning)

@@ -103,3 +103,7 @@ class FinetuneSummary(StageResult):
     """Recipe dataset -> the line on its hard negatives (what was mined, what the rules removed)."""
     dev_overlap: dict[str, str] = Field(default_factory=dict)
     """Dev set -> the line on its examples that share a text with the training data (dropped or kept)."""
+    steps: dict[str, Any] = Field(default_factory=dict)
+    """``done`` and ``planned`` optimizer steps."""
+    dev: dict[str, Any] | None = None
+    """The dev metric, its score before and after (None without dev sets)."""

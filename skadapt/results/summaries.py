@@ -53,7 +53,7 @@ class RobustnessSummary(StageResult):
     """The ``robustness`` stage's result: the robustness profile per model and axis, texts encoded."""
 
     profile: Any = None
-    texts_encoded: int | None = None
+    texts_encoded: dict[str, int] | int | None = None
 
 
 class PublishSummary(StageResult):

@@ -41,10 +41,15 @@ def validated_settings(
     return {**settings, "transforms": kept}, rejected
 
 
-def run_stage(ctx: StageContext[RobustnessConfig]) -> RobustnessSummary:
+def run_stage(
+    ctx: StageContext[RobustnessConfig], *, models: dict[str, str] | None = None
+) -> RobustnessSummary:
     """Score ``robustness.models`` on ``robustness.tasks`` and their rewrites; the LLM answers and mteb
-    results are cached in ``ctx.work_dir``, so an interrupted stage resumes."""
+    results are cached in ``ctx.work_dir``, so an interrupted stage resumes. ``skadapt robustness`` gives
+    the labelled ``models`` to score instead."""
     _llm(ctx.run)
+    if models is not None:
+        return RobustnessSummary.of(score_models(ctx, models))
     missing = [ref for ref in ctx.config.models if ref not in ctx.models]
     if missing:
         made = ", ".join(ctx.models)
@@ -62,7 +67,7 @@ def _llm(run: RunFacts) -> LLMConfig:
 
 def score_models(ctx: StageContext[RobustnessConfig], models: dict[str, str]) -> dict[str, Any]:
     """The stage's work on ``models`` (label -> model): :func:`run_stage` picks the run's models named by
-    ``robustness.models``; ``skadapt robustness`` scores the models it is given."""
+    ``robustness.models``, or takes those ``skadapt robustness`` is given."""
     config, run, llm = ctx.config, ctx.run, _llm(ctx.run)
     settings, rejected = validated_settings(
         config,

@@ -9,8 +9,11 @@ from skadapt.synth.config import SynthSTSConfig
 from skadapt.synth.run import REVIEW_ANSWERS, synthesize_sts
 
 
-def run_stage(ctx: StageContext[SynthSTSConfig]) -> SynthSummary:
+def run_stage(ctx: StageContext[SynthSTSConfig], *, pilot: int | None = None) -> SynthSummary:
     """Generate with the run's ``llm``; the answers are cached, so an interrupted stage resumes.
+
+    ``pilot``: generate for that many sources and write the review sheet only (``skadapt synth-sts
+    --pilot``).
 
     Raises:
         SheetError: The stage's previous output holds filled sheets (the new output would replace them).
@@ -27,7 +30,7 @@ def run_stage(ctx: StageContext[SynthSTSConfig]) -> SynthSummary:
             f"{previous / 'annotation'} out of the run first (`skadapt annotate agreement|split` read it "
             "from anywhere)"
         )
-    report = synthesize_sts(ctx.config, run.llm, run.language, ctx.out_dir, seed=run.seed)
+    report = synthesize_sts(ctx.config, run.llm, run.language, ctx.out_dir, seed=run.seed, pilot=pilot)
     generation = report["generation"]
     return SynthSummary.of(
         {

@@ -16,10 +16,12 @@ log = logging.getLogger(__name__)
 TOKENIZER = "tokenizer.json"
 
 
-def run_stage(ctx: StageContext[TrimConfig]) -> TrimSummary:
+def run_stage(ctx: StageContext[TrimConfig], *, use_cache: bool = True) -> TrimSummary:
     """Trim ``ctx.input_model`` with the stage config into ``ctx.out_dir``.
 
-    The parity sample is drawn with the run seed; the model card names the run language.
+    The parity sample is drawn with the run seed; the model card names the run language (without one,
+    ``skadapt trim`` without ``--language``: the corpus's, if its spec tells). ``use_cache``: read and
+    write the token-count cache (``skadapt trim --no-cache`` counts again).
 
     Returns:
         The trim summary (rows, parameters, counts fingerprint, coverage, parity, exact) for the manifest.
@@ -29,9 +31,10 @@ def run_stage(ctx: StageContext[TrimConfig]) -> TrimSummary:
         ctx.input_model,
         ctx.config,
         Path(ctx.out_dir),
+        use_cache=use_cache,
         show_progress=True,
         seed=ctx.run.seed,
-        language=language.iso639_1 or language.code,
+        language=(language.iso639_1 or language.code) if language is not None else None,
     )
     check = evaluation_tokenization(list(ctx.run.eval_tasks), Path(ctx.input_model), Path(ctx.out_dir))
     if check is not None:
