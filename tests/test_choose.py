@@ -207,3 +207,26 @@ def test_an_unreachable_candidate_is_named_with_its_field(tmp_path: Path) -> Non
     assert "candidate 'gone': cannot reach the LLM server at http://127.0.0.1:9/v1" in text
     assert f"start it or fix candidates[1].llm.base_url in {candidates}" in text
     assert "--llm-base-url" not in text and not (tmp_path / "sel").exists()
+
+
+def test_an_existing_out_is_refused_before_any_request(tmp_path: Path) -> None:
+    """``--out`` onto a non-empty directory is refused before the source is read or any candidate asked
+    (it used to be refused after all the generation and judging)."""
+    from skadapt.cli import app
+
+    texts = tmp_path / "texts.txt"
+    texts.write_text("\n".join(LONG_TEXTS) + "\n", encoding="utf-8")
+    (tmp_path / "sel").mkdir()
+    (tmp_path / "sel" / "kept.md").write_text("a person's notes\n", encoding="utf-8")
+    with scripted_server(good) as a, scripted_server(sloppy) as b:
+        candidates = _candidates_file(
+            tmp_path, f"{{name: a, llm: {{model: a, base_url: '{a.url}', cache: '{tmp_path / 'c'}'}}}}",
+            f"{{name: b, llm: {{model: b, base_url: '{b.url}', cache: '{tmp_path / 'c'}'}}}}",
+        )  # fmt: skip
+        args = ["llm", "select", str(candidates), "--language", "slk", "--source", str(texts)]
+        result = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "sel")], env={"COLUMNS": "300"})
+        asked = len(a.requests) + len(a.probes) + len(b.requests) + len(b.probes)
+    assert result.exit_code == 1, result.output
+    refused = f"{tmp_path / 'sel'} already exists and is not empty; choose another --out or pass --overwrite"
+    assert refused in " ".join(result.output.split())
+    assert asked == 0 and (tmp_path / "sel" / "kept.md").read_text() == "a person's notes\n"

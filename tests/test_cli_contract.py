@@ -122,6 +122,14 @@ USAGE_ERRORS = {
         "unknown language 'xxx'",
     ),
     "evaluate LABEL= without a path": (["evaluate", "final=", "--tasks", SUITE], "'final=': no path"),
+    "evaluate a label given twice": (
+        ["evaluate", "a={tmp}/m1", "a={tmp}/m2", "--tasks", SUITE],
+        "model label 'a' is given twice (a={tmp}/m1 and a={tmp}/m2); give each model its own label",
+    ),
+    "robustness a label given twice": (
+        ["robustness", "a=org/m1", "a=org/m2", "--language", "slk", "--out", "{tmp}/o", "--llm-model", "m"],
+        "model label 'a' is given twice (a=org/m1 and a=org/m2)",
+    ),
     "evaluate --prompt-policy without =": (
         ["evaluate", "A=org/m", "--tasks", SUITE, "--prompt-policy", "STS"],
         "--prompt-policy 'STS': expected KEY=VALUE",
@@ -189,7 +197,7 @@ def _args(args: list[str], tmp_path: Path) -> list[str]:
 def test_usage_errors_exit_2_with_one_message(args: list[str], message: str, tmp_path: Path) -> None:
     result = runner.invoke(app, _args(args, tmp_path), env={"COLUMNS": "200"})
     assert result.exit_code == 2, result.output
-    assert message in _flat(result.output)
+    assert message.replace("{tmp}", str(tmp_path)) in _flat(result.output)
     assert "Traceback" not in result.output and "failed (" not in result.output
     assert not (tmp_path / "o").exists()
 

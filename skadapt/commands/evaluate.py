@@ -17,28 +17,39 @@ from skadapt.evaluate.verdicts import HARMS
 def labelled_models(values: list[str]) -> dict[str, str]:
     """Label -> resolved model of the positional models (``LABEL=PATH`` names one, else a label is made).
 
+    Every label is checked before any model is resolved (fetched, built).
+
     Raises:
-        UsageError: ``LABEL=`` without a path, or ``=PATH`` without a label.
+        UsageError: ``LABEL=`` without a path, ``=PATH`` without a label, or a label given twice.
     """
     from skadapt.model_sources import resolve_model
     from skadapt.tasks.runner import model_label
 
-    taken: set[str] = set()
-    models = {}
+    named: dict[str, str] = {}  # explicit label -> the argument that gave it
     for value in values:
         label, sep, path = value.partition("=")
-        if sep and not Path(value).exists() and not (label.strip() and path.strip()):
+        if not sep or Path(value).exists():
+            continue
+        if not (label.strip() and path.strip()):
             missing = "path" if label.strip() else "label"
             raise UsageError(
                 f"model argument {value!r}: no {missing}; write LABEL=PATH (PATH: a model directory, a Hub "
                 "id ORG/NAME or an .onnx file), or PATH alone"
             )
-        if sep and label and not Path(value).exists():
-            taken.add(label)
-        else:
+        if label in named:
+            raise UsageError(
+                f"model label {label!r} is given twice ({named[label]} and {value}); give each model its "
+                "own label"
+            )
+        named[label] = value
+    taken = set(named)
+    models = {}
+    for value in values:
+        label, sep, path = value.partition("=")
+        if not (sep and named.get(label) == value):
             label, path = model_label(value, taken), value
-        models[label] = resolve_model(path)
-    return models
+        models[label] = path
+    return {label: resolve_model(path) for label, path in models.items()}
 
 
 def _require_local_languages(specs: list[str]) -> None:

@@ -47,6 +47,7 @@ def command(
 ) -> None:
     """Measure each candidate's error rates on the same seeded sample (one attempt per item, HTEB's count),
     judge the lowest-error ones crossover (each rated by the others, bootstrap CIs), rank, choose."""
+    from skadapt.artifacts import refuse_nonempty
     from skadapt.choose import load_candidates, save, select
     from skadapt.languages import get_language
     from skadapt.robustness.transforms import PRESETS, resolve_transforms
@@ -58,6 +59,8 @@ def command(
         names = resolve_transforms(transforms) if transforms else list(PRESETS["hteb-min"]["transforms"])
     except ValueError as error:
         raise typer.BadParameter(str(error), param_hint="--transforms") from None
+    if not overwrite:  # before the source is read or any candidate asked
+        refuse_nonempty(out_dir)
     chosen_from = load_candidates(candidates)  # a typo in the file is found before the source is read
     spec = source or lang.corpus
     if spec is None:
