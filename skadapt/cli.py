@@ -153,7 +153,13 @@ def train(
 
 def _summary(loaded: Recipe, outcomes: list[StageOutcome]) -> None:
     """What the run's stages say, read through their result types (:mod:`skadapt.results`)."""
-    from skadapt.results import EvaluationReport, EvaluationSummary, FinetuneSummary, RenormSummary
+    from skadapt.results import (
+        EvaluationReport,
+        EvaluationSummary,
+        FinetuneSummary,
+        PublishSummary,
+        RenormSummary,
+    )
     from skadapt.tasks.dev import overlap_line
 
     by_stage = {outcome.stage: outcome for outcome in outcomes}
@@ -186,6 +192,12 @@ def _summary(loaded: Recipe, outcomes: list[StageOutcome]) -> None:
             tasks = summary.harmed_tasks.get(pair)
             named = f" (below the margin on {', '.join(tasks)})" if tasks is not None else ""
             out.print(f"do-no-harm {pair}: {verdict}{named}")
+    published = by_stage.get("publish")
+    if published is not None and published.result:
+        summary = PublishSummary.parse(published.result)
+        done = "dry run, nothing uploaded" if summary.dry_run else "uploaded"
+        for repository in summary.repositories:
+            out.print(f"publish ({done}) {repository.line()}", markup=False)
 
 
 def _plan(loaded: Recipe, path: Path) -> None:

@@ -791,6 +791,7 @@ def test_publish_stage_of_a_recipe(tmp_path: Path, tiny_models: dict[str, Path])
     assert [o.stage for o in outcomes] == ["trim", "publish"]
     result = outcomes[1].result
     assert result.repo_id == "me/demo" and result.dry_run is True and result.url is None
+    assert [(r.repo_id, r.folder, r.commit_url) for r in result.repositories] == [("me/demo", "upload", None)]
     metadata, _ = read_card(tmp_path / "run" / "publish" / "upload" / "README.md")
     assert metadata["license"] == "mit" and metadata["language"] == ["sk"]
     manifest = json.loads((tmp_path / "run" / "publish" / "manifest.json").read_text())
@@ -1152,3 +1153,52 @@ def test_an_export_of_another_model_is_not_published_with_this_one(run_dir: Path
     assert not (run_dir / "publish" / "upload-static").exists()
     _, text = read_card(run_dir / "publish" / "upload" / "README.md")
     assert "Deployment tiers" not in text
+
+
+def test_dry_run_lists_every_repository_it_plans(run_dir: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """The console, the stage's log and its result list the model's repository and the static and dims
+    tiers' own (the console used to show only the model's, while publish.json planned them all)."""
+    import logging
+
+    from skadapt.publish.stage import run_stage
+    from skadapt.stage import RunFacts, StageContext
+
+    _add_export(run_dir, run_dir / "renorm")
+    result = runner.invoke(
+        app, ["publish", str(run_dir), "--repo-id", "me/e5-sk-tiny", "--dry-run"], env={"COLUMNS": "250"}
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads((run_dir / "publish" / "publish.json").read_text())
+    planned = {
+        "me/e5-sk-tiny": report["files"],
+        "me/e5-sk-tiny-static": report["static"]["files"],
+        "me/e5-sk-tiny-dims-128": report["dims"][0]["files"],
+    }
+    lines = {line.split("│")[1].strip(): line for line in result.output.splitlines() if "│ me/" in line}
+    assert set(lines) == set(planned), result.output
+    for repo_id, files in planned.items():
+        cells = [cell.strip() for cell in lines[repo_id].split("│")]
+        assert cells[3] == str(len(files)), lines[repo_id]
+    assert "the static tier (model2vec)" in lines["me/e5-sk-tiny-static"]
+    assert "the dims-128 tier (a corpus-basis projection)" in lines["me/e5-sk-tiny-dims-128"]
+    assert "its ONNX files" in lines["me/e5-sk-tiny"] and "upload-dims-128" in lines["me/e5-sk-tiny-dims-128"]
+
+    from skadapt.publish.config import PublishConfig
+
+    out = run_dir.parent / "staged"
+    context = StageContext(
+        "publish",
+        PublishConfig(repo_id="me/e5-sk-tiny", dry_run=True),
+        RunFacts(run_dir=run_dir, language=None),
+        {"final": str(run_dir / "renorm")},
+        out,
+        run_dir.parent / "work",
+    )
+    out.mkdir()
+    with caplog.at_level(logging.INFO, logger="skadapt"):
+        summary = run_stage(context, path=run_dir)
+    assert [r.repo_id for r in summary.repositories] == list(planned)
+    assert [r.files for r in summary.repositories] == [len(files) for files in planned.values()]
+    logged = "\n".join(record.getMessage() for record in caplog.records)
+    for repo_id, files in planned.items():
+        assert f"publish: {repo_id}: " in logged and f", {len(files)} files, " in logged

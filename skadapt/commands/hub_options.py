@@ -37,6 +37,18 @@ def show_files(report: dict[str, Any], folder: Path) -> None:
     out.print(table)
 
 
+def show_repositories(repositories: list[Any]) -> None:
+    """Every repository a publish plans (stdout): repository, what goes there, files, size, folder."""
+    count = f"{len(repositories)} repositor{'y' if len(repositories) == 1 else 'ies'}"
+    table = Table(title=f"the publish plans {count}")
+    for column in ("repository", "what goes there", "files", "size", "folder"):
+        table.add_column(column, justify="right" if column in ("files", "size") else "left")
+    for item in repositories:
+        size = _size(item.bytes)
+        table.add_row(escape(item.repo_id), escape(item.what), str(item.files), size, item.folder)
+    out.print(table)
+
+
 def show_warnings(warnings: list[str]) -> None:
     """Each warning on the console (stderr)."""
     for warning in warnings:

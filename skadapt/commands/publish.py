@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from skadapt.commands.hub_options import OutDir, show_files, show_warnings
+from skadapt.commands.hub_options import OutDir, show_files, show_repositories, show_warnings
 from skadapt.commands.options import Options, config_command
 from skadapt.console import console, handle_errors, out
 from skadapt.publish.config import PublishConfig
@@ -31,7 +31,7 @@ def command(
     Assembles as the recipe's publish stage does (--out is replaced when it exists), then uploads --out's
     folder: a refused upload leaves it assembled."""
     from skadapt.api import publish_model
-    from skadapt.publish.model import UPLOAD_DIR
+    from skadapt.publish.model import UPLOAD_DIR, planned_repositories
     from skadapt.publish.target import find_target
 
     target = find_target(path, config.repo_id)
@@ -41,10 +41,17 @@ def command(
     report = publish_model(path, config, language=language, out=out_dir)
     show_warnings(report["warnings"])
     show_files(report, out_dir / UPLOAD_DIR)
+    repositories = planned_repositories(report)
+    show_repositories(repositories)
     uploaded = report.get("uploaded")
     if not uploaded:
         card = out_dir / UPLOAD_DIR / "README.md"
-        out.print(f"[green]dry run[/]: card {card}; nothing uploaded (run without --dry-run to upload)")
+        out.print(
+            f"[green]dry run[/]: card {card}; nothing uploaded to the repositories above "
+            "(run without --dry-run to upload)"
+        )
         return
     visibility = "private" if config.private else "public"
     out.print(f"[green]uploaded[/] {uploaded['url']} ({visibility} when new): {uploaded['commit_url']}")
+    for repository in repositories[1:]:
+        out.print(f"[green]uploaded[/] {repository.repo_id}: {repository.commit_url}")

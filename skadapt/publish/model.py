@@ -43,7 +43,7 @@ from skadapt.publish.tiers import (
     tier_rows,
 )
 from skadapt.publish.upload import UploadResult, resolve_token, upload_folder
-from skadapt.results import EvaluationReport, RobustnessReport
+from skadapt.results import EvaluationReport, PlannedRepository, RobustnessReport
 
 UPLOAD_DIR = "upload"
 STATIC_UPLOAD_DIR = "upload-static"
@@ -316,6 +316,33 @@ def prepare(
     }
     artifacts.write_json(out_dir / PUBLISH_REPORT, report)
     return Prepared(folder, files, facts.warnings, report)
+
+
+def planned_repositories(report: dict[str, Any]) -> list[PlannedRepository]:
+    """Every repository of a publish (``publish.json``'s content): the model's, then the static tier's and
+    each dims tier's own, with what goes there, its files and bytes, and its commit once uploaded."""
+
+    def planned(entry: dict[str, Any], what: str, folder: str) -> PlannedRepository:
+        files = entry.get("files") or []
+        return PlannedRepository(
+            repo_id=entry["repo_id"],
+            what=what,
+            folder=folder,
+            files=len(files),
+            bytes=sum(f["bytes"] for f in files),
+            commit_url=(entry.get("uploaded") or {}).get("commit_url"),
+        )
+
+    paths = {f["path"] for f in report.get("files") or []}
+    onnx = ", its ONNX files" if any(p.startswith("onnx/") for p in paths) else ""
+    model = f"the {report['stage']} model" if report.get("stage") else "the model"
+    found = [planned(report, f"{model}{onnx}, its card and the run's reports", UPLOAD_DIR)]
+    if report.get("static"):
+        found.append(planned(report["static"], "the static tier (model2vec) and its card", STATIC_UPLOAD_DIR))
+    for entry in report.get("dims") or []:
+        what = f"the {entry['tier']} tier (a corpus-basis projection) and its card"
+        found.append(planned(entry, what, f"{UPLOAD_DIR}-{entry['tier']}"))
+    return found
 
 
 def send(out_dir: Path, config: PublishConfig, token: str, repo_type: str = "model") -> UploadResult:

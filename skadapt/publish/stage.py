@@ -6,7 +6,7 @@ import logging
 from pathlib import Path
 
 from skadapt.publish.config import PublishConfig
-from skadapt.publish.model import publish_model
+from skadapt.publish.model import planned_repositories, publish_model
 from skadapt.publish.target import find_target, target_for_run
 from skadapt.results import PublishSummary
 from skadapt.stage import Stage, StageContext
@@ -34,8 +34,11 @@ def run_stage(context: StageContext[PublishConfig], *, path: Path | None = None)
     for warning in report["warnings"]:
         log.warning("publish: %s", warning)
     uploaded = report.get("uploaded") or {}
-    where = uploaded.get("commit_url") or f"dry run: {context.out_dir.name}/upload (nothing uploaded)"
-    log.info("publish: %s -> %s", target.model_dir, where)
+    repositories = planned_repositories(report)
+    done = "uploaded" if uploaded else "dry run, nothing uploaded"
+    log.info("publish: %s, %d repositories (%s)", target.model_dir, len(repositories), done)
+    for repository in repositories:
+        log.info("publish: %s", repository.line())
     return PublishSummary.of(
         {
             "repo_id": report["repo_id"],
@@ -45,6 +48,7 @@ def run_stage(context: StageContext[PublishConfig], *, path: Path | None = None)
             "license": report["license"],
             "url": uploaded.get("url"),
             "commit_url": uploaded.get("commit_url"),
+            "repositories": [r.model_dump() for r in repositories],
         }
     )
 

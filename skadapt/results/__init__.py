@@ -22,6 +22,7 @@ from skadapt.results.renorm import RenormReport, RenormSummary
 from skadapt.results.robustness import RobustnessReport
 from skadapt.results.summaries import (
     ExportSummary,
+    PlannedRepository,
     PublishSummary,
     RobustnessSummary,
     SynthSummary,
@@ -37,6 +38,7 @@ __all__ = [
     "ExportSummary",
     "FinetuneSummary",
     "Part",
+    "PlannedRepository",
     "PublishSummary",
     "RenormReport",
     "RenormSummary",

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import Field
 
-from skadapt.results.base import StageResult
+from skadapt.results.base import Part, StageResult
 
 
 class TrimSummary(StageResult):
@@ -56,8 +56,35 @@ class RobustnessSummary(StageResult):
     texts_encoded: dict[str, int] | int | None = None
 
 
+class PlannedRepository(Part):
+    """One repository a publish uploads to (or would, in a dry run).
+
+    Attributes:
+        repo_id: The Hub repository.
+        what: What goes there, in words (the model, the static tier, a dims tier).
+        folder: Its upload folder, relative to the publish directory (``upload``, ``upload-static``, ...).
+        files: How many files.
+        bytes: Their total size.
+        commit_url: The commit of the upload; None in a dry run.
+    """
+
+    repo_id: str
+    what: str
+    folder: str
+    files: int
+    bytes: int
+    commit_url: str | None = None
+
+    def line(self) -> str:
+        """One line: the repository, what goes there, files and size, where it went."""
+        size = f"{self.bytes / 1e6:.1f} MB" if self.bytes >= 100_000 else f"{self.bytes:,} bytes"
+        where = f": {self.commit_url}" if self.commit_url else ""
+        return f"{self.repo_id}: {self.what}, {self.files} files, {size} ({self.folder}/){where}"
+
+
 class PublishSummary(StageResult):
-    """The ``publish`` stage's result: the repository, what was (or would be) uploaded, where it went."""
+    """The ``publish`` stage's result: the repository, what was (or would be) uploaded, where it went;
+    ``repositories``: every repository of the publish (the model's first, then its tiers' own)."""
 
     repo_id: str
     dry_run: bool
@@ -66,3 +93,4 @@ class PublishSummary(StageResult):
     license: str | None = None
     url: str | None = None
     commit_url: str | None = None
+    repositories: list[PlannedRepository] = Field(default_factory=list)
