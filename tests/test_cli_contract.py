@@ -214,6 +214,15 @@ DATA_ERRORS = {
         ["annotate", "agreement", "{tmp}/missing-sheets"],
         "missing-sheets",
     ),
+    "annotate export of a directory that is no source": (
+        ["annotate", "export", "{tmp}/full", "--out", "{tmp}/o", "--language", "slk"],
+        "{tmp}/full: a directory with kept.txt; annotate export reads a synth-sts output directory with "
+        "dataset/ (a saved DatasetDict with a heldout split) or a robustness output directory with rewrites/",
+    ),
+    "annotate export of a missing directory": (
+        ["annotate", "export", "{tmp}/gone", "--out", "{tmp}/o", "--language", "slk"],
+        "{tmp}/gone: no such directory; annotate export reads a synth-sts output directory",
+    ),
     "finetune onto a non-empty --out": (
         [
             "finetune",
@@ -244,6 +253,18 @@ def test_data_and_run_errors_exit_1(args: list[str], message: str, tmp_path: Pat
     assert result.exit_code == 1, result.output
     assert message.replace("{tmp}", str(tmp_path)) in _flat(result.output)
     assert (tmp_path / "full" / "kept.txt").read_text() == "a person's file\n"
+
+
+def test_annotate_export_names_the_split_it_needs(tmp_path: Path) -> None:
+    from datasets import Dataset, DatasetDict
+
+    rows = {"sentence1": ["a"], "sentence2": ["b"], "score": [1.0]}
+    DatasetDict({"train": Dataset.from_dict(rows)}).save_to_disk(str(tmp_path / "synth" / "dataset"))
+    args = ["annotate", "export", str(tmp_path / "synth"), "--out", str(tmp_path / "o"), "--language", "slk"]
+    result = runner.invoke(app, args, env={"COLUMNS": "200"})
+    assert result.exit_code == 1, result.output
+    assert f"{tmp_path / 'synth' / 'dataset'}: no heldout split (it has train);" in _flat(result.output)
+    assert not (tmp_path / "o").exists()
 
 
 def test_interrupted_command_exits_130(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -99,13 +99,51 @@ def export_heldout_sheets(
 ) -> dict[str, Any]:
     """:func:`export_sheets` of the ``heldout`` split of a ``skadapt synth-sts`` output (``source``, or its
     ``dataset/``), into ``out_dir``, which is replaced and appears only when complete."""
-    from datasets import load_from_disk
-
-    directory = source / "dataset" if (source / "dataset").is_dir() else source
-    pairs = list(load_from_disk(str(directory))["heldout"])
+    pairs = heldout_pairs(source)
     with atomic_dir(out_dir) as tmp:
         result = export_sheets(pairs, tmp, annotators=annotators, seed=seed, language=language)
     return {**result, "dir": str(out_dir)}
+
+
+SOURCES = (
+    "annotate export reads a synth-sts output directory with dataset/ (a saved DatasetDict with a heldout "
+    "split) or a robustness output directory with rewrites/"
+)
+
+
+def _found(path: Path) -> str:
+    """What ``path`` is, in words, for a message."""
+    if not path.exists():
+        return "no such directory"
+    if not path.is_dir():
+        return "a file"
+    names = sorted(child.name + ("/" if child.is_dir() else "") for child in path.iterdir())
+    if not names:
+        return "an empty directory"
+    if (path / "state.json").is_file() and (path / "dataset_info.json").is_file():
+        return "a saved Dataset, not a DatasetDict with splits"
+    more = f" and {len(names) - 8} more" if len(names) > 8 else ""
+    return f"a directory with {', '.join(names[:8])}{more}"
+
+
+def heldout_pairs(source: Path) -> list[dict[str, Any]]:
+    """The ``heldout`` split of a ``skadapt synth-sts`` output (``source``, or its ``dataset/``).
+
+    Raises:
+        sheetio.SheetError: ``source`` is not such an output; the message says what it must be and what
+            was found.
+    """
+    from datasets import load_from_disk
+
+    directory = source / "dataset" if (source / "dataset").is_dir() else source
+    if not (directory / "dataset_dict.json").is_file():
+        raise sheetio.SheetError(f"{source}: {_found(directory)}; {SOURCES}")
+    splits = load_from_disk(str(directory))
+    if "heldout" not in splits:
+        raise sheetio.SheetError(
+            f"{directory}: no heldout split (it has {', '.join(splits) or 'none'}); {SOURCES}"
+        )
+    return list(splits["heldout"])
 
 
 def read_key(out_dir: Path) -> dict[str, dict[str, Any]]:
