@@ -181,6 +181,9 @@ def test_renorm_command_stops_on_an_unreachable_evaluation_task(
     assert result.exit_code == 1, result.output
     text = " ".join(result.output.split())
     assert "SlovakSumRetrieval" in text and "cannot be reached" in text and not out.exists()
+    # what the command's user can change: its own option, never a recipe field it has no way to set
+    assert "or leave SlovakSumRetrieval out of --exclude-tasks" in text, text
+    assert "contamination.allow" not in text and "evaluate." not in text
 
 
 def test_evaluate(tiny_models: dict[str, Path], tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from skadapt.commands.options import Options, config_command
-from skadapt.console import console, handle_errors, out
+from skadapt.console import console, fail, handle_errors, out
 from skadapt.export.config import ExportConfig
 from skadapt.results import ExportReport
 
@@ -39,17 +39,21 @@ def command(
     `skadapt evaluate OUT/model/onnx/<file>.onnx OUT/static MODEL`. Runs as the recipe's export stage does."""
     from skadapt.api import export_tiers
     from skadapt.export.stage import MODEL_DIR
+    from skadapt.tasks.contamination import UnreachableTestDataError
 
     console.print(f"export {model}: tiers {', '.join(config.tiers)}")
-    export_tiers(
-        model,
-        config,
-        language=language,
-        out=out_dir,
-        seed=seed,
-        eval_tasks=tasks or (),
-        overwrite=overwrite,
-    )
+    try:  # the unreachable task is named as this command's option, not as a recipe field
+        export_tiers(
+            model,
+            config,
+            language=language,
+            out=out_dir,
+            seed=seed,
+            eval_tasks=tasks or (),
+            overwrite=overwrite,
+        )
+    except UnreachableTestDataError as error:
+        fail(error.for_command("--tasks"))
     report = ExportReport.read(out_dir)
     out.print((out_dir / "export.md").read_text(encoding="utf-8"))
     for tier, rel in (report.tiers if report is not None else {}).items():

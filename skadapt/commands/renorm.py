@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from skadapt.commands.options import Options, config_command
-from skadapt.console import console, handle_errors, out, usage_error
+from skadapt.console import console, fail, handle_errors, out, usage_error
 from skadapt.renorm.config import RenormConfig
 from skadapt.results.renorm import RenormReport
 
@@ -63,6 +63,7 @@ def command(
     """
     from skadapt.api import renormalize
     from skadapt.languages import resolve_language
+    from skadapt.tasks.contamination import UnreachableTestDataError
 
     lang = resolve_language(language) if language is not None else None
     if config.corpus is None:
@@ -77,15 +78,18 @@ def command(
         f"renorm {config.method}: estimating the mean of {model} on {config.corpus} "
         f"({config.samples} sentences)"
     )
-    result = renormalize(
-        model,
-        config,
-        language=lang or _corpus_language(config.corpus),
-        out=out_dir,
-        seed=seed,
-        eval_tasks=exclude_tasks or (),
-        overwrite=overwrite,
-    )
+    try:  # the unreachable task is named as this command's option, not as a recipe field
+        result = renormalize(
+            model,
+            config,
+            language=lang or _corpus_language(config.corpus),
+            out=out_dir,
+            seed=seed,
+            eval_tasks=exclude_tasks or (),
+            overwrite=overwrite,
+        )
+    except UnreachableTestDataError as error:
+        fail(error.for_command("--exclude-tasks"))
     report = RenormReport.parse(result) if isinstance(result, dict) else result
     out.print(
         f"[green]saved[/] {out_dir}: {report.method}, ||mu|| = {report.mu_norm:.4f} from {report.samples} "

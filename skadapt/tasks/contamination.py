@@ -55,6 +55,42 @@ class ContaminationCheckError(SkadaptError):
     """The check cannot read an evaluation task's test data (the run stops: the check fails closed)."""
 
 
+class UnreachableTestDataError(ContaminationCheckError):
+    """An evaluation task's test data cannot be reached and unchecked data is not allowed.
+
+    Its message tells a recipe's user what to change (recipe fields); :meth:`for_command` tells a stage
+    command's user, who has neither ``evaluate.dataset_mirrors`` nor ``contamination.allow`` to set.
+
+    Attributes:
+        unreachable: Task -> why its data cannot be reached.
+    """
+
+    REACHABLE = (
+        "Make it reachable (network, HF_TOKEN for gated data, no HF_HUB_OFFLINE/HF_DATASETS_OFFLINE without "
+        "a cached copy)"
+    )
+
+    def __init__(self, unreachable: dict[str, str], section: str) -> None:
+        self.unreachable = dict(unreachable)
+        super().__init__(
+            f"{self._head()}, so the training data cannot be checked against it. {self.REACHABLE}, point the "
+            "task at a local copy with evaluate.dataset_mirrors, leave the task out of the evaluation with "
+            f"evaluate.exclude_tasks, or set {section}.contamination.allow: true to go on without checking it"
+        )
+
+    def _head(self) -> str:
+        details = "; ".join(f"{name} ({reason})" for name, reason in sorted(self.unreachable.items()))
+        return f"contamination check: the test data of evaluation task(s) {details} cannot be reached"
+
+    def for_command(self, option: str) -> str:
+        """The message for a stage command whose ``option`` names the evaluation tasks."""
+        names = ", ".join(sorted(self.unreachable))
+        return (
+            f"{self._head()}, so its test texts cannot be kept apart. {self.REACHABLE}, "
+            f"or leave {names} out of {option} (a local suite, a suite .yaml, is read from disk)"
+        )
+
+
 class _PunctuationToSpace(dict[int, str]):
     """A ``str.translate`` table: punctuation and symbols (Unicode categories P*, S*) to a space, every
     other character to itself; filled as characters are first met."""
@@ -325,22 +361,14 @@ def gather_test_texts(
     ``allow``.
 
     Raises:
-        ContaminationCheckError: A task's data is unreachable and ``allow`` is False, or reading a task's
-            data fails otherwise (whatever ``allow`` says).
+        UnreachableTestDataError: A task's data is unreachable and ``allow`` is False.
+        ContaminationCheckError: Reading a task's data fails otherwise (whatever ``allow`` says).
     """
     test_texts, unreachable = collect_test_texts(
         eval_tasks, language=language, mirrors=mirrors, exclude=exclude
     )
     if unreachable and not allow:
-        details = "; ".join(f"{name} ({reason})" for name, reason in sorted(unreachable.items()))
-        raise ContaminationCheckError(
-            f"contamination check: the test data of evaluation task(s) {details} cannot be reached, so "
-            "the training data cannot be checked against it. Make it reachable (network, HF_TOKEN for "
-            "gated data, no HF_HUB_OFFLINE/HF_DATASETS_OFFLINE without a cached copy), point the task at a "
-            "local copy with evaluate.dataset_mirrors, leave the task out of the evaluation with "
-            f"evaluate.exclude_tasks, or set {section}.contamination.allow: true to go on "
-            "without checking it"
-        )
+        raise UnreachableTestDataError(unreachable, section)
     for name, reason in sorted(unreachable.items()):
         log.warning(
             "contamination check: evaluation task %s NOT CHECKED, its test data is unreachable (%s); "
