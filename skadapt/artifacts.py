@@ -95,6 +95,11 @@ def atomic_dir(target: Path, *, overwrite: bool = True) -> Iterator[Path]:
     replace_dir(tmp, target)
 
 
+def not_a_directory(path: Path) -> str:
+    """Why ``path`` is no directory, for a message: ``a file, not a directory`` or ``no such directory``."""
+    return "a file, not a directory" if path.exists() else "no such directory"
+
+
 def refuse_nonempty(target: Path) -> None:
     """Refuse an output directory that already holds something (the commands' rule without --overwrite).
 

@@ -334,7 +334,7 @@ def load_candidates(path: Path) -> list[Candidate]:
 
     from skadapt.recipe import RecipeError, format_validation_error, load_recipe_data
 
-    data = load_recipe_data(path)
+    data = load_recipe_data(path, "candidates file")
     try:
         return Candidates.model_validate(data).candidates
     except ValidationError as error:

@@ -248,20 +248,33 @@ def apply_override(data: dict[str, Any], path: list[str], value: Any) -> None:
             raise OptionError(f"--set {'.'.join(path)}: {'.'.join(path[:i])} is not a section")
 
 
-def load_recipe_data(path: str | Path) -> dict[str, Any]:
-    """Read a recipe YAML file into a dict, with file-named errors."""
+def load_recipe_data(path: str | Path, kind: str = "recipe") -> dict[str, Any]:
+    """Read a recipe YAML file into a dict, with file-named errors (``kind``: what the file is, as the
+    messages call it: ``recipe``, ``candidates file``)."""
     path = Path(path)
+    noun = kind if kind.endswith("file") else f"{kind} file"
+    if path.is_dir():
+        raise RecipeError(f"{path}: a directory, not a {noun}")
     if not path.is_file():
-        raise RecipeError(f"{path}: recipe file not found")
+        raise RecipeError(f"{path}: {noun} not found")
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as error:
-        raise RecipeError(f"{path}: not valid YAML: {error}") from None
+        raise RecipeError(f"{path}: not valid YAML: {yaml_problem(error)}") from None
     if data is None:
-        raise RecipeError(f"{path}: the recipe is empty")
+        raise RecipeError(f"{path}: the {kind} is empty")
     if not isinstance(data, dict):
-        raise RecipeError(f"{path}: a recipe must be a mapping of fields, got {type(data).__name__}")
+        raise RecipeError(f"{path}: a {kind} must be a mapping of fields, got {type(data).__name__}")
     return data
+
+
+def yaml_problem(error: yaml.YAMLError) -> str:
+    """A YAML parser's error on one line: where (line, column, 1-based) and what."""
+    mark = getattr(error, "problem_mark", None)
+    problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+    context = getattr(error, "context", None)
+    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+    return f"{where}{problem}" + (f" ({context})" if context else "")
 
 
 def validate_recipe(data: dict[str, Any], source: str = "<recipe>") -> Recipe:

@@ -223,6 +223,34 @@ DATA_ERRORS = {
         ["annotate", "export", "{tmp}/gone", "--out", "{tmp}/o", "--language", "slk"],
         "{tmp}/gone: no such directory; annotate export reads a synth-sts output directory",
     ),
+    "recipe that is not YAML": (
+        ["train", "{tmp}/broken.yaml"],
+        "{tmp}/broken.yaml: not valid YAML: line 2, column 1: expected ',' or ']', but got '<stream end>'",
+    ),
+    "recipe that is a directory": (
+        ["recipe", "show", "{tmp}/full"],
+        "{tmp}/full: a directory, not a recipe file",
+    ),
+    "llm select without its candidates file": (
+        ["llm", "select", "{tmp}/missing.yaml", "--language", "slk", "--out", "{tmp}/o"],
+        "{tmp}/missing.yaml: candidates file not found",
+    ),
+    "llm select candidates file that is no mapping": (
+        ["llm", "select", "{tmp}/file.txt", "--language", "slk", "--out", "{tmp}/o"],
+        "{tmp}/file.txt: a candidates file must be a mapping of fields, got str",
+    ),
+    "publish a file": (
+        ["publish", "{tmp}/file.txt", "--repo-id", "me/m", "--dry-run"],
+        "{tmp}/file.txt: a file, not a directory; give a run directory or a model directory",
+    ),
+    "annotate agreement on a file": (
+        ["annotate", "agreement", "{tmp}/file.txt"],
+        "{tmp}/file.txt: a file, not a directory; give the directory `skadapt annotate export --out` wrote",
+    ),
+    "human score on a file": (
+        ["human", "score", "{tmp}/file.txt"],
+        "{tmp}/file.txt: a file, not a directory; give the directory `skadapt human export --out` wrote",
+    ),
     "finetune onto a non-empty --out": (
         [
             "finetune",
@@ -247,11 +275,16 @@ DATA_ERRORS = {
 def test_data_and_run_errors_exit_1(args: list[str], message: str, tmp_path: Path) -> None:
     (tmp_path / "bad.yaml").write_text("name: x\nlanguage: slk\nbase_model: m\ntrim:\n  vocab_sizee: 5\n")
     (tmp_path / "empty.yaml").write_text("name: x\nlanguage: slk\nbase_model: m\n")
+    (tmp_path / "broken.yaml").write_text("name: [x\n")
+    (tmp_path / "file.txt").write_text("a line\n")
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "kept.txt").write_text("a person's file\n")
     result = runner.invoke(app, _args(args, tmp_path), env={"COLUMNS": "200"})
     assert result.exit_code == 1, result.output
     assert message.replace("{tmp}", str(tmp_path)) in _flat(result.output)
+    assert len(result.output.strip().splitlines()) <= 2, (
+        result.output
+    )  # one message (after one progress line)
     assert (tmp_path / "full" / "kept.txt").read_text() == "a person's file\n"
 
 

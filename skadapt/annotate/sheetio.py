@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from skadapt.artifacts import OutputExistsError, refuse_nonempty, write_json
+from skadapt.artifacts import OutputExistsError, not_a_directory, refuse_nonempty, write_json
 from skadapt.errors import SkadaptError
 
 ITEM_ID = "item_id"
@@ -166,8 +166,8 @@ def read_key(path: Path) -> dict[str, dict[str, Any]]:
     """
     if not path.parent.is_dir():
         raise SheetError(
-            f"{path.parent}: no such directory; give the directory `skadapt annotate export --out` wrote "
-            f"(it holds {path.name} and sheets/)"
+            f"{path.parent}: {not_a_directory(path.parent)}; give the directory `skadapt annotate export "
+            f"--out` wrote (it holds {path.name} and sheets/)"
         )
     if not path.is_file():
         raise SheetError(f"{path}: the key written by the export is missing")

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from skadapt.annotate import sheetio
-from skadapt.artifacts import atomic_dir
+from skadapt.artifacts import atomic_dir, not_a_directory
 from skadapt.human.subset import Item, Subset, write_subset_suite
 
 ANSWER = "answer"
@@ -110,7 +110,8 @@ def read_key(directory: Path) -> list[Subset]:
     """
     if not directory.is_dir():
         raise sheetio.SheetError(
-            f"{directory}: no such directory; give the directory `skadapt human export --out` wrote"
+            f"{directory}: {not_a_directory(directory)}; give the directory `skadapt human export --out` "
+            "wrote"
         )
     subsets = []
     for path in sorted((directory / "key").glob("*.json")):

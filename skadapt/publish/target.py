@@ -242,7 +242,8 @@ def find_target(path: Path, repo_id: str = "ORG/NAME") -> Target:
     """
     path = Path(path)
     if not path.is_dir():
-        raise PublishError(f"{path}: no such directory; give a run directory or a model directory")
+        missing = artifacts.not_a_directory(path)
+        raise PublishError(f"{path}: {missing}; give a run directory or a model directory")
     refuse_export_part(path, repo_id)
     if is_model_dir(path):
         stage, manifest = _own_stage(path)
