@@ -134,6 +134,31 @@ USAGE_ERRORS = {
         ["evaluate", "A=org/m", "--tasks", SUITE, "--prompt-policy", "STS"],
         "--prompt-policy 'STS': expected KEY=VALUE",
     ),
+    "evaluate --prompt-policy unknown task type": (
+        ["evaluate", "A=org/m", "--tasks", SUITE, "--prompt-policy", "BOGUS=query: "],
+        "--prompt-policy BOGUS: not an mteb task type",
+    ),
+    "robustness --prompt-policy unknown task type": (
+        [
+            *["robustness", "A=org/m", "--language", "slk", "--out", "{tmp}/o", "--llm-model", "m"],
+            *["--prompt-policy", "Sts=query: "],
+        ],
+        "--prompt-policy Sts: not an mteb task type",
+    ),
+    "renorm --set dev shorthand with a bad kind": (
+        [
+            *["renorm", "org/m", "--out", "{tmp}/o", "--corpus", "c.txt", "--set", "dev.kind=bogus"],
+            *["--set", "dev.source=d.jsonl"],
+        ],
+        "--set dev.kind: Input should be 'sts', 'retrieval', 'triplets', 'nli' or 'rte' (got 'bogus')",
+    ),
+    "finetune --set a dataset's unknown field": (
+        [
+            *["finetune", "org/m", "--out", "{tmp}/o", "--language", "slk"],
+            *["--set", "datasets=[{name: d, kind: sts, sourc: d.jsonl}]"],
+        ],
+        "--set datasets (0.sourc): unknown field; did you mean 'source'? finetune.datasets.0 fields: name,",
+    ),
     "evaluate --human without --out": (
         ["evaluate", "A=org/m", "--tasks", SUITE, "--human", "{tmp}"],
         "--human needs --out",
@@ -251,6 +276,11 @@ DATA_ERRORS = {
         ["human", "score", "{tmp}/file.txt"],
         "{tmp}/file.txt: a file, not a directory; give the directory `skadapt human export --out` wrote",
     ),
+    "evaluate an mteb task misspelled": (
+        ["evaluate", "A=org/m", "--tasks", "SlovakSTSS"],
+        "--tasks 'SlovakSTSS': not an mteb benchmark, an mteb task or a suite .yaml file; did you mean "
+        "'SlovakSTS'?",
+    ),
     "finetune onto a non-empty --out": (
         [
             "finetune",
@@ -286,6 +316,13 @@ def test_data_and_run_errors_exit_1(args: list[str], message: str, tmp_path: Pat
         result.output
     )  # one message (after one progress line)
     assert (tmp_path / "full" / "kept.txt").read_text() == "a person's file\n"
+
+
+def test_a_rejected_value_is_quoted_once(tmp_path: Path) -> None:
+    args = ["publish-dataset", str(tmp_path), "--repo-id", "bad id!", "--dry-run"]
+    result = runner.invoke(app, args, env={"COLUMNS": "200"})
+    assert result.exit_code == 2, result.output
+    assert "--repo-id: repo_id must be ORG/NAME" in result.output and result.output.count("bad id!") == 1
 
 
 def test_annotate_export_names_the_split_it_needs(tmp_path: Path) -> None:

@@ -52,6 +52,16 @@ def labelled_models(values: list[str]) -> dict[str, str]:
     return {label: resolve_model(path) for label, path in models.items()}
 
 
+def check_prompt_policy(policy: dict[str, str] | None) -> None:
+    """A ``--prompt-policy`` key that is no mteb task type is a usage error, before any model loads."""
+    from skadapt.tasks.runner import EvaluationError, validate_prompt_policy
+
+    try:
+        validate_prompt_policy(policy or {}, "--prompt-policy")
+    except EvaluationError as error:
+        usage_error(str(error))
+
+
 def _require_local_languages(specs: list[str]) -> None:
     """Without --language every local task must declare its language (in the task or the suite)."""
     from skadapt.tasks.selection import suites_in
@@ -118,6 +128,7 @@ def command(
         usage_error("--human needs --out (the comparison is written into the report)")
     if human is not None and not (human / HUMAN_SCORES).is_file():
         fail(f"{human}: no {HUMAN_SCORES}; fill the sheets and run `skadapt human score {human}`")
+    check_prompt_policy(config.prompt_policy)
     if language is None:
         _require_local_languages(list(config.tasks))
     labelled = labelled_models(models)

@@ -213,6 +213,9 @@ def _spelled(loc: tuple[str, ...], origins: dict[tuple[str, ...], str], section:
         if loc[:end] in origins:
             rest = ".".join(loc[end:])
             return origins[loc[:end]] + (f" ({rest})" if rest else "")
+    for path, typed in origins.items():  # a shorthand the model rewrote (dev.kind -> dev.sets.0.kind)
+        if len(path) > 1 and path[0] == loc[0] and path[-1] == loc[-1]:
+            return typed
     return ".".join((section, *loc))
 
 
@@ -228,15 +231,18 @@ def _option_error(
         loc = tuple(str(part) for part in item["loc"])
         where = _spelled(loc, origins, section)
         if item["type"] == "extra_forbidden":
-            allowed = allowed_fields(model, loc[:-1]) or []
+            allowed = allowed_fields(model, tuple(item["loc"][:-1])) or []
             hint = difflib.get_close_matches(loc[-1], allowed, n=1)
             known = f"did you mean {hint[0]!r}? " if hint else ""
-            problems.append(f"{where}: unknown field; {known}{section} fields: {', '.join(allowed)}")
+            there = ".".join((section, *loc[:-1]))
+            problems.append(f"{where}: unknown field; {known}{there} fields: {', '.join(allowed)}")
         elif item["type"] == "missing":
             problems.append(f"{where}: required (give it, or --set {'.'.join((section, *loc))}=...)")
         else:
             message = re.sub(r"^Value error, ", "", item["msg"])
-            problems.append(f"{where}: {message}{got(item.get('input'))}")
+            value = got(item.get("input"))
+            said = value.strip()[1:-1]  # "got 'x'": a validator's message may say it already
+            problems.append(f"{where}: {message}{'' if said and said in message else value}")
     return OptionError("invalid option: " + "; ".join(problems))
 
 

@@ -36,12 +36,13 @@ def command(
     """
     from skadapt.api import run_robustness
     from skadapt.artifacts import refuse_nonempty
-    from skadapt.commands.evaluate import labelled_models
+    from skadapt.commands.evaluate import check_prompt_policy, labelled_models
     from skadapt.languages import resolve_language
 
     lang = resolve_language(language)
     if not overwrite:  # before any model is fetched
         refuse_nonempty(out_dir)
+    check_prompt_policy(config.prompt_policy)
     labelled = labelled_models(models)
     specs = list(config.tasks) or list(lang.eval_tasks)
     console.print(f"robustness: {', '.join(labelled)} on {', '.join(specs)}; LLM {llm.backend}:{llm.model}")

@@ -84,7 +84,7 @@ def run_evaluation(
         for suite in (suites_in(task_specs) if bootstrap else [])
         if (kept := [t for t in suite.tasks if t.name not in excluded])
     ]
-    policy = validate_prompt_policy(prompt_policy)
+    policy = validate_prompt_policy(prompt_policy, "evaluate.prompt_policy")
     draws: dict[str, ModelDraws] = {}
 
     def bootstrap_model(label: str, model: Any) -> None:  # while mteb's embeddings are in the model's memo

@@ -28,8 +28,10 @@ class EvaluationError(SkadaptError):
     """A model cannot be loaded or a prompt policy is invalid."""
 
 
-def validate_prompt_policy(policy: dict[str, str]) -> dict[str, str]:
-    """Check that prompt-policy keys are mteb task types, optionally with ``-query``/``-document``.
+def validate_prompt_policy(policy: dict[str, str], field: str = "prompt_policy") -> dict[str, str]:
+    """Check that prompt-policy keys are mteb task types, optionally with ``-query``/``-document``;
+    ``field``: the policy's name in the message, as the caller's user writes it (``--prompt-policy``,
+    ``evaluate.prompt_policy``).
 
     Raises:
         EvaluationError: A key that is not a task type.
@@ -43,7 +45,7 @@ def validate_prompt_policy(policy: dict[str, str]) -> dict[str, str]:
         base = key.rsplit("-", 1)[0] if key.endswith(endings) else key
         if base not in types:
             raise EvaluationError(
-                f"prompt_policy: {key!r} is not an mteb task type (use e.g. STS, Clustering, "
+                f"{field} {key}: not an mteb task type (use e.g. STS, Clustering, "
                 "PairClassification, Classification, BitextMining, optionally with -query/-document)"
             )
     return policy

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,9 +42,10 @@ def mteb_tasks(spec: str, language: str | None = None) -> list[AbsTask]:
     try:
         task = mteb.get_task(spec)
     except (KeyError, ValueError) as error:
-        hint = str(error).strip("'\"")
+        similar = re.search(r"[Dd]id you mean:? (.+?)\??$", str(error).strip("'\" "))
+        hint = f"; did you mean {similar.group(1)}?" if similar else ""  # mteb's, when it has one
         raise TaskSelectionError(
-            f"--tasks {spec!r}: not an mteb benchmark, an mteb task or a suite .yaml file ({hint})"
+            f"--tasks {spec!r}: not an mteb benchmark, an mteb task or a suite .yaml file{hint}"
         ) from None
     if language is None:
         return [task]
