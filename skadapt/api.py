@@ -204,6 +204,7 @@ def run_stage(
         OutputExistsError: ``out`` is not empty and ``overwrite`` is not given.
         UnknownLanguageError: ``language`` is not registered.
         PipelineError: ``stage`` is not a stage.
+        SuiteError: A local suite among ``eval_tasks`` does not exist.
     """
     from functools import partial
 
@@ -213,6 +214,7 @@ def run_stage(
     from skadapt.pipeline.alone import run_alone
     from skadapt.stage import RunFacts
     from skadapt.stages import BY_NAME
+    from skadapt.tasks.suite import SuiteError, is_suite_spec
 
     if stage not in BY_NAME:
         raise PipelineError(f"stage {stage!r}: unknown; stages are {', '.join(STAGE_NAMES)}")
@@ -220,6 +222,9 @@ def run_stage(
     lang = resolve_language(language) if language is not None else None  # resolved once, here
     if not overwrite:  # before any model is fetched
         refuse_nonempty(out_dir)
+    for spec in eval_tasks or ():  # a local suite named here must exist (a recipe's are preflighted)
+        if is_suite_spec(str(spec)) and not Path(spec).is_file():
+            raise SuiteError(f"{spec}: task suite file not found")
     if models is None:
         refs: dict[str, str] = {}
     elif isinstance(models, Mapping):

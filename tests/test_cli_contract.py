@@ -281,6 +281,28 @@ DATA_ERRORS = {
         "--tasks 'SlovakSTSS': not an mteb benchmark, an mteb task or a suite .yaml file; did you mean "
         "'SlovakSTS'?",
     ),
+    "evaluate --human that does not exist": (
+        ["evaluate", "A=org/m", "--tasks", SUITE, "--human", "{tmp}/gone", "--out", "{tmp}/o"],
+        "--human {tmp}/gone: no such directory; give the directory `skadapt human export --out` wrote",
+    ),
+    "a stage command's local suite that does not exist": (
+        ["trim", "org/m", "--out", "{tmp}/o", "--corpus", "c.txt", "--eval-tasks", "{tmp}/gone.yaml"],
+        "{tmp}/gone.yaml: task suite file not found",
+    ),
+    "synth-sts --prompt-template that does not exist": (
+        [
+            *["synth-sts", "--language", "slk", "--out", "{tmp}/o", "--llm-model", "m"],
+            *["--source", "{tmp}/file.txt", "--prompt-template", "{tmp}/gone.txt"],
+        ],
+        "--prompt-template: file not found: {tmp}/gone.txt",
+    ),
+    "robustness --validated that does not exist": (
+        [
+            *["robustness", "org/m", "--language", "slk", "--out", "{tmp}/o", "--llm-model", "m"],
+            *["--tasks", SUITE, "--validated", "{tmp}/gone.json"],
+        ],
+        "--validated: {tmp}/gone.json: no such file; give the validation.json `skadapt annotate agreement`",
+    ),
     "finetune onto a non-empty --out": (
         [
             "finetune",

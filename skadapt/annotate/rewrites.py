@@ -324,6 +324,11 @@ def validated_transforms(path: Path, transforms: list[str]) -> tuple[list[str], 
     Raises:
         SheetError: The file is missing or not a verdict.
     """
+    if not Path(path).is_file():
+        raise SheetError(
+            f"robustness.validated: {path}: no such file; give the validation.json `skadapt annotate "
+            "agreement` wrote"
+        )
     try:
         report = json.loads(Path(path).read_text(encoding="utf-8"))
         verdicts = report["transformations"]

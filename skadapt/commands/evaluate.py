@@ -126,6 +126,11 @@ def command(
 
     if human is not None and out_dir is None:
         usage_error("--human needs --out (the comparison is written into the report)")
+    if human is not None and not human.is_dir():
+        from skadapt.artifacts import not_a_directory
+
+        missing = not_a_directory(human)
+        fail(f"--human {human}: {missing}; give the directory `skadapt human export --out` wrote")
     if human is not None and not (human / HUMAN_SCORES).is_file():
         fail(f"{human}: no {HUMAN_SCORES}; fill the sheets and run `skadapt human score {human}`")
     check_prompt_policy(config.prompt_policy)

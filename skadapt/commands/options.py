@@ -30,6 +30,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
 from skadapt.config import OptionError, RecipeError, got
+from skadapt.errors import SkadaptError
 
 SET_HELP = "Set any field, nested ones too: KEY=VALUE with a YAML value (repeatable), e.g. --set {example}."
 CONFIG_HELP = "YAML of the {section} section, or a recipe holding one; command-line options win over it."
@@ -350,11 +351,30 @@ def config_command(function: Callable[..., Any]) -> Callable[..., Any]:
             built[name] = build_section(
                 model, fields, given, options, config_file=file, sets=routed.get(name, [])
             )
-        return function(**kwargs, **built)
+        try:
+            return function(**kwargs, **built)
+        except SkadaptError as error:
+            _respell(error, flags)
+            raise
 
+    flags = {
+        f"{options.section}.{spec.name}": spec.flag
+        for _, options, _, fields in sections.values()
+        for spec in fields
+    }
     wrapper.__signature__ = signature.replace(parameters=[*positional, *keyword])  # type: ignore[attr-defined]
     wrapper.__annotations__ = {p.name: p.annotation for p in [*positional, *keyword]}
     return wrapper
+
+
+def _respell(error: Exception, flags: dict[str, str]) -> None:
+    """A message that starts with a recipe field the command has as an option (``synth_sts.prompt_template:
+    file not found``, raised by the code a recipe runs too) names the option instead (``--prompt-template``).
+    """
+    text = str(error)
+    found = re.match(r"([a-z_]+\.[a-z_]+)(?=[:\s]|$)", text)
+    if found and found.group(1) in flags and error.args == (text,):
+        error.args = (flags[found.group(1)] + text[found.end() :],)
 
 
 def _recipe_sections(path: Path) -> set[str]:
