@@ -186,6 +186,29 @@ def test_renorm_command_stops_on_an_unreachable_evaluation_task(
     assert "contamination.allow" not in text and "evaluate." not in text
 
 
+def test_finetune_command_names_its_own_options_for_an_unreachable_task(
+    tiny_models: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The contamination check stops on an unreachable evaluation task; the command's user is told the
+    command's options (--eval-tasks, --set contamination.allow), not the recipe's evaluate.* fields."""
+    from tests.support.finetune_recipe import NLI_STS
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    out = tmp_path / "tuned"
+    source = NLI_STS[1]["source"]
+    args = ["finetune", str(tiny_models["unigram"]), "--out", str(out), "--language", "slk"]
+    args += ["--set", f"datasets=[{{name: sts, kind: sts, source: {source}}}]"]
+    args += ["--eval-tasks", "SlovakSumRetrieval"]
+    result = runner.invoke(app, args, env={"COLUMNS": "300"})
+    assert result.exit_code == 1, result.output
+    text = " ".join(result.output.split())
+    assert "SlovakSumRetrieval" in text and "cannot be reached" in text and not out.exists()
+    assert "leave SlovakSumRetrieval out of --eval-tasks" in text, text
+    assert "or --set contamination.allow=true to go on without checking it" in text
+    assert "evaluate." not in text and "finetune.contamination" not in text
+
+
 def test_evaluate(tiny_models: dict[str, Path], tmp_path: Path) -> None:
     suite = write_tiny_suite(tmp_path / "suite")
     section = {"tasks": [str(suite)], "models": ["base"], "bootstrap": 20}

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from skadapt.commands.options import Options, config_command
-from skadapt.console import console, handle_errors, out, usage_error
+from skadapt.console import console, fail, handle_errors, out, usage_error
 from skadapt.train.config import FinetuneConfig
 
 
@@ -55,6 +55,7 @@ def command(
     """
     from skadapt.api import finetune
     from skadapt.recipe import load_recipe, load_recipe_data
+    from skadapt.tasks.contamination import UnreachableTestDataError
     from skadapt.train.stage import REPORT
 
     recipe = None
@@ -64,16 +65,21 @@ def command(
         usage_error(
             "--language is required without a recipe (--config RECIPE): the evaluation tasks' language"
         )
-    summary = finetune(
-        model,
-        config,
-        language=language,
-        out=out_dir,
-        seed=seed,
-        eval_tasks=eval_tasks or None,
-        recipe=recipe,
-        overwrite=overwrite,
-    )
+    try:
+        summary = finetune(
+            model,
+            config,
+            language=language,
+            out=out_dir,
+            seed=seed,
+            eval_tasks=eval_tasks or None,
+            recipe=recipe,
+            overwrite=overwrite,
+        )
+    except UnreachableTestDataError as error:
+        if recipe is not None and eval_tasks is None:  # the tasks came from the recipe: its fields apply
+            raise
+        fail(error.for_command("--eval-tasks", allow="--set contamination.allow=true"))
     if summary is None:  # another rank of a distributed launch: rank 0 writes and reports
         return
     steps, dev = summary.steps, summary.dev

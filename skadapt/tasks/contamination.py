@@ -82,12 +82,15 @@ class UnreachableTestDataError(ContaminationCheckError):
         details = "; ".join(f"{name} ({reason})" for name, reason in sorted(self.unreachable.items()))
         return f"contamination check: the test data of evaluation task(s) {details} cannot be reached"
 
-    def for_command(self, option: str) -> str:
-        """The message for a stage command whose ``option`` names the evaluation tasks."""
+    def for_command(self, option: str, allow: str | None = None) -> str:
+        """The message for a stage command whose ``option`` names the evaluation tasks; ``allow``: how that
+        command lets unchecked data through, if it does."""
         names = ", ".join(sorted(self.unreachable))
+        leave = f"leave {names} out of {option} (a local suite, a suite .yaml, is read from disk)"
+        allowed = f", or {allow} to go on without checking it" if allow else ""
         return (
             f"{self._head()}, so its test texts cannot be kept apart. {self.REACHABLE}, "
-            f"or leave {names} out of {option} (a local suite, a suite .yaml, is read from disk)"
+            f"{'' if allow else 'or '}{leave}{allowed}"
         )
 
 
