@@ -322,7 +322,7 @@ def test_excluded_tasks_are_named_in_every_average(
     assert "| TinyBitext |" not in markdown
     unknown = CliRunner().invoke(app, [*args, *cache, "--exclude-tasks", "TinyNope"])
     assert unknown.exit_code == 1
-    assert "evaluate.exclude_tasks: 'TinyNope' is not a task of" in unknown.output
+    assert "--exclude-tasks: 'TinyNope' is not a task of" in unknown.output  # the option, as typed
 
 
 def test_report_figure_draws_the_reports_intervals_and_its_legend_hides_no_bar():
