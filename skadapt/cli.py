@@ -194,9 +194,9 @@ def _summary(loaded: Recipe, outcomes: list[StageOutcome]) -> None:
             out.print(f"do-no-harm {pair}: {verdict}{named}")
     published = by_stage.get("publish")
     if published is not None and published.result:
-        summary = PublishSummary.parse(published.result)
-        done = "dry run, nothing uploaded" if summary.dry_run else "uploaded"
-        for repository in summary.repositories:
+        publish = PublishSummary.parse(published.result)
+        done = "dry run, nothing uploaded" if publish.dry_run else "uploaded"
+        for repository in publish.repositories:
             out.print(f"publish ({done}) {repository.line()}", markup=False)
 
 
