@@ -192,9 +192,8 @@ def _summary(loaded: Recipe, outcomes: list[StageOutcome]) -> None:
             tasks = summary.harmed_tasks.get(pair)
             named = f" (below the margin on {', '.join(tasks)})" if tasks is not None else ""
             out.print(f"do-no-harm {pair}: {verdict}{named}")
-    published = by_stage.get("publish")
-    if published is not None and published.result:
-        publish = PublishSummary.parse(published.result)
+    publish = by_stage["publish"].result if "publish" in by_stage else None
+    if isinstance(publish, PublishSummary):
         done = "dry run, nothing uploaded" if publish.dry_run else "uploaded"
         for repository in publish.repositories:
             out.print(f"publish ({done}) {repository.line()}", markup=False)

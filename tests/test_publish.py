@@ -792,6 +792,20 @@ def test_publish_stage_of_a_recipe(tmp_path: Path, tiny_models: dict[str, Path])
     result = outcomes[1].result
     assert result.repo_id == "me/demo" and result.dry_run is True and result.url is None
     assert [(r.repo_id, r.folder, r.commit_url) for r in result.repositories] == [("me/demo", "upload", None)]
+    import io
+
+    from rich.console import Console
+
+    from skadapt import cli
+
+    printed = io.StringIO()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(cli, "out", Console(file=printed, width=200))
+        cli._summary(recipe, outcomes)  # what `skadapt train` prints after the run's table
+    assert (
+        "publish (dry run, nothing uploaded) me/demo: the trim model, its card and the run's reports, "
+        in (printed.getvalue())
+    )
     metadata, _ = read_card(tmp_path / "run" / "publish" / "upload" / "README.md")
     assert metadata["license"] == "mit" and metadata["language"] == ["sk"]
     manifest = json.loads((tmp_path / "run" / "publish" / "manifest.json").read_text())
