@@ -303,6 +303,10 @@ DATA_ERRORS = {
         ],
         "--validated: {tmp}/gone.json: no such file; give the validation.json `skadapt annotate agreement`",
     ),
+    "evaluate --dataset-mirrors onto a missing directory": (
+        ["evaluate", "A=org/m", "--tasks", "SlovakSTS", "--dataset-mirrors", "SlovakSTS={tmp}/gone"],
+        "--dataset-mirrors SlovakSTS: {tmp}/gone is not a directory (a local copy of mteb/SlovakSTS)",
+    ),
     "finetune onto a non-empty --out": (
         [
             "finetune",

@@ -74,7 +74,7 @@ def apply_mirror(task: AbsTask, mirror: str | Path) -> AbsTask:
     path = Path(mirror).expanduser()
     if not path.is_dir():
         raise TaskSelectionError(
-            f"dataset_mirrors.{task.metadata.name}: {path} is not a directory (a local copy of "
+            f"evaluate.dataset_mirrors {task.metadata.name}: {path} is not a directory (a local copy of "
             f"{task.metadata.dataset.get('path')})"
         )
     dataset = {**task.metadata.dataset, "path": str(path.resolve())}
@@ -126,7 +126,7 @@ def select_tasks(
     for name, mirror in (mirrors or {}).items():
         matches = [t for t in tasks if t.metadata.name == name]
         if not matches:
-            raise TaskSelectionError(f"dataset_mirrors: {name!r} is not among the selected tasks")
+            raise TaskSelectionError(f"evaluate.dataset_mirrors: {name!r} is not among the selected tasks")
         apply_mirror(matches[0], mirror)
     check_excluded(exclude, [t.metadata.name for t in tasks], specs)
     return [t for t in tasks if t.metadata.name not in exclude]
