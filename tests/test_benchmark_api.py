@@ -19,26 +19,6 @@ import skadapt
 BENCHMARK = Path(__file__).resolve().parents[1] / "benchmark"
 
 COMPONENTS: dict[str, set[str]] = {
-    # a stage's in-memory work, timed without the one-stage run around it
-    "matryoshka.py": {
-        "skadapt.evaluate.stage.run_evaluation",
-    },
-    # a stage's in-memory work, timed without the one-stage run around it
-    "llm_pilot.py": {
-        "skadapt.synth.run.synthesize_sts",
-    },
-    # a stage's in-memory work, timed without the one-stage run around it
-    "finetune_throughput.py": {
-        "skadapt.train.stage.finetune",
-    },
-    # a stage's in-memory work, timed without the one-stage run around it
-    "evaluate_overhead.py": {
-        "skadapt.evaluate.stage.run_evaluation",
-    },
-    # a stage's in-memory work, timed without the one-stage run around it
-    "dims_rotation.py": {
-        "skadapt.evaluate.stage.run_evaluation",
-    },
     # the planner's rate calibration: each data-path component's rate, alone (plan/rates/*.json)
     "data_rates.py": {
         "skadapt.tasks.contamination.overlapping_rows",
@@ -61,12 +41,6 @@ COMPONENTS: dict[str, set[str]] = {
         "skadapt.train.stage.training_texts",
     },
     # the export stage's pieces, each measured alone
-    "export_tiers.py": {
-        "skadapt.evaluate.stage.run_evaluation",
-        "skadapt.export.stage.export_tiers",
-        "skadapt.export.stage.speed_texts",
-        "skadapt.export.stage.training_corpus",
-    },
     "int8_variants.py": {
         "skadapt.evaluate.stage.run_evaluation",
         "skadapt.export.int8.choose",
