@@ -24,14 +24,7 @@ COMPONENTS: dict[str, set[str]] = {
         "skadapt.tasks.contamination.overlapping_rows",
         "skadapt.textsample.PARALLEL_AFTER",
         "skadapt.textsample.split_workers",
-        "skadapt.train.config.FinetuneDataset",
         "skadapt.train.datasets.build_task_datasets",
-    },
-    "gpu_check.py": {"skadapt.plan.rates.cpu_rates"},
-    "gpu_run.py": {
-        "skadapt.devices.GPU_ENCODE_BATCH",
-        "skadapt.devices.encode_batch_size",
-        "skadapt.devices.training_levers",
     },
     # the training texts the finetune stage hands to the dev sets, rebuilt outside a run
     "dev_overlap.py": {
