@@ -49,28 +49,16 @@ COMPONENTS: dict[str, set[str]] = {
         "skadapt.tasks.backends.load_sentence_model",
         "skadapt.tasks.contamination.gather_test_texts",
     },
-    "static_tier.py": {
-        "skadapt.evaluate.stage.run_evaluation",
-        "skadapt.export.config.StaticTraining",
-        "skadapt.export.speed.measure",
-        "skadapt.export.stage.speed_texts",
-        "skadapt.export.stage.training_corpus",
-        "skadapt.export.static.distill_static",
-        "skadapt.export.static_train.train_static",
-        "skadapt.tasks.backends.load_sentence_model",
-    },
     # the evaluation's scores and table without its report (several arms, one table)
     "renorm_prompt.py": {
         "skadapt.evaluate.aggregate.aggregate",
         "skadapt.evaluate.bootstrap.model_draws",
-        "skadapt.renorm.stage.renormalize",
         "skadapt.tasks.runner.evaluate_models",
         "skadapt.tasks.selection.suites_in",
     },
     "robustness_cost.py": {
         "skadapt.robustness.run.RobustnessPlan",
         "skadapt.robustness.run.build_variants",
-        "skadapt.robustness.run.run_robustness",
         "skadapt.tasks.runner.evaluate_model",
         "skadapt.tasks.runner.load_encoder",
     },
