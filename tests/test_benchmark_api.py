@@ -19,7 +19,8 @@ import skadapt
 BENCHMARK = Path(__file__).resolve().parents[1] / "benchmark"
 
 COMPONENTS: dict[str, set[str]] = {
-    # the planner's rate calibration: each data-path component's rate, alone (plan/rates/*.json)
+    # the planner's rate calibration: each data-path component's rate, alone (plan/rates/*.json), at the
+    # sizes where the sentence splitter goes parallel
     "data_rates.py": {
         "skadapt.tasks.contamination.overlapping_rows",
         "skadapt.textsample.PARALLEL_AFTER",
@@ -33,7 +34,7 @@ COMPONENTS: dict[str, set[str]] = {
         "skadapt.train.stage.dataset_texts",
         "skadapt.train.stage.training_texts",
     },
-    # the export stage's pieces, each measured alone
+    # every int8 variant scored on the suite: the export stage keeps only the one it chooses
     "int8_variants.py": {
         "skadapt.evaluate.stage.run_evaluation",
         "skadapt.export.int8.choose",
@@ -49,20 +50,23 @@ COMPONENTS: dict[str, set[str]] = {
         "skadapt.tasks.backends.load_sentence_model",
         "skadapt.tasks.contamination.gather_test_texts",
     },
-    # the evaluation's scores and table without its report (several arms, one table)
+    # the paired bootstrap of "All" between any two arms (the evaluation's draws; its report has the
+    # verdicts of neighbours only)
     "renorm_prompt.py": {
         "skadapt.evaluate.aggregate.aggregate",
         "skadapt.evaluate.bootstrap.model_draws",
         "skadapt.tasks.runner.evaluate_models",
         "skadapt.tasks.selection.suites_in",
     },
+    # the no-reuse arm: each rewritten task scored by a fresh model, as a script without skadapt would
     "robustness_cost.py": {
         "skadapt.robustness.run.RobustnessPlan",
         "skadapt.robustness.run.build_variants",
         "skadapt.tasks.runner.evaluate_model",
         "skadapt.tasks.runner.load_encoder",
     },
-    # renormalization's projection against its dev-set choice, step by step
+    # renormalization's dev choice against the evaluators it replaced: its bootstrap differences recorded
+    # inside the stage, the candidates rebuilt from its mu
     "renorm_projection.py": {
         "skadapt.renorm.stage.CONFIDENCE",
         "skadapt.renorm.stage.CandidateMap",
