@@ -181,10 +181,9 @@ def marginal(timed_runs: tuple[Timing, Timing], unit: str) -> dict[str, Any]:
 def measure(tokenizer: Path, scale: float = 1.0) -> dict[str, Any]:
     """Every data-path rate (see the module docstring); ``scale`` multiplies the sample sizes."""
 
-    from skadapt import count_source, read_rows, sample_sentences
+    from skadapt import FinetuneDataset, count_source, read_rows, sample_sentences
     from skadapt.tasks.contamination import overlapping_rows
     from skadapt.textsample import PARALLEL_AFTER, split_workers
-    from skadapt.train.config import FinetuneDataset
     from skadapt.train.datasets import build_task_datasets
 
     rng = random.Random(11)

@@ -2,8 +2,8 @@
 (truncate + renormalize, as the export stage makes it) beside a tier that projects the embedding on its top
 ``d`` right singular vectors — of the model's embeddings of a training-corpus sample (the ``query:`` and
 ``passage:`` encodings of the same sentences; no evaluation text), uncentered ("svd") or centered ("pca")
-— as a ``Dense`` + ``Normalize`` after its last module. One evaluation, the pipeline's table and verdicts
-(each tier against its model).
+— as a ``Dense`` + ``Normalize`` after its last module. Each tier scored beside its model by the public
+``run_evaluation`` (one evaluation per tier; its verdict: the tier against the model).
 
     nice -n 19 env OMP_NUM_THREADS=1 .venv/bin/python benchmark/dims_rotation.py \
         plain=/tmp/mrl/finetune-plain-nowise mrl=/tmp/mrl/finetune-mrl-nowise --out /tmp/bench_rotation
@@ -60,8 +60,7 @@ def main() -> None:
 
     from sentence_transformers import SentenceTransformer
 
-    from skadapt import iter_texts, sample_sentences
-    from skadapt.evaluate.stage import run_evaluation
+    from skadapt import EvaluationReport, iter_texts, run_evaluation, sample_sentences
 
     shutil.rmtree(args.out, ignore_errors=True)
     args.out.mkdir(parents=True)
@@ -73,11 +72,9 @@ def main() -> None:
         seed=recipe.seed, language=language, exclude=set(),
     )  # fmt: skip
     print(f"{len(sample.sentences)} corpus sentences from {args.corpus}")
-    models: dict[str, str] = {}
-    parents: dict[str, str] = {}
+    rows: list[tuple[str, float, str]] = []
     for spec in args.models:
         label, _, model_dir = spec.partition("=")
-        models[label] = model_dir
         dimension = SentenceTransformer(model_dir, device="cpu").get_embedding_dimension()
         export_dims(Path(model_dir), args.out / label, [args.dim], dimension)
         tiers = {f"{label}-dims-{args.dim}": args.out / label / f"dims-{args.dim}"}
@@ -86,19 +83,24 @@ def main() -> None:
             rotation_tier(
                 model_dir, sample.sentences, args.dim, kind == "pca", tiers[f"{label}-{kind}-{args.dim}"]
             )
-        models |= {name: str(path) for name, path in tiers.items()}
-        parents |= dict.fromkeys(tiers, label)
-    table, _, verdicts = run_evaluation(
-        recipe.evaluate, models, args.out / "evaluate", language=recipe.language, cache_dir=None,
-        seed=recipe.seed, parents=parents,
-    )  # fmt: skip
-    means = {row.model: row.all for row in table.rows}
-    loss = {v.b: v for v in verdicts}
-    for label in models:
-        verdict = loss.get(label)
-        delta = f"{verdict.mean_diff:+.2f} [{verdict.ci_low:+.2f}, {verdict.ci_high:+.2f}]" if verdict else ""
-        print(f"{label:22} {means[label]:7.2f}  {delta}")
-    print(f"report: {args.out / 'evaluate' / 'report.md'}")
+        # one evaluation per tier, the model before it (its verdict: the tier against the model); the
+        # model's mteb scores come from the evaluations' shared result cache after the first
+        for index, (name, path) in enumerate(tiers.items()):
+            out = args.out / "evaluate" / name
+            run_evaluation(
+                {label: model_dir, name: str(path)}, recipe.evaluate, language=recipe.language, out=out,
+                seed=recipe.seed,
+            )  # fmt: skip
+            report = EvaluationReport.read(out)
+            assert report is not None, f"{out}: the evaluation wrote no report"
+            means = {model: row.All for model, row in report.rows().items()}
+            if index == 0:
+                rows.append((label, means[label], ""))
+            v = report.verdicts[0]
+            rows.append((name, means[name], f"{v.mean_diff:+.2f} [{v.ci_low:+.2f}, {v.ci_high:+.2f}]"))
+    for name, mean, delta in rows:
+        print(f"{name:22} {mean:7.2f}  {delta}")
+    print(f"reports: {args.out / 'evaluate'}/<tier>/report.md")
 
 
 if __name__ == "__main__":

@@ -1,12 +1,13 @@
 """Overhead of ``skadapt evaluate`` over ``mteb.evaluate`` on the same work; the bootstrap's own cost;
 length-sorted batching throughput.
 
-1. Same work: the local Slovak suite through skadapt's ``run_evaluation`` with ``bootstrap=0`` (task
-   selection, model loading, prompt wiring, one ``mteb.evaluate`` per task, result files, report.md/json
-   and plot) vs the same suite through ``mteb.evaluate`` directly (the suite's task objects built by
-   skadapt's ``select_tasks``, ``SentenceTransformer`` + mteb's ``SentenceTransformerEncoderWrapper`` with
-   the same prompts, one call for all tasks). Both without a result cache, same batch size and prompt
-   policy (the demo recipe's E5 policy); the task scores of both sides are compared.
+1. Same work: the local Slovak suite through skadapt's public ``run_evaluation`` with ``bootstrap=0``
+   (a one-stage run: task selection, model loading, prompt wiring, one ``mteb.evaluate`` per task, result
+   files, report.md/json and plot, the run's scratch directory, manifest and rename) vs the same suite
+   through ``mteb.evaluate`` directly (the suite's task objects built by skadapt's ``select_tasks``,
+   ``SentenceTransformer`` + mteb's ``SentenceTransformerEncoderWrapper`` with the same prompts, one call
+   for all tasks). Both without cached results (skadapt's run gets a fresh cache directory), same batch
+   size and prompt policy (the demo recipe's E5 policy); the task scores of both sides are compared.
    ratio = mteb / skadapt (1.0: no overhead; goal >= 0.95).
 2. The bootstrap (``evaluate.bootstrap``, default 1000 resamples, per-task CIs): it reduces each task to
    per-item statistics from the model's embeddings (served from the evaluation's embedding memo where
@@ -64,18 +65,20 @@ def default_suite() -> Path:
 
 
 def skadapt_side(model: str, suite: Path, bootstrap: int) -> tuple[float, dict[str, float]]:
-    """Seconds for ``run_evaluation`` (no cache; results and report written), and its task scores."""
-    from skadapt import EvaluateConfig
-    from skadapt.evaluate.stage import run_evaluation
+    """Seconds for ``run_evaluation`` (a one-stage run into a fresh directory: an empty result cache,
+    results, report and manifest written), and its task scores (read back from its report)."""
+    from skadapt import EvaluateConfig, EvaluationReport, run_evaluation
 
     config = EvaluateConfig(
         tasks=[str(suite)], prompt_policy=POLICY, batch_size=BATCH_SIZE, bootstrap=bootstrap
     )
-    start = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
-        table, _, _ = run_evaluation(config, {"m": model}, Path(tmp), language="slk", cache_dir=None)
-    seconds = time.perf_counter() - start
-    return seconds, {task: round(score, 4) for task, score in table.rows[0].tasks.items()}
+        start = time.perf_counter()
+        run_evaluation({"m": model}, config, language="slk", out=Path(tmp) / "evaluate")
+        seconds = time.perf_counter() - start
+        report = EvaluationReport.read(Path(tmp) / "evaluate")
+    assert report is not None, "the evaluation wrote no report"
+    return seconds, {task: round(score, 4) for task, score in report.rows()["m"].tasks.items()}
 
 
 def mteb_side(model: str, suite: Path) -> tuple[float, dict[str, float]]:

@@ -1,6 +1,8 @@
 """Deployment tiers vs the PyTorch model they come from: texts/s, peak memory and size (side by side in one
 run, each model in its own process on the same texts and threads) and quality on an evaluation suite
-(the same table and verdicts as the pipeline: each tier's mean Δ with its 90% interval).
+(the same table and verdicts as the pipeline: each tier's mean Δ with its 90% interval). The public
+``export_tiers`` and ``run_evaluation``, each a one-stage run: the export's time includes its directory
+handling.
 
     OMP_NUM_THREADS=2 .venv/bin/python benchmark/export_tiers.py runs/demo_sk/finetune \
         --suite data/demo_sk/suite/suite.yaml --out /tmp/bench_export
@@ -15,12 +17,7 @@ import shutil
 import time
 from pathlib import Path
 
-from skadapt import ExportConfig
-from skadapt.export.stage import (
-    export_tiers,
-    speed_texts,
-    training_corpus,
-)
+from skadapt import EvaluateConfig, EvaluationReport, ExportConfig, ExportReport
 
 DEMO_POLICY = dict.fromkeys(
     ("STS", "PairClassification", "Classification", "Clustering", "BitextMining"), "query: "
@@ -37,38 +34,32 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
 
-    from skadapt import EvaluateConfig
-    from skadapt.evaluate.stage import run_evaluation
+    from skadapt import export_tiers, run_evaluation
 
     shutil.rmtree(args.out, ignore_errors=True)
     args.out.mkdir(parents=True)
     config = ExportConfig(speed_texts=args.texts, speed_repeats=args.repeats)
-    texts = speed_texts(config, [args.suite], None, 42)
     start = time.perf_counter()
-    corpus = training_corpus(  # the static tier's (export.static_training's default corpus)
-        config,
-        args.model,
-        finetune_dir=None,
-        eval_tasks=[args.suite],
-        test_texts=None,
-        language="sk",
-        seed=42,
+    # the export stage as a one-stage run: speed texts from the suite, the static tier's corpus
+    # (export.static_training's default), the tiers and their speed runs
+    summary = export_tiers(
+        args.model, config, language="slk", out=args.out / "export", eval_tasks=[args.suite]
     )
-    report = export_tiers(args.model, args.out, config, texts, corpus, 42)
     print(f"export: {time.perf_counter() - start:.1f} s (incl. the speed runs)")
-    models = {"final": args.model, **{t: str(args.out / rel) for t, rel in report["tiers"].items()}}
-    table, _, verdicts = run_evaluation(
-        EvaluateConfig(tasks=[args.suite], prompt_policy=DEMO_POLICY),
-        models,
-        args.out / "evaluate",
-        language="slk",
-        cache_dir=None,
-        parents=dict.fromkeys(report["tiers"], "final"),
+    report = ExportReport.read(args.out / "export")
+    assert report is not None, "the export wrote no report"
+    models = {"final": args.model, **{t: str(args.out / "export" / rel) for t, rel in report.tiers.items()}}
+    # the tiers are compared with "final", the model their export report names
+    evaluation = args.out / "evaluate"
+    run_evaluation(
+        models, EvaluateConfig(tasks=[args.suite], prompt_policy=DEMO_POLICY), language="slk", out=evaluation
     )
-    means = {row.model: row.All for row in table.rows}
-    loss = {v.b: v for v in verdicts}
-    speed = report["speed"]
-    parity = report["parity"]
+    scores = EvaluationReport.read(evaluation)
+    assert scores is not None, "the evaluation wrote no report"
+    means = {label: row.All for label, row in scores.rows().items()}
+    loss = {v.b: v for v in scores.verdicts}
+    speed = report.speed
+    parity = summary.parity
     print(
         f"fp32 ONNX max |Δ| {parity['fp32_max_abs_delta']:.2e}; int8 mean cosine "
         f"{parity.get('int8_mean_cosine', float('nan')):.4f}"

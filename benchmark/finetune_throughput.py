@@ -2,9 +2,11 @@
 
 Both sides do the whole job, from reading the JSONL files to a saved model, in their own subprocess:
 
-- skadapt: ``skadapt.train.stage.finetune`` (recipe validation, dataset reading/building and checks,
-  prompt resolution, the contamination check (no evaluation tasks), model loading, training, saving the
-  model and ``training_report.json``);
+- skadapt: the public ``skadapt.finetune`` (recipe validation, the one-stage run's directory handling:
+  its input key, a scratch directory beside the output, the atomic rename; dataset reading/building and
+  checks, prompt resolution, the contamination check (no evaluation tasks), model loading, training,
+  saving the model and ``training_report.json``, removing the scratch directory with the trainer's
+  checkpoint);
 - plain: what a user writes with sentence-transformers alone: ``json`` lines -> ``Dataset.from_dict``
   (the same triplets, pairs and 0-1 scaled STS pairs), ``SentenceTransformer(model)``,
   ``SentenceTransformerTrainer`` with the same arguments and losses, ``model.save``.
@@ -91,14 +93,16 @@ def recipe_data(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run_skadapt(args: argparse.Namespace) -> dict[str, Any]:
-    """skadapt's finetune stage, end to end (its imports included)."""
-    from skadapt import validate_recipe
-    from skadapt.train.stage import finetune
+    """skadapt's finetune stage, end to end (its imports included): the public ``finetune``, a one-stage
+    run into ``args.out`` (its scratch directory, the trainer's checkpoint, is a sibling it removes)."""
+    from skadapt import TrainingReport, finetune, validate_recipe
 
     recipe = validate_recipe(recipe_data(args))
-    finetune(recipe.context("finetune", args.model, args.out, args.work))
-    report = json.loads((args.out / "training_report.json").read_text(encoding="utf-8"))
-    return {"metrics": report["train_metrics"], "loss_curve": report["loss_curve"]}
+    assert recipe.finetune is not None
+    finetune(args.model, recipe.finetune, language=recipe.language, out=args.out, recipe=recipe)
+    report = TrainingReport.read(args.out)
+    assert report is not None, f"{args.out}: no training report"
+    return {"metrics": report.train_metrics, "loss_curve": report.loss_curve}
 
 
 def _jsonl(path: Path) -> list[dict[str, Any]]:

@@ -370,7 +370,6 @@ def measure_host(tokenizer_json: Path, smoke: bool) -> dict[str, Any]:
     file's (``benchmark/plan_fixed_costs.py``, the same two lists), and a fresh process's start with the
     imports of a speed-round process (wall seconds; its model's load comes on top)."""
     from skadapt import count_wordfreq
-    from skadapt.plan.rates import cpu_rates
 
     tokenizer = tokenizer_json.read_text(encoding="utf-8")
     start, words = time.process_time(), 0
@@ -384,11 +383,23 @@ def measure_host(tokenizer_json: Path, smoke: bool) -> dict[str, Any]:
         "wordfreq_forms_per_s": round(forms_per_s),
         "process_start_s": round(time.perf_counter() - wall, 2),
     }
-    cpu = cpu_rates()
-    here = cpu.fixed("wordfreq_forms_per_s") if cpu is not None else None
+    here = cpu_file_figure("wordfreq_forms_per_s")
     if here:
         host["core_speed"] = round(forms_per_s / here, 2)
     return host
+
+
+def cpu_file_figure(name: str) -> float | None:
+    """A fixed cost of the CPU rates file nearest this machine (same core count, else the first CPU file;
+    the planner's choice), read from the repository's ``skadapt/plan/rates``: None without one."""
+    files = []
+    for path in sorted((ROOT / "skadapt" / "plan" / "rates").glob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("environment", {}).get("device", "cpu") == "cpu":
+            files.append(data)
+    same = [d for d in files if d.get("environment", {}).get("cpu_count") == os.cpu_count()]
+    value = next(iter(same or files), {}).get("fixed", {}).get(name)
+    return float(value) if value is not None else None
 
 
 def cpu_name() -> str:

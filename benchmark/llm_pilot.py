@@ -1,9 +1,10 @@
 """One synthetic-STS pilot per backend, same sources, same seed: wall time, tokens/s, accepted share and
 the error-rate table per check.
 
-Runs ``synthesize_sts`` (what ``skadapt synth-sts --pilot N`` runs) with a fresh generation cache, then
-reads every answer's ``completion_tokens`` back from the cache. tokens/s = completion tokens / wall time
-of the generation (model loading and the endpoint probe included for honesty; see ``load_s``).
+Runs the public ``synthesize_sts`` (what ``skadapt synth-sts --pilot N`` runs: a one-stage run) with a
+fresh generation cache, then reads its ``generation_report.json`` and every answer's ``completion_tokens``
+back from the cache. tokens/s = completion tokens / wall time of the generation (model loading, the
+endpoint probe and the one-stage run's directory handling included for honesty).
 
     python benchmark/llm_pilot.py --backend transformers --model path/to/model.gguf --pilot 4
     python benchmark/llm_pilot.py --backend openai --base-url http://127.0.0.1:8765/v1 --model m --pilot 4
@@ -18,8 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from skadapt import LLMConfig, SynthSTSConfig, get_language
-from skadapt.synth.run import synthesize_sts
+from skadapt import LLMConfig, SynthSTSConfig, synthesize_sts
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "data" / "sk_corpus.txt"
 
@@ -51,18 +51,15 @@ def main() -> None:
         cache=str(cache),
     )
     start = time.perf_counter()
-    report = synthesize_sts(
-        SynthSTSConfig(source=str(CORPUS)),
-        llm,
-        get_language("slk"),
-        out / "synth",
-        seed=args.seed,
-        pilot=args.pilot,
-    )
+    synthesize_sts(
+        SynthSTSConfig(source=str(CORPUS)), language="slk", out=out / "synth", llm=llm, seed=args.seed,
+        pilot=args.pilot, overwrite=True,
+    )  # fmt: skip
     wall = time.perf_counter() - start
     with sqlite3.connect(cache) as db:
         metas = [json.loads(m) for (m,) in db.execute("SELECT meta FROM generations")]
     tokens = sum(int(m.get("completion_tokens") or 0) for m in metas)
+    report = json.loads((out / "synth" / "generation_report.json").read_text(encoding="utf-8"))
     generation = report["generation"]
     accepted = args.pilot - report["failed_sources"]
     summary = {

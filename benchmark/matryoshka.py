@@ -1,6 +1,7 @@
 """Matryoshka fine-tuning vs plain fine-tuning, at the full dimension and truncated: two models fine-tuned
 from the same start with and without ``finetune.matryoshka_dims``, each with its ``dims-<d>`` tiers (the
-export stage's truncate + renormalize directories), scored in one evaluation (the pipeline's table and
+export stage's truncate + renormalize directories: ``export_tiers`` with ``dims_basis: first``), scored in
+one evaluation (``run_evaluation``) (the pipeline's table and
 verdicts: plain → Matryoshka at the full dimension is a do-no-harm verdict, each tier against its model).
 
     nice -n 19 env OMP_NUM_THREADS=1 .venv/bin/python -m skadapt finetune /work/baseline_demo/trim \
@@ -22,7 +23,7 @@ import json
 import shutil
 from pathlib import Path
 
-from skadapt import export_dims, load_recipe
+from skadapt import load_recipe
 
 
 def main() -> None:
@@ -34,37 +35,34 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("/tmp/bench_matryoshka"))
     args = parser.parse_args()
 
-    from sentence_transformers import SentenceTransformer
-
-    from skadapt.evaluate.stage import run_evaluation
+    from skadapt import EvaluationReport, ExportConfig, export_tiers, run_evaluation
 
     shutil.rmtree(args.out, ignore_errors=True)
     args.out.mkdir(parents=True)
-    models: dict[str, str] = {}
-    parents: dict[str, str] = {}
-    for label, model_dir in (("plain", args.plain), ("mrl", args.mrl)):
-        dimension = SentenceTransformer(str(model_dir), device="cpu").get_embedding_dimension()
-        tiers = export_dims(model_dir, args.out / label, sorted(args.dims, reverse=True), dimension)
-        models[label] = str(model_dir)
-        for name in tiers:
-            models[f"{label}-{name}"] = str(args.out / label / name)
-            parents[f"{label}-{name}"] = label
     recipe = load_recipe(args.recipe)
     assert recipe.evaluate is not None, f"{args.recipe} has no evaluate section"
-    table, _, verdicts = run_evaluation(
-        recipe.evaluate,
-        models,
-        args.out / "evaluate",
-        language=recipe.language,
-        cache_dir=None,
-        seed=recipe.seed,
-        parents=parents,
-    )
-    means = {row.model: row.all for row in table.rows}
-    by_pair = {(v.a, v.b): v for v in verdicts}
-    print(f"mean over {len(table.task_types)} tasks ({args.recipe}); Δ to the same model at full dimension")
+    dims = sorted(args.dims, reverse=True)
+    # the export stage's dims tiers by truncation (the fp32 ONNX file it always writes comes along; its
+    # speed is measured on few texts: only the tiers' quality is read here)
+    export = ExportConfig(tiers=["onnx"], dims=dims, dims_basis="first", speed_texts=64, speed_repeats=1)
+    models: dict[str, str] = {}
+    for label, model_dir in (("plain", args.plain), ("mrl", args.mrl)):
+        export_tiers(
+            model_dir, export, language=recipe.language, out=args.out / label,
+            seed=recipe.seed, eval_tasks=recipe.evaluate.tasks,
+        )  # fmt: skip
+        models[label] = str(model_dir)
+        models |= {f"{label}-dims-{d}": str(args.out / label / f"dims-{d}") for d in dims}
+    # one evaluation; each dims tier is compared with its model (found by its export report)
+    evaluation = args.out / "evaluate"
+    run_evaluation(models, recipe.evaluate, language=recipe.language, out=evaluation, seed=recipe.seed)
+    report = EvaluationReport.read(evaluation)
+    assert report is not None, f"{evaluation}: the evaluation wrote no report"
+    means = {label: row.All for label, row in report.rows().items()}
+    by_pair = {(v.a, v.b): v for v in report.verdicts}
+    print(f"mean over {len(report.task_types)} tasks ({args.recipe}); Δ to the same model at full dimension")
     print(f"{'dimension':>9}  {'plain':>7}  {'Δ [90% CI]':>22}  {'matryoshka':>10}  {'Δ [90% CI]':>22}")
-    for dim in ["full", *sorted(args.dims, reverse=True)]:
+    for dim in ["full", *dims]:
         cells = []
         for label in ("plain", "mrl"):
             name = label if dim == "full" else f"{label}-dims-{dim}"

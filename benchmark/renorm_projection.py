@@ -2,7 +2,8 @@
 
 One run, side by side:
 
-- **the stage** (:func:`skadapt.renorm.stage.renormalize`): the corpus sample, mu, the basis encodes, the
+- **the stage** (the public ``renormalize``, a one-stage run: its time includes the run's directory
+  handling): the corpus sample, mu, the basis encodes, the
   dev texts encoded once and every candidate (none, R1, R2, ``proj-<d>``, ``R1/R2+proj-<d>``) scored from
   the embeddings with the paired bootstrap; its table of candidates, the choice and why;
 - **the evaluators** (what the stage did before): none, R1 and R2 appended to the model in turn and each
@@ -41,7 +42,7 @@ def main() -> None:
     from sentence_transformers import SentenceTransformer
 
     import skadapt.tasks.dev_scores as dev_scores
-    from skadapt import build_dev_sets, evaluation_texts, get_language, load_recipe, renormalize
+    from skadapt import RenormReport, build_dev_sets, get_language, load_recipe, renormalize
     from skadapt.renorm.stage import CONFIDENCE, CandidateMap, renorm_weights
     from skadapt.tasks.contamination import gather_test_texts
 
@@ -51,11 +52,10 @@ def main() -> None:
     dev = recipe.renorm_dev()
     assert dev is not None, "the recipe has no dev sets (renorm.dev or finetune.dev)"
     language = get_language(recipe.language)
-    text_language = language.iso639_1 or "en"
     test_texts, _ = gather_test_texts(tasks, False, language=language.code)
     out = Path(args.out)
     shutil.rmtree(out, ignore_errors=True)
-    (out / "renorm").mkdir(parents=True)
+    out.mkdir(parents=True)
 
     differences: list[np.ndarray] = []  # each candidate's bootstrap differences to none, in order
     real = dev_scores.paired_interval
@@ -66,17 +66,17 @@ def main() -> None:
 
     dev_scores.paired_interval = recording  # type: ignore[assignment]
     started = time.perf_counter()
-    result = renormalize(
+    renormalize(  # the stage alone (a one-stage run), chosen on the recipe's renorm dev sets
         args.model,
-        out / "renorm",
-        recipe.renorm,
+        recipe.renorm.model_copy(update={"dev": dev}),
+        language=language,
+        out=out / "renorm",
         seed=recipe.seed,
-        language=text_language,
-        exclude=evaluation_texts(tasks, text_language),
-        dev=dev,
-        test_texts=test_texts,
+        eval_tasks=tasks,
     )
     stage_seconds = time.perf_counter() - started
+    result = RenormReport.read(out / "renorm")
+    assert result is not None, "the renorm stage wrote no report"
     selection = result.selection
     assert selection is not None
 

@@ -22,7 +22,6 @@ tests/data/sk_corpus.txt).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import tempfile
 import time
@@ -59,14 +58,16 @@ def default_suite() -> tuple[Path, tuple[Path, str, int]]:
     return DEMO_SUITE, DEMO_CORPUS
 
 
-def build(model: str, target: Path, config: Any, exclude: set[str], seed: int) -> dict[str, Any]:
-    """Renormalize into ``target`` unless it is already there; its report."""
-    from skadapt.renorm.stage import renormalize
+def build(model: str, target: Path, config: Any, suite: Path, seed: int) -> dict[str, Any]:
+    """Renormalize into ``target`` unless it is already there (the public ``renormalize``, the suite's
+    texts kept out of the sample); its report."""
+    from skadapt import RenormReport, renormalize
 
-    report = target / "renorm_report.json"
-    if not report.exists():
-        renormalize(model, target, config, seed=seed, language="sk", exclude=exclude)
-    return json.loads(report.read_text(encoding="utf-8"))
+    if RenormReport.read(target) is None:
+        renormalize(model, config, language="slk", out=target, seed=seed, eval_tasks=[str(suite)])
+    report = RenormReport.read(target)
+    assert report is not None, f"{target}: the renorm stage wrote no report"
+    return report.as_json()
 
 
 def evaluate(models: dict[str, str], suite: Path, work: Path, resamples: int) -> tuple[Any, dict[str, Any]]:
@@ -111,7 +112,7 @@ def main() -> None:
     """Build the models, evaluate them, print the tables, the noise and the decision."""
     import numpy as np
 
-    from skadapt import RenormConfig, evaluation_texts, resolve_model
+    from skadapt import RenormConfig, resolve_model
 
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -135,7 +136,6 @@ def main() -> None:
     min_chars = args.min_chars or min_chars
     work = Path(args.out or tempfile.mkdtemp(prefix="renorm-prompt-"))
     work.mkdir(parents=True, exist_ok=True)
-    exclude = evaluation_texts([str(suite)], "sk")
     prompts = args.prompts.split(",")
 
     def config(method: str, prompt: str, samples: int = 100_000) -> RenormConfig:
@@ -154,13 +154,13 @@ def main() -> None:
     for prompt in prompts:
         for method in ("r1", "r2"):
             name = f"{method}-{prompt}"
-            reports[name] = build(model, work / name, config(method, prompt), exclude, SEED)
+            reports[name] = build(model, work / name, config(method, prompt), suite, SEED)
             models[name] = str(work / name)
     pool = next(iter(reports.values()))["pool"]
     for prompt in prompts:
         for seed in range(1, args.noise_seeds + 1):
             name = f"r2-{prompt}-half{seed}"
-            build(model, work / name, config("r2", prompt, pool // 2), exclude, seed)
+            build(model, work / name, config("r2", prompt, pool // 2), suite, seed)
             models[name] = str(work / name)
     built = time.perf_counter() - started
     table, draws = evaluate(models, suite, work, args.bootstrap)

@@ -5,10 +5,11 @@ test helper) that appends a clause to every text, so the rows measure skadapt's 
 counted, their time depends on the backend and is not part of the comparison:
 
 1. plain: ``evaluate_model`` on the suite (no result cache);
-2. robustness, reuse: ``run_robustness`` with one transformation and one seed (LLM cache and result cache
-   fresh): the original once, each task's rewrite, the original on the surviving items — one encoder,
-   so texts a rewrite did not change (retrieval corpora, bitext targets, the classifier's training split)
-   are served from its embedding memo;
+2. robustness, reuse: the public ``run_robustness`` (the stage as a one-stage run: its directory handling
+   and report included) with one transformation and one seed (LLM cache and result cache fresh): the
+   original once, each task's rewrite, the original on the surviving items — one encoder, so texts a
+   rewrite did not change (retrieval corpora, bitext targets, the classifier's training split) are served
+   from its embedding memo;
 3. robustness, no reuse: the same tasks, each variant scored with a freshly loaded model (what a script
    that calls ``mteb.evaluate`` per variant does).
 Prints seconds, texts encoded, LLM requests, and the ratios.
@@ -27,12 +28,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from skadapt import LLMConfig, get_language, resolve_model, select_tasks  # noqa: E402
-from skadapt.robustness.run import (  # noqa: E402
-    RobustnessPlan,
-    build_variants,
+from skadapt import (  # noqa: E402
+    LLMConfig,
+    RobustnessConfig,
+    get_language,
+    resolve_model,
     run_robustness,
+    select_tasks,
 )
+from skadapt.robustness.run import RobustnessPlan, build_variants  # noqa: E402
 from skadapt.tasks.runner import evaluate_model, load_encoder  # noqa: E402
 from tests.support.llm_server import Reply, scripted_server, user_message  # noqa: E402
 
@@ -80,11 +84,13 @@ def main() -> None:
         plain_s, plain_texts = time.perf_counter() - start, encoded(plain_encoder)
 
         start = time.perf_counter()
-        report = run_robustness(
-            select_tasks([args.suite], language="slk"), plan, llm, language, root / "reuse"
+        config = RobustnessConfig(
+            transforms=[args.transform], seeds=[1337], tasks=[args.suite], prompt_policy=POLICY
         )
+        result = run_robustness({"m": model}, config, language=language, out=root / "reuse", llm=llm)
         reuse_s = time.perf_counter() - start
-        reuse_texts = sum(report["texts_encoded"].values())
+        encoded_texts = result.texts_encoded
+        reuse_texts = sum(encoded_texts.values()) if isinstance(encoded_texts, dict) else int(encoded_texts)
         requests = server.hits
 
         tasks = select_tasks([args.suite], language="slk")

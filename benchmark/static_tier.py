@@ -1,7 +1,9 @@
 """The static tier distilled vs trained on its parent, from the same parent in one run: quality on an
 evaluation suite (skadapt's evaluation, each static model's verdict against the parent: mean Δ with its
 90% interval), agreement with the parent on held-out texts, and texts/s (the export stage's measurement:
-fresh processes, the models taking turns, the fastest of the rounds).
+fresh processes, the static model and the parent taking turns, the fastest of the rounds). Each variant
+is made by the public ``export_tiers`` (``export.static_training`` null: distilled; else trained for
+``--epochs``), one export per variant; × is against the parent of the same export's rounds.
 
     nice -n 19 env OMP_NUM_THREADS=1 .venv/bin/python benchmark/static_tier.py /work/baseline_demo/finetune \
         --suite data/demo_sk/suite/suite.yaml --out /tmp/bench_static
@@ -68,81 +70,63 @@ def main() -> None:
     )
     args = parser.parse_args()
 
-    import torch
+    from sentence_transformers import SentenceTransformer
 
-    from skadapt import EvaluateConfig, ExportConfig
-    from skadapt.evaluate.stage import run_evaluation
-    from skadapt.export.config import StaticTraining
-    from skadapt.export.speed import measure
-    from skadapt.export.stage import speed_texts, training_corpus
-    from skadapt.export.static import distill_static
-    from skadapt.export.static_train import train_static
-    from skadapt.tasks.backends import load_sentence_model
+    from skadapt import (
+        EvaluateConfig,
+        EvaluationReport,
+        ExportConfig,
+        ExportReport,
+        export_tiers,
+        run_evaluation,
+    )
 
     shutil.rmtree(args.out, ignore_errors=True)
     args.out.mkdir(parents=True)
-    config = ExportConfig(tiers=["static"], speed_texts=args.texts, speed_repeats=args.repeats)
-    parent = load_sentence_model(args.parent)
-    corpus = training_corpus(
-        config,
-        args.parent,
-        finetune_dir=None,
-        eval_tasks=[args.suite],
-        test_texts=None,
-        language="sk",
-        seed=42,
-    )
-    assert corpus is not None
+    # each variant is the export stage's static tier (a one-stage run: its fp32 ONNX file comes along), its
+    # texts/s measured against the parent in that export's rounds; the trained ones on the export's default
+    # corpus (the parent's fine-tuning texts less the suite's)
+    variants: dict[str, dict[str, Any] | None] = {"distilled": None}
+    variants |= {f"trained-{epochs:g}ep": {"epochs": epochs} for epochs in args.epochs}
     models = {"parent": args.parent}
-    built: dict[str, dict[str, Any]] = {}
-    start = time.perf_counter()
-    built["distilled"] = distill_static(
-        parent, args.out / "distilled", pca_dims=config.pca_dims, sif_coefficient=config.sif_coefficient
-    )
-    built["distilled"]["seconds"] = {"distill": round(time.perf_counter() - start, 1)}
-    models["distilled"] = str(args.out / "distilled")
-    for epochs in args.epochs:
-        label = f"trained-{epochs:g}ep"
-        training = StaticTraining(epochs=epochs)
-        built[label] = train_static(
-            parent, args.out / label, training, corpus, pca_dims=config.pca_dims, seed=42
+    speed: dict[str, float] = {}
+    ratio = {"parent": 1.0}
+    for label, training in variants.items():
+        config = ExportConfig(
+            tiers=["static"], static_training=training, speed_texts=args.texts, speed_repeats=args.repeats
         )
-        models[label] = str(args.out / label)
-    for label, report in built.items():
-        print(f"{label}: {json.dumps(report, ensure_ascii=False)}")
+        start = time.perf_counter()
+        export_tiers(args.parent, config, language="slk", out=args.out / label, eval_tasks=[args.suite])
+        report = ExportReport.read(args.out / label)
+        assert report is not None and report.static is not None, f"{label}: the export made no static tier"
+        models[label] = str(args.out / label / report.tiers["static"])
+        speed[label] = report.speed["static"]["texts_per_s"]
+        ratio[label] = report.speed["static"]["speedup"]
+        speed.setdefault("parent", report.speed["pytorch"]["texts_per_s"])  # the first export's parent
+        made = report.static.as_json()
+        print(f"{label} ({time.perf_counter() - start:.0f} s export): {json.dumps(made, ensure_ascii=False)}")
 
     heldout = heldout_texts(args.heldout)
-    parent_vectors = parent.encode(
+    parent_vectors = SentenceTransformer(args.parent, device="cpu").encode(
         heldout, prompt="query: ", convert_to_numpy=True, normalize_embeddings=True
     )
     agree = {
-        label: agreement(load_sentence_model(ref), parent_vectors, heldout)
+        label: agreement(SentenceTransformer(ref, device="cpu"), parent_vectors, heldout)
         for label, ref in models.items()
         if label != "parent"
     }
 
-    texts = speed_texts(config, [args.suite], None, 42)
-    texts_file = args.out / "speed_texts.json"
-    texts_file.write_text(json.dumps(texts, ensure_ascii=False), encoding="utf-8")
-    threads = torch.get_num_threads()
-    runs: dict[str, list[float]] = {label: [] for label in models}
-    for _ in range(args.repeats):
-        for label, ref in models.items():
-            runs[label].append(measure(ref, texts_file, config.batch_size, 1, threads)["texts_per_s"])
-    speed = {label: max(values) for label, values in runs.items()}
-
-    table, _, verdicts = run_evaluation(
-        EvaluateConfig(tasks=[args.suite], prompt_policy=DEMO_POLICY),
-        models,
-        args.out / "evaluate",
-        language="slk",
-        cache_dir=None,
-        parents={label: "parent" for label in models if label != "parent"},
+    # one evaluation; each static model is compared with the parent its export report names
+    evaluation = args.out / "evaluate"
+    run_evaluation(
+        models, EvaluateConfig(tasks=[args.suite], prompt_policy=DEMO_POLICY), language="slk", out=evaluation
     )
-    rows = {row.model: row for row in table.rows}
-    loss = {v.b: v for v in verdicts}
+    scores = EvaluationReport.read(evaluation)
+    assert scores is not None, "the evaluation wrote no report"
+    rows = scores.rows()
+    loss = {v.b: v for v in scores.verdicts}
     tasks = list(rows["parent"].tasks)
-    print(f"\nheld-out texts: {len(heldout)}; corpus texts: {len(corpus.texts)}; {threads} threads")
+    print(f"\nheld-out texts: {len(heldout)}")
     header = [
         "model",
         *(t.removeprefix("DemoSk") for t in tasks),
@@ -157,10 +141,10 @@ def main() -> None:
     for label in models:
         row, verdict = rows[label], loss.get(label)
         delta = f"{verdict.mean_diff:+.2f} [{verdict.ci_low:+.2f}, {verdict.ci_high:+.2f}]" if verdict else ""
-        cells = [label, *(f"{row.tasks[t]:.2f}" for t in tasks), f"{row.all:.2f}", delta]
+        cells = [label, *(f"{row.tasks[t]:.2f}" for t in tasks), f"{row.All:.2f}", delta]
         cells += [
             f"{speed[label]:,.0f}",
-            f"{speed[label] / speed['parent']:.0f}",
+            f"{ratio[label]:.0f}",
             f"{agree.get(label, 1.0):.3f}",
         ]
         print("| " + " | ".join(cells) + " |")

@@ -25,6 +25,8 @@ The building blocks the stages are made of, for scripts and benchmarks that run 
 - evaluation: ``select_tasks``, ``evaluation_texts``, ``load_suite``/``SuiteError`` (local suites),
   ``DevSets``/``build_dev_sets`` (the dev sets);
 - export: ``export_dims`` (a model's reduced-dimension tiers);
+- devices: ``encode_batch_size`` (the encoding batch on this device), ``training_levers`` (the extra
+  training arguments of a CUDA run);
 - reports: ``TrimReport``, ``TrainingReport``, ``RenormReport``, ``ExportReport``, ``EvaluationReport``,
   ``RobustnessReport`` (each stage's report file: ``TrainingReport.read(directory)``).
 """
@@ -48,6 +50,7 @@ if TYPE_CHECKING:  # what type checkers (and tests/test_architecture.py) see; lo
         synthesize_sts,
         trim_model,
     )
+    from skadapt.devices import encode_batch_size, training_levers
     from skadapt.evaluate.config import EvaluateConfig
     from skadapt.export.config import ExportConfig
     from skadapt.export.dims import export_dims
@@ -74,7 +77,7 @@ if TYPE_CHECKING:  # what type checkers (and tests/test_architecture.py) see; lo
     from skadapt.tasks.selection import evaluation_texts, select_tasks
     from skadapt.tasks.suite import SuiteError, load_suite
     from skadapt.textsample import sample_sentences
-    from skadapt.train.config import FinetuneConfig
+    from skadapt.train.config import FinetuneConfig, FinetuneDataset
     from skadapt.trim.config import TrimConfig
     from skadapt.trim.counting import count_source
     from skadapt.trim.parallel import count_texts
@@ -95,6 +98,7 @@ _EXPORTS: dict[str, str] = {
     "TrimConfig": "skadapt.trim.config",
     "finetune": "skadapt.api",
     "FinetuneConfig": "skadapt.train.config",
+    "FinetuneDataset": "skadapt.train.config",
     "renormalize": "skadapt.api",
     "RenormConfig": "skadapt.renorm.config",
     "export_tiers": "skadapt.api",
@@ -122,6 +126,8 @@ _EXPORTS: dict[str, str] = {
     "load_suite": "skadapt.tasks.suite",
     "SuiteError": "skadapt.tasks.suite",
     "export_dims": "skadapt.export.dims",
+    "encode_batch_size": "skadapt.devices",
+    "training_levers": "skadapt.devices",
     "TrimReport": "skadapt.results",
     "TrainingReport": "skadapt.results",
     "RenormReport": "skadapt.results",
@@ -138,6 +144,7 @@ __all__ = [
     "ExportConfig",
     "ExportReport",
     "FinetuneConfig",
+    "FinetuneDataset",
     "LLMConfig",
     "Language",
     "PreflightError",
@@ -156,6 +163,7 @@ __all__ = [
     "count_source",
     "count_texts",
     "count_wordfreq",
+    "encode_batch_size",
     "evaluation_texts",
     "export_dims",
     "export_tiers",
@@ -176,6 +184,7 @@ __all__ = [
     "sample_sentences",
     "select_tasks",
     "synthesize_sts",
+    "training_levers",
     "trim_model",
     "validate_recipe",
 ]

@@ -19,39 +19,13 @@ import skadapt
 BENCHMARK = Path(__file__).resolve().parents[1] / "benchmark"
 
 COMPONENTS: dict[str, set[str]] = {
-    # a stage's in-memory work, timed without the one-stage run around it
-    "matryoshka.py": {
-        "skadapt.evaluate.stage.run_evaluation",
-    },
-    # a stage's in-memory work, timed without the one-stage run around it
-    "llm_pilot.py": {
-        "skadapt.synth.run.synthesize_sts",
-    },
-    # a stage's in-memory work, timed without the one-stage run around it
-    "finetune_throughput.py": {
-        "skadapt.train.stage.finetune",
-    },
-    # a stage's in-memory work, timed without the one-stage run around it
-    "evaluate_overhead.py": {
-        "skadapt.evaluate.stage.run_evaluation",
-    },
-    # a stage's in-memory work, timed without the one-stage run around it
-    "dims_rotation.py": {
-        "skadapt.evaluate.stage.run_evaluation",
-    },
-    # the planner's rate calibration: each data-path component's rate, alone (plan/rates/*.json)
+    # the planner's rate calibration: each data-path component's rate, alone (plan/rates/*.json), at the
+    # sizes where the sentence splitter goes parallel
     "data_rates.py": {
         "skadapt.tasks.contamination.overlapping_rows",
         "skadapt.textsample.PARALLEL_AFTER",
         "skadapt.textsample.split_workers",
-        "skadapt.train.config.FinetuneDataset",
         "skadapt.train.datasets.build_task_datasets",
-    },
-    "gpu_check.py": {"skadapt.plan.rates.cpu_rates"},
-    "gpu_run.py": {
-        "skadapt.devices.GPU_ENCODE_BATCH",
-        "skadapt.devices.encode_batch_size",
-        "skadapt.devices.training_levers",
     },
     # the training texts the finetune stage hands to the dev sets, rebuilt outside a run
     "dev_overlap.py": {
@@ -60,13 +34,7 @@ COMPONENTS: dict[str, set[str]] = {
         "skadapt.train.stage.dataset_texts",
         "skadapt.train.stage.training_texts",
     },
-    # the export stage's pieces, each measured alone
-    "export_tiers.py": {
-        "skadapt.evaluate.stage.run_evaluation",
-        "skadapt.export.stage.export_tiers",
-        "skadapt.export.stage.speed_texts",
-        "skadapt.export.stage.training_corpus",
-    },
+    # every int8 variant scored on the suite: the export stage keeps only the one it chooses
     "int8_variants.py": {
         "skadapt.evaluate.stage.run_evaluation",
         "skadapt.export.int8.choose",
@@ -82,32 +50,23 @@ COMPONENTS: dict[str, set[str]] = {
         "skadapt.tasks.backends.load_sentence_model",
         "skadapt.tasks.contamination.gather_test_texts",
     },
-    "static_tier.py": {
-        "skadapt.evaluate.stage.run_evaluation",
-        "skadapt.export.config.StaticTraining",
-        "skadapt.export.speed.measure",
-        "skadapt.export.stage.speed_texts",
-        "skadapt.export.stage.training_corpus",
-        "skadapt.export.static.distill_static",
-        "skadapt.export.static_train.train_static",
-        "skadapt.tasks.backends.load_sentence_model",
-    },
-    # the evaluation's scores and table without its report (several arms, one table)
+    # the paired bootstrap of "All" between any two arms (the evaluation's draws; its report has the
+    # verdicts of neighbours only)
     "renorm_prompt.py": {
         "skadapt.evaluate.aggregate.aggregate",
         "skadapt.evaluate.bootstrap.model_draws",
-        "skadapt.renorm.stage.renormalize",
         "skadapt.tasks.runner.evaluate_models",
         "skadapt.tasks.selection.suites_in",
     },
+    # the no-reuse arm: each rewritten task scored by a fresh model, as a script without skadapt would
     "robustness_cost.py": {
         "skadapt.robustness.run.RobustnessPlan",
         "skadapt.robustness.run.build_variants",
-        "skadapt.robustness.run.run_robustness",
         "skadapt.tasks.runner.evaluate_model",
         "skadapt.tasks.runner.load_encoder",
     },
-    # renormalization's projection against its dev-set choice, step by step
+    # renormalization's dev choice against the evaluators it replaced: its bootstrap differences recorded
+    # inside the stage, the candidates rebuilt from its mu
     "renorm_projection.py": {
         "skadapt.renorm.stage.CONFIDENCE",
         "skadapt.renorm.stage.CandidateMap",
