@@ -250,6 +250,18 @@ def test_cli_prints_models_side_by_side(tiny_models: dict[str, Path], tiny_suite
     assert "| Model |" in (out / "report.md").read_text()
 
 
+def test_a_report_plots_an_interval_that_misses_its_point(
+    tiny_models: dict[str, Path], tiny_suite: Path, tmp_path: Path
+) -> None:
+    """One bootstrap resample gives intervals that need not hold their point: the figure draws them from
+    their ends (was: matplotlib's "'yerr' must not contain negative values", the report lost)."""
+    out = tmp_path / "report"
+    args = ["evaluate", f"A={tiny_models['unigram']}", "--tasks", str(tiny_suite), "--bootstrap", "1"]
+    result = CliRunner().invoke(app, [*args, "--cache", str(tmp_path / "cache"), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert (out / "report.png").stat().st_size > 0
+
+
 def test_cli_bad_suite_is_one_clear_error(tiny_models: dict[str, Path], tmp_path: Path):
     (tmp_path / "s.yaml").write_text("tasks:\n  - {name: A, type: STS}\n")
     result = CliRunner().invoke(

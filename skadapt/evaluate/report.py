@@ -223,18 +223,12 @@ def figure(table: Table, intervals: SuiteIntervals | None = None) -> Any:
             found = _type_interval(table, intervals, task_type, row.model)
             if found is None:
                 continue
-            point = found["value"]
-            axis.errorbar(
-                position,
-                point,
-                yerr=[[point - found["low"]], [found["high"] - point]],
-                fmt="o",
-                color="black",
-                markersize=2.5,
-                elinewidth=1,
-                capsize=2,
-                label=interval_label,
+            # the interval as drawn from its ends: a percentile interval of few resamples need not hold
+            # its point (errorbar's yerr would be negative there)
+            axis.vlines(
+                position, found["low"], found["high"], color="black", linewidth=1, label=interval_label
             )
+            axis.plot(position, found["value"], "o", color="black", markersize=2.5)
             interval_label = "_nolegend_"
     axis.set_xticks([g + width * (len(table.rows) - 1) / 2 for g in range(len(groups))], groups, rotation=30)
     axis.set_ylabel("main score")
