@@ -86,3 +86,12 @@ def test_a_sheet_directory_that_does_not_exist_is_named(
     result = CliRunner().invoke(app, [*command, str(tmp_path / "nosuch")])
     assert result.exit_code == 1, result.output
     assert f"{tmp_path / 'nosuch'}: {expected}" in " ".join(result.output.split())
+
+
+def test_a_missing_required_option_names_the_option(tmp_path: Path) -> None:
+    """``publish --dry-run`` without ``--repo-id`` names the option and its recipe key (was: "Field required
+    (got {'dry_run': True})")."""
+    result = CliRunner().invoke(app, ["publish", str(tmp_path), "--dry-run"])
+    assert result.exit_code == 2, result.output
+    assert "--repo-id: required (give it, or --set publish.repo_id=...)" in result.output
+    assert "dry_run" not in result.output
