@@ -342,7 +342,7 @@ def test_report_figure_draws_the_reports_intervals_and_its_legend_hides_no_bar()
     interval), none for a type of two tasks or for All/Type; the legend's box overlaps no bar (renderer)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.collections import LineCollection
-    from matplotlib.container import BarContainer, ErrorbarContainer
+    from matplotlib.container import BarContainer
     from matplotlib.transforms import Bbox
 
     from skadapt.evaluate.bootstrap import SuiteIntervals
@@ -370,12 +370,11 @@ def test_report_figure_draws_the_reports_intervals_and_its_legend_hides_no_bar()
     [axis] = fig.axes
     bars = [patch for c in axis.containers if isinstance(c, BarContainer) for patch in c.patches]
     assert len(bars) == len(models) * (len(table.types) + 2)  # every type, All and Type
-    errorbars = [c for c in axis.containers if isinstance(c, ErrorbarContainer)]
-    assert len(errorbars) == 2 * len(models)  # STS and Clustering; Retrieval has two tasks: none
+    intervals = [c for c in axis.collections if isinstance(c, LineCollection)]
+    points = [line for line in axis.lines if line.get_marker() == "o"]  # drawn in pairs, in order
+    assert len(intervals) == len(points) == 2 * len(models)  # STS and Clustering; Retrieval: two tasks
     drawn = set()
-    for container in errorbars:
-        line, _, [segments] = container.lines
-        assert isinstance(segments, LineCollection)
+    for segments, line in zip(intervals, points, strict=True):
         [[(_, low), (_, high)]] = segments.get_segments()
         [point] = line.get_ydata()
         drawn.add((round(low, 6), round(float(point), 6), round(high, 6)))
@@ -383,8 +382,8 @@ def test_report_figure_draws_the_reports_intervals_and_its_legend_hides_no_bar()
     assert drawn == expected
     legend = axis.get_legend().get_window_extent(renderer)
     assert not any(legend.overlaps(bar.get_window_extent(renderer)) for bar in bars)
-    for container in errorbars:  # the whiskers, in display coordinates
-        [segment] = container.lines[2][0].get_segments()
+    for segments in intervals:  # the intervals, in display coordinates
+        [segment] = segments.get_segments()
         assert not legend.overlaps(Bbox(axis.transData.transform(segment)))
     assert not legend.overlaps(axis.get_window_extent(renderer))
     labels = [text.get_text() for text in axis.get_legend().get_texts()]

@@ -172,7 +172,7 @@ def test_validated_needs_a_verdict_file(tmp_path: Path) -> None:
     from skadapt.annotate.rewrites import validated_transforms
     from skadapt.annotate.sheetio import SheetError
 
-    with pytest.raises(SheetError, match="is not a verdict"):
+    with pytest.raises(SheetError, match=r"nothing\.json: no such file; give the validation\.json"):
         validated_transforms(tmp_path / "nothing.json", ["paraphrase"])
 
 
