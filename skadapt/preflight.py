@@ -108,14 +108,10 @@ def stage_inputs(recipe: Recipe) -> list[Input]:
     return list(found.values())
 
 
-def _sources(recipe: Recipe) -> list[Input]:
-    """The data sources among the stages' inputs: what the gated-dataset check walks."""
-    return [item for item in stage_inputs(recipe) if item.source]
-
-
-def _hub_datasets(recipe: Recipe) -> dict[str, dict[str, list[str]]]:
-    """Every Hub dataset repository the run reads: repo id -> {"uses": what reads it, "tasks": the
-    evaluation tasks among them (names ``evaluate.exclude_tasks`` can leave out)}."""
+def _hub_datasets(recipe: Recipe, declared: list[Input]) -> dict[str, dict[str, list[str]]]:
+    """Every Hub dataset repository the run reads (the data sources among the stages' ``declared`` inputs,
+    the evaluation tasks' datasets): repo id -> {"uses": what reads it, "tasks": the evaluation tasks
+    among them (names ``evaluate.exclude_tasks`` can leave out)}."""
     from skadapt.sources import parse_source
     from skadapt.tasks.selection import mteb_tasks
     from skadapt.tasks.suite import is_suite_spec
@@ -129,8 +125,8 @@ def _hub_datasets(recipe: Recipe) -> dict[str, dict[str, list[str]]]:
         if task is not None and task not in entry["tasks"]:
             entry["tasks"].append(task)
 
-    for source in _sources(recipe):
-        if _is_hub(source.value):
+    for source in declared:
+        if source.source and _is_hub(source.value):
             add(parse_source(source.value).name, source.field)
     evaluate = recipe.evaluate
     mirrors = dict(evaluate.dataset_mirrors) if evaluate else {}
@@ -182,16 +178,17 @@ def _refusal(repo: str) -> HubRefusal | str | None:
     return None
 
 
-def gated_checks(recipe: Recipe) -> list[Check]:
+def gated_checks(recipe: Recipe, declared: list[Input] | None = None) -> list[Check]:
     """One problem per gated dataset the run reads that the current credentials cannot open, one per other
     refusal of the check (an invalid token, a rate limit, the Hub unreachable: for all the datasets it
     hit), else one OK line for all of them; none offline (the stages read the local caches then) or with
-    the Hub unreachable before the check (the inputs that need it say so)."""
+    the Hub unreachable before the check (the inputs that need it say so). ``declared``: the stages'
+    inputs, when the caller has them already (:func:`stage_inputs`)."""
     from skadapt.hub import offline, unreachable_reason
 
     if offline():
         return []
-    repos = _hub_datasets(recipe)
+    repos = _hub_datasets(recipe, stage_inputs(recipe) if declared is None else declared)
     if not repos or unreachable_reason() is not None:
         return []
     with ThreadPoolExecutor(GATED_THREADS) as pool:
@@ -255,7 +252,7 @@ class _Input(NamedTuple):
     """It asks a server other than the Hub (an LLM endpoint)."""
 
 
-def _inputs(recipe: Recipe) -> list[_Input]:
+def _inputs(recipe: Recipe, declared: list[Input]) -> list[_Input]:
     """The input checks of the recipe: its base model, what its stages declare (:func:`stage_inputs`;
     sources an earlier stage of the run writes, such as a synth_sts dataset, are named, not read), the LLM
     of the stages that generate text, free disk."""
@@ -265,19 +262,15 @@ def _inputs(recipe: Recipe) -> list[_Input]:
     later = "written by an earlier stage of this run"
     base = model_input("base_model", recipe.base_model)
     items.append(_Input(f"base_model {base.value}", base.checked, base.probe, base.hub))
-    for declared in stage_inputs(recipe):
-        item = (
-            f"{declared.field}: {declared.value}" if declared.source else f"{declared.field} {declared.value}"
-        )
-        if declared.source and _made_by_run(recipe, declared.value):
+    for one in declared:
+        item = f"{one.field}: {one.value}" if one.source else f"{one.field} {one.value}"
+        if one.source and _made_by_run(recipe, one.value):
             items.append(_Input(item, later, lambda: None, False))
-        elif declared.source:
-            repo = parse_source(declared.value).name if _is_hub(declared.value) else None
-            items.append(_Input(item, declared.checked, declared.probe, repo is not None, repo))
+        elif one.source:
+            repo = parse_source(one.value).name if _is_hub(one.value) else None
+            items.append(_Input(item, one.checked, one.probe, repo is not None, repo))
         else:
-            items.append(
-                _Input(item, declared.checked, declared.probe, declared.hub, network=declared.network)
-            )
+            items.append(_Input(item, one.checked, one.probe, one.hub, network=one.network))
     if recipe.llm is not None and any(getattr(recipe, s) is not None for s in LLM_STAGES):
         items.append(
             _Input(
@@ -301,7 +294,8 @@ def preflight(recipe: Recipe, *, local: bool = False) -> list[Check]:
     """
     from skadapt.hub import unreachable_reason
 
-    inputs = _inputs(recipe)
+    declared = stage_inputs(recipe)  # once: the input checks and the gated-dataset check walk them
+    inputs = _inputs(recipe, declared)
     if local:
         kept = [i for i in inputs if not (i.needs_hub or i.dataset or i.network)]
         return [_run(i.item, i.checked, i.probe) for i in kept]
@@ -315,7 +309,7 @@ def preflight(recipe: Recipe, *, local: bool = False) -> list[Check]:
                 f"{down}; check the network/proxy, or work offline with HF_HUB_OFFLINE=1 and local copies",
             )
         )
-    gated = gated_checks(recipe) if down is None else []
+    gated = gated_checks(recipe, declared) if down is None else []
     refused = {c.repo for c in gated if not c.ok}
     for item, checked, probe, needs_hub, dataset, _ in inputs:
         if needs_hub and down is not None:
