@@ -57,7 +57,7 @@ if TYPE_CHECKING:  # what type checkers (and tests/test_architecture.py) see; lo
     from skadapt.languages import Language, get_language
     from skadapt.llm.config import LLMConfig
     from skadapt.model_sources import resolve_model
-    from skadapt.plan import plan_recipe
+    from skadapt.planning import plan_recipe
     from skadapt.publish.config import PublishConfig
     from skadapt.recipe import Recipe, load_recipe, validate_recipe
     from skadapt.renorm.config import RenormConfig
@@ -111,7 +111,7 @@ _EXPORTS: dict[str, str] = {
     "PublishConfig": "skadapt.publish.config",
     # the building blocks (see the module docstring)
     "validate_recipe": "skadapt.recipe",
-    "plan_recipe": "skadapt.plan",
+    "plan_recipe": "skadapt.planning",
     "resolve_model": "skadapt.model_sources",
     "read_rows": "skadapt.sources",
     "iter_texts": "skadapt.sources",

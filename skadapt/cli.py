@@ -201,7 +201,8 @@ def _summary(loaded: Recipe, outcomes: list[StageOutcome]) -> None:
 
 def _plan(loaded: Recipe, path: Path) -> None:
     """Print the recipe's cost plan (see :mod:`skadapt.plan`)."""
-    from skadapt.plan import plan_recipe, render_plan
+    from skadapt.plan import render_plan
+    from skadapt.planning import plan_recipe
 
     out.print(render_plan(plan_recipe(loaded, str(path))))
 

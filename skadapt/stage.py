@@ -1,4 +1,5 @@
-"""The stage contract: what a stage is (:class:`Stage`) and what it gets (:class:`StageContext`).
+"""The stage contract: what a stage is (:class:`Stage`) and what it gets (:class:`StageContext` to run,
+:class:`PlanContext` to plan).
 
 A stage is data: its name, its config model, its ``run`` function, the local files it reads besides those
 its config names, and what kind of stage it is. The explicit list of stages, in run order, is
@@ -20,10 +21,14 @@ from pydantic import BaseModel
 from skadapt.errors import SkadaptError
 from skadapt.languages import Language
 from skadapt.llm.config import JudgeConfig, LLMConfig
+from skadapt.plan.parts import Context
 from skadapt.results.base import StageReport, StageResult
 from skadapt.tasks.config import DevSets
 
 if TYPE_CHECKING:
+    from skadapt.plan.model import StagePlan
+    from skadapt.plan.sizes import SourceSize
+    from skadapt.plan.tasks import TaskWork
     from skadapt.tasks.heldout import SharedTrainingTexts
 
 C = TypeVar("C", bound=BaseModel)
@@ -162,6 +167,34 @@ class StageContext(Generic[C]):
         return self.models["final"]
 
 
+@dataclass(kw_only=True)
+class PlanContext(Context):
+    """What a stage's ``plan`` gets: the rates and model shapes it prices work with (:class:`Context`), the
+    run's facts, and what the plans of earlier stages said about their outputs. Plans run in stage order;
+    like the stages they meet at what earlier ones make, never at each other's config.
+
+    Attributes:
+        run: The run-wide facts (the same a stage's run gets).
+        tasks: The evaluation tasks' work (texts, characters), read from mteb's metadata; empty without
+            evaluation tasks.
+        tasks_unknown: What could not be read about them, with the reason.
+        written: Data an earlier stage writes (its directory -> its size, e.g. synth_sts's pairs): a later
+            stage reading a source inside one of them counts this size.
+        training: The fine-tuning datasets' sources and text columns (what a stage fitting on the training
+            texts reads), None without fine-tuning.
+        trained_dims: The Matryoshka dimensions the fine-tuning trains, None without.
+        tiers: The deployment tiers made so far (all of the final model's shape).
+    """
+
+    run: RunFacts
+    tasks: list[TaskWork] = field(default_factory=list)
+    tasks_unknown: list[str] = field(default_factory=list)
+    written: dict[Path, SourceSize] = field(default_factory=dict)
+    training: list[tuple[str, list[str]]] | None = None
+    trained_dims: list[int] | None = None
+    tiers: list[str] = field(default_factory=list)
+
+
 @dataclass(frozen=True)
 class Input:
     """One input a stage's section names, as the preflight checks it before any stage runs.
@@ -291,6 +324,8 @@ class Stage(Generic[C]):
         result: The type of its result (its summary in the manifest; read back when it is skipped).
         halt: Why the run stops after it, from its config and result (None: the run goes on), e.g. the
             evaluation's ``fail_on_harm``; the pipeline asks it whether the stage ran or was skipped.
+        plan: Its cost plan (``skadapt train RECIPE --plan``): the work, priced with the measured rates,
+            from metadata only (None: the plan says it has no estimate).
     """
 
     name: str
@@ -306,6 +341,7 @@ class Stage(Generic[C]):
     inputs: Callable[[C, RunFacts], list[Input]] = _no_inputs
     result: type[StageResult] = StageResult
     halt: Callable[[C, StageResult], str | None] = _goes_on
+    plan: Callable[[C, PlanContext], StagePlan] | None = None
 
     def facts_read(self, run: RunFacts) -> dict[str, Any]:
         """The run facts of :attr:`reads`, as JSON (for keys)."""

@@ -6,9 +6,10 @@ units' (a package or a top-level module: the layers below, no circle between uni
 Every exception class skadapt defines derives from ``SkadaptError``. Layers, low to high:
 
     base      errors, artifacts, paths, config, languages, signedrank, ... (no skadapt package above them)
-    library   sources, llm, tasks, annotate, cards, stage (the stage contract), results (their reports)
+    library   sources, llm, tasks, annotate, cards, stage (the stage contract), results (their reports),
+              plan (the pricing every stage's plan shares)
     stages    trim, train, renorm, evaluate, robustness, synth, human, publish — never each other
-    run       recipe (composes the stage configs), stages (the list), pipeline, preflight, api
+    run       recipe (composes the stage configs), stages (the list), pipeline, preflight, planning, api
     surface   cli, commands, templates
     root      the package's ``__init__``: the public API, re-exporting names of every layer (lazily, so
               ``import skadapt`` stays cheap; its ``TYPE_CHECKING`` imports are what is counted). Lower
@@ -41,9 +42,9 @@ BASE = {
     "signedrank",
     "devices",
 }
-LIBRARY = {"sources", "llm", "tasks", "annotate", "cards", "stage", "results"}
+LIBRARY = {"sources", "llm", "tasks", "annotate", "cards", "stage", "results", "plan"}
 STAGES = {"trim", "train", "renorm", "evaluate", "robustness", "synth", "human", "publish", "export"}
-RUN = {"recipe", "stages", "pipeline", "preflight", "choose", "plan", "api"}
+RUN = {"recipe", "stages", "pipeline", "preflight", "choose", "planning", "api"}
 SURFACE = {"cli", "commands", "templates", "__main__"}
 ROOT_UNIT = "__init__"
 LAYER = {
@@ -54,7 +55,7 @@ LAYER = {
     **dict.fromkeys(SURFACE, 4),
     ROOT_UNIT: 5,
 }
-NO_RECIPE = {"llm", "tasks", "sources"}
+NO_RECIPE = {"llm", "tasks", "sources", "plan"}
 """The issue's named rule: these never import the recipe (they are below it anyway; kept explicit)."""
 
 

@@ -178,7 +178,7 @@ def test_config_rejects_repeated_and_non_positive_dims() -> None:
 
 
 def test_the_plan_counts_the_dims_tiers_among_the_evaluated_models(tmp_path: Path) -> None:
-    from skadapt.plan import plan_recipe
+    from skadapt.planning import plan_recipe
     from skadapt.recipe import load_recipe
 
     sets = [f"output_dir={tmp_path / 'run'}", "finetune.matryoshka_dims=[384,256,128,64]"]

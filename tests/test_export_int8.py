@@ -249,7 +249,7 @@ def test_speed_rounds_run_one_process_per_model(
 
 
 def test_the_family_is_the_exporting_machine_and_the_plan_counts_every_variant() -> None:
-    from skadapt.plan.stages import INT8_VARIANTS
+    from skadapt.export.plan import INT8_VARIANTS
 
     flags = cpu_flags()
     family = cpu_family()

@@ -16,10 +16,11 @@ import pytest
 from typer.testing import CliRunner
 
 from skadapt.cli import app
-from skadapt.plan import Plan, plan_recipe
+from skadapt.export.plan import INT8_VARIANTS
+from skadapt.plan import Plan
 from skadapt.plan.models import ARCHITECTURES, model_shape, parameters
 from skadapt.plan.rates import all_rates, gpu_rates
-from skadapt.plan.stages import INT8_VARIANTS
+from skadapt.planning import plan_recipe
 from skadapt.recipe import load_recipe
 from skadapt.tasks.suite import row_texts
 from tests.support.hub_fixtures import HF_TOKEN, HubClient
@@ -198,7 +199,7 @@ PLAN = """
 import json, sys
 from typer.testing import CliRunner
 from skadapt.cli import app
-from skadapt.plan import plan_recipe
+from skadapt.planning import plan_recipe
 from skadapt.recipe import load_recipe
 from skadapt.tasks.suite import row_texts
 

@@ -10,15 +10,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from skadapt.renorm.config import RenormConfig
-from skadapt.renorm.stage import (
-    CandidateMap,
-    RenormError,
-    candidate_maps,
-    choose,
-    default_projection_dims,
-    projection_dims,
-)
+from skadapt.renorm.config import RenormConfig, RenormError, default_projection_dims, projection_dims
+from skadapt.renorm.stage import CandidateMap, candidate_maps, choose
 from skadapt.tasks.config import DevSets
 from skadapt.tasks.dev import build_dev_sets
 from skadapt.tasks.dev_scores import EncodedSet, encode_dev_set, example_values, set_metric

@@ -15,6 +15,7 @@ from skadapt.errors import SkadaptError
 from skadapt.evaluate.aggregate import Table, comparison_pairs
 from skadapt.evaluate.bootstrap import ModelDraws, combine, model_draws
 from skadapt.evaluate.config import EvaluateConfig
+from skadapt.evaluate.plan import plan_evaluate
 from skadapt.evaluate.report import write_report
 from skadapt.evaluate.stats import Comparison
 from skadapt.evaluate.verdicts import HARMS
@@ -338,4 +339,5 @@ STAGE = Stage(
     inputs=inputs,
     result=EvaluationSummary,
     halt=harm_halt,
+    plan=plan_evaluate,
 )

@@ -33,6 +33,7 @@ from skadapt.export.corpus import Corpus, fit_corpus
 from skadapt.export.dims import dims_markdown, export_dims, fit_basis, tier_dims
 from skadapt.export.int8 import MAX_DEV_LOSS, Variants, choose, cpu_family, machine, make_variants
 from skadapt.export.onnx import FP32_FILE, ExportError, copy_model_dir, export_fp32, int8_file
+from skadapt.export.plan import plan_export
 from skadapt.export.speed import measure_models, round_ratios
 from skadapt.export.static import distill_static
 from skadapt.export.static_train import train_static
@@ -640,4 +641,5 @@ STAGE = Stage(
     report=ExportReport,
     inputs=inputs,
     result=ExportSummary,
+    plan=plan_export,
 )

@@ -1,4 +1,6 @@
-"""Pieces of work priced with the measured rates: encoding texts, training steps, CPU data paths."""
+"""Pieces of work priced with the measured rates: encoding texts, training steps, CPU data paths; the
+context every stage's plan prices them in (:class:`Context`; a stage's plan gets
+:class:`skadapt.stage.PlanContext`, which adds the run's facts)."""
 
 from __future__ import annotations
 
@@ -7,11 +9,16 @@ from dataclasses import dataclass, field
 
 from skadapt.plan.model import Part
 from skadapt.plan.models import ModelShape
-from skadapt.plan.rates import Rate, Rates
+from skadapt.plan.rates import ENCODE_CHARS, Rate, Rates
 
 CPU_WORK = "this CPU's rate (CPU work)"
 CHARS_PER_TOKEN = 3.0
 """Characters per token of Slovak text in mE5's tokenizer, about (gpu_check's rows: 2.7-3.3)."""
+MODEL_MAX_CHARS = 512 * CHARS_PER_TOKEN
+"""Characters of the longest text a model encodes whole (512 tokens)."""
+BASIS_PROMPTS = 2
+"""Prompts a corpus basis encodes each text with (a query and a document prompt, as E5's)."""
+SHORT_CHARS = ENCODE_CHARS["short"]
 
 
 @dataclass
@@ -239,3 +246,43 @@ def on_host(ctx: Context, part: Part, key: str = "cpu_encode_speedup") -> Part:
 def gb(n_bytes: float) -> float:
     """Bytes as GB (10^9)."""
     return round(n_bytes / 1e9, 3)
+
+
+def stream_part(ctx: Context, name: str, spec: str, rows: float, chars: float | None) -> Part | None:
+    """Reading a Hub stream's rows (``datasets`` streaming Parquet over HTTP, measured against a local Hub:
+    the network's own speed is not in it); local files are read inside the step that uses them."""
+    if not spec.startswith("hub:"):
+        return None
+    return cpu_part(ctx, name, "read_hub", rows, chars)
+
+
+def memory_part(name: str, parts: list[Part], extra_bytes: float) -> Part:
+    """The resident memory of the encoding parts' process plus ``extra_bytes`` held beside the model."""
+    process = max((p.peak_rss_gb for p in parts if p.peak_rss_gb is not None), default=None)
+    if process is None:
+        return Part(name=name)
+    return Part(name=name, peak_rss_gb=round(process + extra_bytes / 2**30, 2))
+
+
+def merged_part(name: str, parts: list[Part]) -> Part:
+    """One part summing several (times) and keeping their peaks and their bases (one each)."""
+
+    def basis(found: set[str]) -> str:
+        extrapolated = any("extrapolated" in b for b in found)
+        first = sorted(found)[0].replace(", length extrapolated", "") if found else ""
+        if not extrapolated:
+            return first
+        return first + (", some lengths extrapolated" if len(found) > 1 else ", length extrapolated")
+
+    cpu = [p.seconds_cpu for p in parts if p.seconds_cpu is not None]
+    gpu = [p.seconds_gpu for p in parts if p.seconds_gpu is not None]
+    return Part(
+        name=name,
+        seconds_cpu=sum(cpu) if cpu else None,
+        seconds_gpu=sum(gpu) if gpu else None,
+        basis_cpu=basis({p.basis_cpu for p in parts}),
+        basis_gpu=basis({p.basis_gpu for p in parts}),
+        peak_rss_gb=max((p.peak_rss_gb for p in parts if p.peak_rss_gb is not None), default=None),
+        peak_gpu_gb=max((p.peak_gpu_gb for p in parts if p.peak_gpu_gb is not None), default=None),
+        gpu_rate=any(p.gpu_rate for p in parts),
+    )

@@ -9,6 +9,9 @@
   are counted (FineWeb2's slk_Latn has far more rows than a recipe reads);
 - ``wordfreq:`` lists: the word forms the trim stage counts.
 
+The stages' plans read a source through :func:`read_count` (its read limits applied) and show it with
+:func:`source_line`.
+
 Nothing here raises for an unreadable source: the size is ``unknown`` with the reason (offline mode, an
 unreachable Hub, no metadata), and the plan says it is partial.
 """
@@ -22,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from skadapt.plan.model import StagePlan
 from skadapt.sources import parse_source, resolve_files
 from skadapt.sources.files import saved_dataset
 from skadapt.sources.spec import SourceSpec
@@ -159,7 +163,7 @@ def _row_texts(rows: Any, columns: list[str]) -> list[int]:
 
 
 def _wordfreq_size(lang: str, enough: int | None) -> SourceSize:
-    from skadapt.trim.wordlist import iter_word_forms
+    from skadapt.sources.wordfreq import iter_word_forms
 
     forms = list(itertools.islice(iter_word_forms(lang, enough), enough))
     chars = sum(map(len, forms)) / len(forms) if forms else None
@@ -292,3 +296,31 @@ def _column_bytes(metadata: Any, columns: list[str]) -> int:
             if chunk.path_in_schema in columns:
                 total += chunk.total_uncompressed_size
     return total
+
+
+def read_count(
+    size: SourceSize, limit: int | None, max_bytes: int | None, field: str, plan: StagePlan
+) -> int | None:
+    """The documents a stage reads from a source with read limits; an unknown size falls back on the
+    limit (and the plan records the unknown)."""
+    if size.rows is None:
+        plan.unknown.append(
+            f"{field}: size {size.describe()}" + ("; counted as its read limit" if limit else "")
+        )
+        return limit
+    count = min(size.rows, limit) if limit else size.rows
+    if size.at_least and not limit:
+        plan.unknown.append(f"{field}: {size.describe()}")
+    if max_bytes and size.chars:
+        count = min(count, int(max_bytes / size.chars))
+    return count
+
+
+def size_text(n_bytes: float) -> str:
+    """``"3.2 GB"`` or ``"11 MB"``."""
+    return f"{n_bytes / 1e9:.1f} GB" if n_bytes >= 1e9 else f"{max(n_bytes / 1e6, 0.01):.2g} MB"
+
+
+def source_line(field: str, spec: str, size: SourceSize, read: int | None, what: str = "documents") -> str:
+    shown = f"{read:,}" if read is not None else "unknown"
+    return f"{field} {spec}: {shown} {what} read (source: {size.describe()})"

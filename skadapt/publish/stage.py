@@ -5,11 +5,12 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from skadapt.plan.model import StagePlan
 from skadapt.publish.config import PublishConfig
 from skadapt.publish.model import planned_repositories, publish_model
 from skadapt.publish.target import find_target, target_for_run
 from skadapt.results import PublishSummary
-from skadapt.stage import Stage, StageContext
+from skadapt.stage import PlanContext, Stage, StageContext
 
 log = logging.getLogger("skadapt")
 
@@ -53,4 +54,9 @@ def run_stage(context: StageContext[PublishConfig], *, path: Path | None = None)
     )
 
 
-STAGE = Stage("publish", PublishConfig, run_stage, result=PublishSummary)
+def plan(config: PublishConfig, ctx: PlanContext) -> StagePlan:
+    """Its cost plan: none to speak of (an upload)."""
+    return StagePlan(stage="publish", lines=["uploads the final model: no compute"])
+
+
+STAGE = Stage("publish", PublishConfig, run_stage, result=PublishSummary, plan=plan)

@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from skadapt.config import PositiveInt, Section
+from skadapt.errors import SkadaptError
 from skadapt.tasks.config import DevSets
 
 
@@ -63,3 +64,31 @@ class RenormConfig(Section):
         if self.min_chars > self.max_chars:
             raise ValueError(f"min_chars ({self.min_chars}) must not exceed max_chars ({self.max_chars})")
         return self
+
+
+class RenormError(SkadaptError, ValueError):
+    """Renormalization cannot run: too few usable sentences, a model without the asked prompt, ..."""
+
+
+def default_projection_dims(dimension: int) -> list[int]:
+    """Two thirds and one third of ``dimension``, rounded to multiples of 32 (of 8 below 192), below it."""
+    step = 32 if dimension >= 192 else 8
+    dims = {round(dimension * share / step) * step for share in (2 / 3, 1 / 3)}
+    return sorted((d for d in dims if 0 < d < dimension), reverse=True)
+
+
+def projection_dims(config: RenormConfig, dimension: int) -> list[int]:
+    """The projection candidates' dimensions, descending.
+
+    Raises:
+        RenormError: An asked dimension not below the model's.
+    """
+    if config.projection_dims is None:
+        return default_projection_dims(dimension)
+    too_large = [d for d in config.projection_dims if d >= dimension]
+    if too_large:
+        raise RenormError(
+            f"renorm.projection_dims {config.projection_dims}: {', '.join(map(str, too_large))} is not below "
+            f"the model's dimension {dimension}; use dimensions below {dimension}"
+        )
+    return sorted(config.projection_dims, reverse=True)

@@ -34,10 +34,10 @@ from typing import Any, Literal
 
 import numpy as np
 
-from skadapt.errors import SkadaptError
 from skadapt.modeldir import finalize_model_dir, keep_matryoshka_dims
 from skadapt.prompts import role_prompt
-from skadapt.renorm.config import RenormConfig
+from skadapt.renorm.config import RenormConfig, RenormError, projection_dims
+from skadapt.renorm.plan import plan_renorm
 from skadapt.results import RenormSummary
 from skadapt.results.renorm import Candidate, RenormReport, Selection
 from skadapt.sources import iter_texts
@@ -58,10 +58,6 @@ CONFIDENCE = 0.95
 """Family-wise one-sided confidence that a kept candidate beats none (Bonferroni over the candidates)."""
 REPLICATES = 2000
 """Paired bootstrap resamples of the dev examples."""
-
-
-class RenormError(SkadaptError, ValueError):
-    """Renormalization cannot run: too few usable sentences, a model without the asked prompt, ..."""
 
 
 def prompt_text(model: Any, prompt: PromptChoice) -> str:
@@ -112,30 +108,6 @@ def renorm_formula(embeddings: np.ndarray, mu: np.ndarray, method: Method) -> np
         unit = mu64 / np.linalg.norm(mu64)
         out = e - np.outer(e @ unit, unit)
     return out / np.linalg.norm(out, axis=1, keepdims=True)
-
-
-def default_projection_dims(dimension: int) -> list[int]:
-    """Two thirds and one third of ``dimension``, rounded to multiples of 32 (of 8 below 192), below it."""
-    step = 32 if dimension >= 192 else 8
-    dims = {round(dimension * share / step) * step for share in (2 / 3, 1 / 3)}
-    return sorted((d for d in dims if 0 < d < dimension), reverse=True)
-
-
-def projection_dims(config: RenormConfig, dimension: int) -> list[int]:
-    """The projection candidates' dimensions, descending.
-
-    Raises:
-        RenormError: An asked dimension not below the model's.
-    """
-    if config.projection_dims is None:
-        return default_projection_dims(dimension)
-    too_large = [d for d in config.projection_dims if d >= dimension]
-    if too_large:
-        raise RenormError(
-            f"renorm.projection_dims {config.projection_dims}: {', '.join(map(str, too_large))} is not below "
-            f"the model's dimension {dimension}; use dimensions below {dimension}"
-        )
-    return sorted(config.projection_dims, reverse=True)
 
 
 @dataclass
@@ -529,4 +501,5 @@ STAGE = Stage(
     report=RenormReport,
     inputs=inputs,
     result=RenormSummary,
+    plan=plan_renorm,
 )

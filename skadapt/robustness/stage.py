@@ -10,6 +10,7 @@ from skadapt.errors import SkadaptError
 from skadapt.llm.config import LLMConfig
 from skadapt.results import RobustnessReport, RobustnessSummary
 from skadapt.robustness.config import RobustnessConfig
+from skadapt.robustness.plan import plan_robustness
 from skadapt.robustness.run import RobustnessPlan, axis_table, run_robustness
 from skadapt.robustness.transforms import resolve_settings
 from skadapt.stage import Input, RunFacts, Stage, StageContext, judge_inputs, task_inputs
@@ -116,4 +117,5 @@ STAGE = Stage(
     report=RobustnessReport,
     inputs=inputs,
     result=RobustnessSummary,
+    plan=plan_robustness,
 )

@@ -27,3 +27,15 @@ def iter_wordfreq(lang: str, max_words: int | None = None) -> Iterator[tuple[str
         if count <= 0:
             return
         yield word, count
+
+
+def word_forms(word: str) -> list[str]:
+    """The forms of a (lowercased) word-list entry that are counted: itself and its capitalised form."""
+    capitalised = word[:1].upper() + word[1:]
+    return [word, capitalised] if capitalised != word else [word]
+
+
+def iter_word_forms(lang: str, max_words: int | None = None) -> Iterator[str]:
+    """Every counted form of a word list, in list order (what the parity sample is drawn from)."""
+    for word, _ in iter_wordfreq(lang, max_words):
+        yield from word_forms(word)

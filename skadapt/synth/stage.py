@@ -6,6 +6,7 @@ from skadapt.annotate.sheetio import SheetError, filled_sheets
 from skadapt.results import SynthSummary
 from skadapt.stage import Input, RunFacts, Stage, StageContext, corpus_input, judge_inputs, path_input
 from skadapt.synth.config import SynthSTSConfig
+from skadapt.synth.plan import plan_synth
 from skadapt.synth.run import REVIEW_ANSWERS, synthesize_sts
 
 
@@ -52,4 +53,6 @@ def inputs(config: SynthSTSConfig, run: RunFacts) -> list[Input]:
     return found + judge_inputs("synth_sts.judge", config.judge)
 
 
-STAGE = Stage("synth_sts", SynthSTSConfig, run_stage, uses_llm=True, inputs=inputs, result=SynthSummary)
+STAGE = Stage(
+    "synth_sts", SynthSTSConfig, run_stage, uses_llm=True, inputs=inputs, result=SynthSummary, plan=plan_synth
+)

@@ -33,6 +33,7 @@ from skadapt.train.loading import load_model
 from skadapt.train.losses import check_loss
 from skadapt.train.matryoshka import resolve_dims
 from skadapt.train.negatives import add_hard_negatives, report_line
+from skadapt.train.plan import plan_finetune
 from skadapt.train.trainer import copy_logs, save_model, train
 
 if TYPE_CHECKING:
@@ -418,4 +419,5 @@ STAGE = Stage(
     report=TrainingReport,
     inputs=inputs,
     result=FinetuneSummary,
+    plan=plan_finetune,
 )

@@ -10,6 +10,7 @@ from skadapt.results import TrimReport, TrimSummary
 from skadapt.stage import Input, RunFacts, Stage, StageContext, corpus_input
 from skadapt.trim.config import TrimConfig
 from skadapt.trim.parity import compare_tokenization
+from skadapt.trim.plan import plan_trim
 from skadapt.trim.trimmer import trim_model
 
 log = logging.getLogger(__name__)
@@ -88,4 +89,5 @@ STAGE = Stage(
     report=TrimReport,
     inputs=inputs,
     result=TrimSummary,
+    plan=plan_trim,
 )

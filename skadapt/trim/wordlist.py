@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import itertools
 import string
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
-from skadapt.sources import iter_wordfreq
+from skadapt.sources.wordfreq import iter_word_forms as iter_word_forms  # read here by counting and tests
+from skadapt.sources.wordfreq import iter_wordfreq, word_forms
 from skadapt.trim.encoder import load_tokenizer, special_ids
 from skadapt.trim.parallel import BatchHook, batched
 
@@ -25,18 +25,6 @@ COVERAGE_CHARACTERS = string.digits + string.punctuation + "„“”‚‘’«
 
 CAPITALISED_SHARE = 0.1
 """Share of a word's count given to its capitalised form (sentence starts, names)."""
-
-
-def word_forms(word: str) -> list[str]:
-    """The forms of a (lowercased) word-list entry that are counted: itself and its capitalised form."""
-    capitalised = word[:1].upper() + word[1:]
-    return [word, capitalised] if capitalised != word else [word]
-
-
-def iter_word_forms(lang: str, max_words: int | None = None) -> Iterator[str]:
-    """Every counted form of a word list, in list order (what the parity sample is drawn from)."""
-    for word, _ in iter_wordfreq(lang, max_words):
-        yield from word_forms(word)
 
 
 def count_wordfreq(

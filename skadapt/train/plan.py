@@ -1,4 +1,4 @@
-"""Plan of the finetune stage: rows per dataset, training examples, steps, and their time."""
+"""The finetune stage's cost plan: rows per dataset, training examples, steps, and their time."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from skadapt.plan.dev import dev_size
 from skadapt.plan.model import Part, StagePlan
 from skadapt.plan.parts import (
     CHARS_PER_TOKEN,
-    Context,
     cpu_part,
     encode_part,
     gb,
@@ -18,8 +17,7 @@ from skadapt.plan.parts import (
     write_part,
 )
 from skadapt.plan.sizes import SourceSize, source_size
-from skadapt.plan.tasks import TaskWork
-from skadapt.recipe import Recipe
+from skadapt.stage import PlanContext
 from skadapt.train.config import ANCHOR_DATASET, FinetuneConfig, FinetuneDataset
 from skadapt.train.datasets import ROLE_ALIASES, SOURCE_ROLES
 
@@ -57,23 +55,20 @@ def text_columns(entry: FinetuneDataset) -> list[str]:
     return columns
 
 
-def _made_by_run(recipe: Recipe, spec: str) -> bool:
+def _made_by_run(ctx: PlanContext, spec: str) -> bool:
     if spec.startswith(("hub:", "wordfreq:")):
         return False
-    return Path(spec).resolve().is_relative_to(recipe.run_dir.resolve())
+    return Path(spec).resolve().is_relative_to(ctx.run.run_dir.resolve())
 
 
-def synthetic_size(recipe: Recipe, entry: FinetuneDataset) -> SourceSize:
-    """The synthetic STS split this run's synth_sts stage writes: at most six pairs per source sentence."""
-    synth = recipe.synth_sts
-    if synth is None or not Path(entry.source).resolve().is_relative_to(
-        (recipe.run_dir / "synth_sts").resolve()
-    ):
-        return SourceSize(None, reason="written by an earlier stage of this run")
-    chars = 2 * (synth.min_chars + synth.max_chars) / 2
-    return SourceSize(
-        6 * synth.n_sources, chars, "at most: 6 pairs per synth_sts.n_sources sentence", at_least=False
-    )
+def written_size(ctx: PlanContext, entry: FinetuneDataset) -> SourceSize:
+    """The size of data an earlier stage of this run writes, as its plan said (``ctx.written``; e.g. the
+    synthetic STS split of synth_sts)."""
+    source = Path(entry.source).resolve()
+    for directory, size in ctx.written.items():
+        if source.is_relative_to(directory.resolve()):
+            return size
+    return SourceSize(None, reason="written by an earlier stage of this run")
 
 
 def examples(entry: FinetuneDataset, size: SourceSize) -> tuple[list[tuple[str, int]], str]:
@@ -107,18 +102,19 @@ def steps_of(config: FinetuneConfig, sizes: list[tuple[str, int]]) -> tuple[int,
     return total, {name: total * b / weight for name, b in batches.items()}
 
 
-def plan_finetune(recipe: Recipe, ctx: Context, tasks: list[TaskWork]) -> StagePlan:
+def plan_finetune(config: FinetuneConfig, ctx: PlanContext) -> StagePlan:
     """Rows per training dataset (source metadata), examples, steps = rows x epochs / batch, and the
-    training time of each dataset at the rate of the row shape nearest to it."""
-    config = recipe.finetune
-    assert config is not None
+    training time of each dataset at the rate of the row shape nearest to it. Its datasets' sources and
+    text columns and its Matryoshka dimensions join ``ctx`` (what a later stage fits on or cuts to)."""
+    ctx.training = [(entry.source, text_columns(entry)) for entry in config.datasets]
+    ctx.trained_dims = config.matryoshka_dims
     plan = StagePlan(stage="finetune")
     sizes: list[tuple[str, int]] = []
     chars: dict[str, float] = {}
     rows_read = 0
     for entry in config.datasets:
-        if _made_by_run(recipe, entry.source):
-            size = synthetic_size(recipe, entry)
+        if _made_by_run(ctx, entry.source):
+            size = written_size(ctx, entry)
             if size.rows is None:
                 plan.unknown.append(
                     f"{entry.name}: {entry.source} is written by an earlier stage of this run"
@@ -185,7 +181,7 @@ def plan_finetune(recipe: Recipe, ctx: Context, tasks: list[TaskWork]) -> StageP
                 config.bf16,
             )
         )
-    _contamination(recipe, ctx, plan, rows_read, tasks)
+    _contamination(config, ctx, plan, rows_read)
     if config.dev is not None:
         dev_texts, dev_chars = dev_size(config.dev, plan, config.max_seq_length * CHARS_PER_TOKEN)
         # the starting model; the trainer's, every dev.steps steps and at the last step; the chosen model;
@@ -223,7 +219,7 @@ SLICE_MODEL = "e5-small-trimmed"
 """The model of the GPU check's real-size slice."""
 
 
-def _slice_dev_rate(ctx: Context, part: Part, texts: float) -> None:
+def _slice_dev_rate(ctx: PlanContext, part: Part, texts: float) -> None:
     """Adds to the GPU figure of the dev evaluations (their encoding) the evaluators' own work per text,
     as the real-size slice measured it; unchanged without a slice."""
     overhead = ctx.gpu.dev_overhead(SLICE_MODEL) if ctx.gpu is not None else None
@@ -233,12 +229,12 @@ def _slice_dev_rate(ctx: Context, part: Part, texts: float) -> None:
     part.basis_gpu += f"; + {overhead[1]}"
 
 
-def _contamination(recipe: Recipe, ctx: Context, plan: StagePlan, rows: int, tasks: list[TaskWork]) -> None:
+def _contamination(config: FinetuneConfig, ctx: PlanContext, plan: StagePlan, rows: int) -> None:
     """The contamination check: every training row against the evaluation test texts."""
-    if recipe.evaluate is None or not tasks:
+    if not ctx.tasks:
         return
-    test_texts = sum(t.texts for t in tasks)
-    action = recipe.finetune.contamination.action if recipe.finetune else "drop"
+    test_texts = sum(t.texts for t in ctx.tasks)
+    action = config.contamination.action
     plan.lines.append(
         f"contamination check ({action}): {rows:,} rows against ~{test_texts:,} evaluation texts; the rows "
         "it "
