@@ -339,31 +339,15 @@ def languages() -> None:
 
 
 def _register_stage_commands() -> None:
-    """One command per stage (the same library code the recipe's stages run), plus publish-dataset."""
-    from skadapt.commands import (
-        evaluate,
-        export,
-        finetune,
-        publish,
-        publish_dataset,
-        renorm,
-        robustness,
-        synth_sts,
-        trim,
-    )
+    """One command per stage of :data:`skadapt.stages.STAGES` (:func:`skadapt.commands.stage.stage_command`:
+    the same library code the recipe's stages run), plus publish-dataset."""
+    from skadapt.commands import publish_dataset
+    from skadapt.commands.stage import command_name, stage_command
+    from skadapt.stages import STAGES
 
-    for name, module in (
-        ("trim", trim),
-        ("finetune", finetune),
-        ("renorm", renorm),
-        ("export", export),
-        ("evaluate", evaluate),
-        ("robustness", robustness),
-        ("synth-sts", synth_sts),
-        ("publish", publish),
-        ("publish-dataset", publish_dataset),
-    ):
-        app.command(name)(module.command)
+    for stage in STAGES:
+        app.command(command_name(stage))(stage_command(stage))
+    app.command("publish-dataset")(publish_dataset.command)
 
 
 _register_stage_commands()

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import yaml
-from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, Field, ValidationError, create_model, field_validator, model_validator
 
 from skadapt.config import OptionError, RecipeError, Section, got
 from skadapt.evaluate.config import EvaluateConfig
@@ -20,7 +20,7 @@ from skadapt.publish.config import PublishConfig
 from skadapt.renorm.config import RenormConfig
 from skadapt.robustness.config import RobustnessConfig
 from skadapt.stage import RunFacts, StageContext
-from skadapt.stages import LLM_STAGES, STAGE_NAMES
+from skadapt.stages import LLM_STAGES, STAGE_NAMES, STAGES
 from skadapt.synth.config import SynthSTSConfig
 from skadapt.tasks.config import DevSets
 from skadapt.train.config import FinetuneConfig
@@ -31,7 +31,13 @@ if TYPE_CHECKING:
 
 
 class Recipe(Section):
-    """A whole adaptation run: base model + one optional section per stage."""
+    """A whole adaptation run: base model + one optional section per stage.
+
+    The sections of skadapt's own stages are declared here, typed; a stage of :data:`~skadapt.stages.STAGES`
+    without one (a new or registered stage) gets its section from its config model when this module is
+    imported (:func:`_with_every_stage`; ``tests/test_stage_registry.py`` checks that the declared ones are
+    the stages' configs).
+    """
 
     name: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")]
     language: str
@@ -134,6 +140,23 @@ class Recipe(Section):
             training=_shared_training_texts(self.finetune) if self.finetune is not None else None,
             base_model=self.base_model,
         )
+
+
+def _with_every_stage(model: type[Recipe]) -> type[Recipe]:
+    """``model`` with an optional section for every stage of :data:`~skadapt.stages.STAGES` it does not
+    declare (after the declared fields, in run order)."""
+    missing: dict[str, Any] = {
+        stage.name: (stage.config | None, None) for stage in STAGES if stage.name not in model.model_fields
+    }
+    if not missing:
+        return model
+    return create_model(  # type: ignore[no-any-return]
+        model.__name__, __base__=model, __module__=model.__module__, __doc__=model.__doc__, **missing
+    )
+
+
+if not TYPE_CHECKING:  # type checkers see the declared sections
+    Recipe = _with_every_stage(Recipe)
 
 
 def _shared_training_texts(finetune: FinetuneConfig) -> SharedTrainingTexts:
