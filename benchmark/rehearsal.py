@@ -14,14 +14,14 @@ compute is capped where 2 CPU cores would take hours, and extrapolated from a me
   times the characters of all 31 tasks' evaluation splits (mteb's descriptive statistics) and the
   recipe's models, gives the full time.
 
-Beside each stage's measurement stands the plan (``skadapt.plan.plan_recipe``) of the same capped run
+Beside each stage's measurement stands the plan (``skadapt.plan_recipe``) of the same capped run
 (the same ``--set`` caps): the ratio of the two is the plan's error, with nothing extrapolated on either
 side; the full-size extrapolation stands beside the plan of the uncapped recipe.
 
 Each stage is its own ``skadapt train RECIPE --only STAGE`` process (the preflight ``skadapt recipe check``
 first); per stage: wall time, peak RSS of the process tree (psutil, every 0.2 s), bytes written (the run
 directory and the Hub caches, before vs after). Results go to ``benchmark/results/rehearsal.json``
-(rewritten after every stage) and a table on stdout; with ``skadapt.plan.plan_recipe`` importable, the
+(rewritten after every stage) and a table on stdout; with ``skadapt.plan_recipe`` importable, the
 plan's estimate beside each measurement.
 
     OMP_NUM_THREADS=2 .venv/bin/python benchmark/rehearsal.py --scale 0.01   # development, minutes
@@ -160,7 +160,7 @@ print(json.dumps({s.stage: {"seconds_cpu": s.seconds_cpu, "seconds_gpu": s.secon
 
 
 def plan_estimates(env: dict[str, str], sets: list[str], code_dir: Path) -> dict[str, Any] | None:
-    """``skadapt.plan.plan_recipe``'s per-stage estimates for the uncapped recipe (run against the local
+    """``skadapt.plan_recipe``'s per-stage estimates for the uncapped recipe (run against the local
     Hub, with the skadapt of ``code_dir``); None when that skadapt has no plan."""
     env = env | {"PYTHONPATH": str(code_dir)}
     done = subprocess.run(

@@ -1,0 +1,140 @@
+"""A stage is one object plus its line in the stage list: the recipe, the pipeline, the plan and the commands
+read the list and name no stage.
+
+The proof: a toy stage defined outside skadapt (its own package, here written into a temporary directory)
+joins with :func:`skadapt.stages.register` and runs through ``run_recipe``, ``skadapt train --plan`` and
+its own command ``skadapt toy``, with no other skadapt module touched.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from skadapt.recipe import Recipe
+from skadapt.stages import STAGE_NAMES, STAGES
+
+ROOT = Path(__file__).resolve().parents[1]
+
+TOY_PACKAGE = '''
+"""A toy stage: writes its words into its directory; its plan counts them."""
+
+from __future__ import annotations
+
+from skadapt.artifacts import write_json
+from skadapt.config import Section
+from skadapt.plan.model import StagePlan
+from skadapt.results.base import StageResult
+from skadapt.stage import PlanContext, Stage, StageContext
+from skadapt.stages import register
+
+
+class ToyConfig(Section):
+    """The toy section."""
+
+    words: int = 3
+    word: str = "toy"
+
+
+class ToyResult(StageResult):
+    words: int
+    input_model: str
+
+
+def run(ctx: StageContext[ToyConfig]) -> ToyResult:
+    write_json(ctx.out_dir / "toy.json", {"text": " ".join([ctx.config.word] * ctx.config.words)})
+    return ToyResult(words=ctx.config.words, input_model=ctx.input_model)
+
+
+def plan(config: ToyConfig, ctx: PlanContext) -> StagePlan:
+    return StagePlan(stage="toy", lines=[f"toy: writes {config.words} words (base {ctx.base.label()})"])
+
+
+STAGE = Stage("toy", ToyConfig, run, result=ToyResult, plan=plan)
+register(STAGE)
+'''
+
+
+def test_the_declared_sections_are_the_stages_configs() -> None:
+    """The recipe declares each stage's section typed (for type checkers) as its config, in run order;
+    the stage list and the recipe's sections cannot drift apart."""
+    declared = [name for name in Recipe.model_fields if name in STAGE_NAMES]
+    assert declared == list(STAGE_NAMES)
+    for stage in STAGES:
+        assert Recipe.model_fields[stage.name].annotation == (stage.config | None), stage.name
+
+
+@pytest.fixture(scope="module")
+def toy(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    """The toy package, a recipe with its section only, and how to run Python with the toy registered."""
+    root = tmp_path_factory.mktemp("toy")
+    (root / "toystage.py").write_text(textwrap.dedent(TOY_PACKAGE), encoding="utf-8")
+    model = os.environ.get("SKADAPT_TEST_MODEL")
+    if not model:
+        pytest.skip("SKADAPT_TEST_MODEL is not set")
+    recipe = root / "toy.yaml"
+    recipe.write_text(
+        f"name: toy\nlanguage: slk\nbase_model: {model}\noutput_dir: {root / 'run'}\ntoy:\n  words: 4\n",
+        encoding="utf-8",
+    )
+    env = {**os.environ, "PYTHONPATH": f"{root}{os.pathsep}{ROOT}", "COLUMNS": "200"}
+    return {"root": root, "recipe": recipe, "model": model, "env": env}
+
+
+def _python(toy: dict[str, object], code: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", f"import toystage\n{code}", *args],
+        capture_output=True,
+        text=True,
+        env=toy["env"],  # type: ignore[arg-type]
+        cwd=toy["root"],  # type: ignore[arg-type]
+        timeout=300,
+        check=False,
+    )
+
+
+CLI = "from skadapt.cli import app\napp()"
+
+
+def test_a_new_stage_runs_through_the_recipe_runner(toy: dict[str, object]) -> None:
+    code = (
+        "from skadapt import run_recipe\n"
+        "import json, sys\n"
+        "for attempt in range(2):\n"
+        "    outcomes = run_recipe(sys.argv[1], check=False)\n"
+        "    print(json.dumps([[o.stage, o.status, o.result.model_dump(mode='json')] for o in outcomes]))\n"
+    )
+    done = _python(toy, code, str(toy["recipe"]))
+    assert done.returncode == 0, done.stderr
+    first, second = (json.loads(line) for line in done.stdout.strip().splitlines()[-2:])
+    result = {"kept": True, "words": 4, "input_model": toy["model"]}
+    assert first[0][:2] == ["toy", "ran"] and first[0][2] == result
+    assert second[0][:2] == ["toy", "skipped"] and second[0][2] == result  # read back through its result
+    run = Path(str(toy["root"])) / "run" / "toy"
+    assert json.loads((run / "toy.json").read_text())["text"] == "toy toy toy toy"
+    assert json.loads((run / "manifest.json").read_text())["stage"] == "toy"
+
+
+def test_a_new_stage_has_its_plan(toy: dict[str, object]) -> None:
+    done = _python(toy, CLI, "train", str(toy["recipe"]), "--plan")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "toy: writes 4 words (base e5-small)" in done.stdout
+
+
+def test_a_new_stage_has_its_command(toy: dict[str, object]) -> None:
+    helped = _python(toy, CLI, "toy", "--help")
+    assert helped.returncode == 0, helped.stderr
+    assert "--words" in helped.stdout and "--word " in helped.stdout and "--out" in helped.stdout
+    out = Path(str(toy["root"])) / "alone"
+    done = _python(toy, CLI, "toy", str(toy["model"]), "--out", str(out), "--words", "2", "--word", "ahoj")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads((out / "toy.json").read_text())["text"] == "ahoj ahoj"
+    assert '"words": 2' in done.stdout
+    again = _python(toy, CLI, "toy", str(toy["model"]), "--out", str(out))
+    assert again.returncode != 0 and "--overwrite" in again.stdout + again.stderr  # the stage run's rule
