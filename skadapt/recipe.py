@@ -78,20 +78,19 @@ class Recipe(Section):
         for stage in LLM_STAGES:
             if getattr(self, stage) is not None and self.llm is None:
                 raise ValueError(f"the {stage} stage generates text with an LLM: add an llm: section")
-        if self.synth_sts is not None and self.synth_sts.contamination_tasks is None:
-            self.synth_sts.contamination_tasks = language.eval_tasks
-        if self.robustness is not None and not self.robustness.tasks:
-            self.robustness.tasks = list(self.evaluate.tasks if self.evaluate else []) or language.eval_tasks
-        if self.robustness is not None and self.robustness.prompt_policy is None:
-            self.robustness.prompt_policy = dict(self.evaluate.prompt_policy) if self.evaluate else {}
-        if self.human is not None and not self.human.tasks:
-            self.human.tasks = list(self.evaluate.tasks if self.evaluate else []) or language.eval_tasks
         if self.evaluate is not None and not self.evaluate.tasks:
             if not language.eval_tasks:
                 raise ValueError(
                     f"evaluate.tasks is empty and language {self.language!r} has no default tasks"
                 )
             self.evaluate.tasks = language.eval_tasks
+        if self.human is not None and not self.human.tasks:
+            self.human.tasks = list(self.evaluate.tasks if self.evaluate else []) or language.eval_tasks
+        run = self.run_facts()  # the evaluation's tasks filled in: what the stages' defaults read
+        for stage in STAGES:
+            section = getattr(self, stage.name)
+            if section is not None and stage.defaults is not None:
+                stage.defaults(section, run)
         return self
 
     @property

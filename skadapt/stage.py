@@ -326,6 +326,9 @@ class Stage(Generic[C]):
             evaluation's ``fail_on_harm``; the pipeline asks it whether the stage ran or was skipped.
         plan: Its cost plan (``skadapt train RECIPE --plan``): the work, priced with the measured rates,
             from metadata only (None: the plan says it has no estimate).
+        defaults: Fills its section's unset fields from the run's facts (the language's evaluation tasks,
+            the evaluation's prompt policy, ...) when the recipe is loaded, so ``skadapt recipe show``, the
+            preflight, the plan and the key see them.
     """
 
     name: str
@@ -342,6 +345,7 @@ class Stage(Generic[C]):
     result: type[StageResult] = StageResult
     halt: Callable[[C, StageResult], str | None] = _goes_on
     plan: Callable[[C, PlanContext], StagePlan] | None = None
+    defaults: Callable[[C, RunFacts], None] | None = None
 
     def facts_read(self, run: RunFacts) -> dict[str, Any]:
         """The run facts of :attr:`reads`, as JSON (for keys)."""

@@ -107,6 +107,14 @@ def inputs(config: RobustnessConfig, run: RunFacts) -> list[Input]:
     return found + judge_inputs("robustness.judge", config.judge)
 
 
+def defaults(config: RobustnessConfig, run: RunFacts) -> None:
+    """Its tasks: the evaluation's, else the language's; its prompt policy: the evaluation's."""
+    if not config.tasks:
+        config.tasks = list(run.eval_tasks) or (run.language.eval_tasks if run.language is not None else [])
+    if config.prompt_policy is None:
+        config.prompt_policy = dict(run.prompt_policy)
+
+
 STAGE = Stage(
     "robustness",
     RobustnessConfig,
@@ -118,4 +126,5 @@ STAGE = Stage(
     inputs=inputs,
     result=RobustnessSummary,
     plan=plan_robustness,
+    defaults=defaults,
 )

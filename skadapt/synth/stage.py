@@ -53,6 +53,19 @@ def inputs(config: SynthSTSConfig, run: RunFacts) -> list[Input]:
     return found + judge_inputs("synth_sts.judge", config.judge)
 
 
+def defaults(config: SynthSTSConfig, run: RunFacts) -> None:
+    """The contamination check's tasks: the language's evaluation tasks, unless the section names them."""
+    if config.contamination_tasks is None and run.language is not None:
+        config.contamination_tasks = run.language.eval_tasks
+
+
 STAGE = Stage(
-    "synth_sts", SynthSTSConfig, run_stage, uses_llm=True, inputs=inputs, result=SynthSummary, plan=plan_synth
+    "synth_sts",
+    SynthSTSConfig,
+    run_stage,
+    uses_llm=True,
+    inputs=inputs,
+    result=SynthSummary,
+    plan=plan_synth,
+    defaults=defaults,
 )
