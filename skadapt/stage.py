@@ -1,10 +1,12 @@
 """The stage contract: what a stage is (:class:`Stage`) and what it gets (:class:`StageContext` to run,
 :class:`PlanContext` to plan).
 
-A stage is data: its name, its config model, its ``run`` function, the local files it reads besides those
-its config names, and what kind of stage it is. The explicit list of stages, in run order, is
-:data:`skadapt.stages.STAGES`; the pipeline runs them. Stages never import each other: they meet at artifact
-directories (``ctx.models``) and at the run-wide facts of :class:`RunFacts`.
+A stage is data: its name, its config model, its ``run`` function and result, its plan, its section's
+defaults and inputs, the local files it reads besides those its config names, and what kind of stage it
+is. The explicit list of stages, in run order, is :data:`skadapt.stages.STAGES`; the recipe, the pipeline,
+the preflight, the plan and the commands read it. Stages never import each other: they meet at artifact
+directories (``ctx.models``), at the run-wide facts of :class:`RunFacts`, and in a plan at what earlier
+stages' plans say they make (:class:`PlanContext`).
 """
 
 from __future__ import annotations
