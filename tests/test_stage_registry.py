@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -138,3 +139,28 @@ def test_a_new_stage_has_its_command(toy: dict[str, object]) -> None:
     assert '"words": 2' in done.stdout
     again = _python(toy, CLI, "toy", str(toy["model"]), "--out", str(out))
     assert again.returncode != 0 and "--overwrite" in again.stdout + again.stderr  # the stage run's rule
+
+
+def test_register_refuses_a_taken_name_and_an_unknown_place() -> None:
+    from skadapt.errors import SkadaptError
+    from skadapt.stages import BY_NAME, register
+
+    with pytest.raises(SkadaptError, match="'trim': a stage of that name exists"):
+        register(BY_NAME["trim"])
+    toy = replace(BY_NAME["trim"], name="toy")
+    with pytest.raises(SkadaptError, match="before='nope': no such stage"):
+        register(toy, before="nope")
+    assert "toy" not in BY_NAME
+
+
+def test_a_stage_without_a_plan_is_said_to_have_none(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The plan asks each stage for its own; one that declares none is listed, without an estimate."""
+    from skadapt import stages
+    from skadapt.planning import plan_recipe
+    from skadapt.recipe import load_recipe
+
+    monkeypatch.setitem(stages.BY_NAME, "renorm", replace(stages.BY_NAME["renorm"], plan=None))
+    plan = plan_recipe(load_recipe(ROOT / "recipes" / "demo_sk.yaml", [f"output_dir={tmp_path}"]))
+    renorm = plan.stage("renorm")
+    assert renorm.lines == ["no cost estimate: the stage declares no plan"] and not renorm.parts
+    assert plan.stage("finetune").parts  # the others planned as before
