@@ -8,7 +8,7 @@ Every exception class skadapt defines derives from ``SkadaptError``. Layers, low
     base      errors, artifacts, paths, config, languages, signedrank, ... (no skadapt package above them)
     library   sources, llm, tasks, annotate, cards, stage (the stage contract), results (their reports)
     stages    trim, train, renorm, evaluate, robustness, synth, human, publish — never each other
-    run       recipe (composes the stage configs), stages (the list), pipeline, preflight, api
+    run       recipe (composes the stage configs), stages (the list), pipeline, preflight, api, blocks
     surface   cli, commands, templates
     root      the package's ``__init__``: the public API, re-exporting names of every layer (lazily, so
               ``import skadapt`` stays cheap; its ``TYPE_CHECKING`` imports are what is counted). Lower
@@ -43,7 +43,7 @@ BASE = {
 }
 LIBRARY = {"sources", "llm", "tasks", "annotate", "cards", "stage", "results"}
 STAGES = {"trim", "train", "renorm", "evaluate", "robustness", "synth", "human", "publish", "export"}
-RUN = {"recipe", "stages", "pipeline", "preflight", "choose", "plan", "api"}
+RUN = {"recipe", "stages", "pipeline", "preflight", "choose", "plan", "api", "blocks"}
 SURFACE = {"cli", "commands", "templates", "__main__"}
 ROOT_UNIT = "__init__"
 LAYER = {
