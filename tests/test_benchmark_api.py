@@ -1,10 +1,11 @@
 """benchmark/ uses skadapt's public API: ``from skadapt import NAME`` with NAME in ``skadapt.__all__``.
 
 Every import counts: module level, inside functions, and in the code strings a benchmark runs in a child
-process. A benchmark that times one of skadapt's components alone (the planner's rate calibration, the
-int8 variants, the static tier's two trainings, the LLM batching) still imports that component's module;
-those imports are listed below, name by name, so the list only shrinks: a new internal import fails, and
-so does a listed one that is gone (take it off the list).
+process. A benchmark that runs one component alone uses its public building block (``skadapt/blocks/``:
+``quantize_int8``, ``score_models``, ``training_texts``, ``sts_requests``, ...). One internal import is
+left, listed below: renorm_projection.py records the bootstrap differences inside the renorm stage, which
+no public result carries. The list only shrinks: a new internal import fails, and so does a listed one
+that is gone (take it off the list).
 """
 
 from __future__ import annotations
