@@ -3,22 +3,22 @@
 Each figure runs skadapt's own code on synthetic data of the recipes' shapes (sizes and shapes only: the
 texts are never trained or evaluated on):
 
-- ``trim_count``: documents/s of ``skadapt.trim.counting.count_source`` (reading a JSONL file, counting
+- ``trim_count``: documents/s of ``skadapt.count_source`` (reading a JSONL file, counting
   every token on all cores with mE5's tokenizer, drawing the parity sample) on FineWeb2-like ~3,000-char
   documents;
-- ``renorm_sample``: documents/s of ``skadapt.textsample.sample_sentences`` (pysbd sentence splitting in
+- ``renorm_sample``: documents/s of ``skadapt.sample_sentences`` (pysbd sentence splitting in
   worker processes, one per core, as renorm runs it; the 64-512-char window, the reservoir) on the same
   documents, and how many eligible sentences of which
   length a document yields;
-- ``read_jsonl``: rows/s of ``skadapt.sources.read_rows`` on QA-shaped rows (question ~60, passage
+- ``read_jsonl``: rows/s of ``skadapt.read_rows`` on QA-shaped rows (question ~60, passage
   ~1,200 chars) from JSONL;
-- ``read_hub``: rows/s of ``skadapt.sources.read_rows`` on a ``hub:`` source streamed over HTTP from the
+- ``read_hub``: rows/s of ``skadapt.read_rows`` on a ``hub:`` source streamed over HTTP from the
   local Hub (``tests/support/hub_server.py``; the real ``datasets``/``huggingface_hub`` client in a child):
   FineWeb2's layout and its eleven columns, ~3,000-char documents - what a Hub stream costs beside the
   network;
-- ``build_pairs`` / ``nli_grouping``: rows/s of ``skadapt.train.datasets.build_task_datasets`` for pairs
+- ``build_pairs`` / ``nli_grouping``: rows/s of ``skadapt.training_datasets`` for pairs
   (QA rows) and for nli (three labelled hypotheses per premise, grouped into triplets), reading included;
-- ``contamination`` / ``contamination_index``: rows/s of ``skadapt.tasks.contamination.overlapping_rows``
+- ``contamination`` / ``contamination_index``: rows/s of ``skadapt.overlapping_rows``
   against an index of evaluation texts, and texts/s of building that index.
 
 Each rate is marginal (timed at a tenth and at the whole sample: fixed costs such as parsing the tokenizer
@@ -181,10 +181,17 @@ def marginal(timed_runs: tuple[Timing, Timing], unit: str) -> dict[str, Any]:
 def measure(tokenizer: Path, scale: float = 1.0) -> dict[str, Any]:
     """Every data-path rate (see the module docstring); ``scale`` multiplies the sample sizes."""
 
-    from skadapt import FinetuneDataset, count_source, read_rows, sample_sentences
-    from skadapt.tasks.contamination import overlapping_rows
-    from skadapt.textsample import PARALLEL_AFTER, split_workers
-    from skadapt.train.datasets import build_task_datasets
+    from skadapt import (
+        FinetuneDataset,
+        count_source,
+        overlapping_rows,
+        read_rows,
+        sample_sentences,
+        split_parallelism,
+        training_datasets,
+    )
+
+    parallelism = split_parallelism()
 
     rng = random.Random(11)
     sizes = (6000, 3000, 20000, 30000, 50000, 20000)
@@ -193,7 +200,7 @@ def measure(tokenizer: Path, scale: float = 1.0) -> dict[str, Any]:
     rates: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
-        docs = documents(max(n_docs, PARALLEL_AFTER + 2 * n_sentenced), rng)
+        docs = documents(max(n_docs, parallelism.serial_texts + 2 * n_sentenced), rng)
         tokenizer_json = tokenizer.read_text(encoding="utf-8")
 
         def count(n: int) -> Any:
@@ -206,11 +213,11 @@ def measure(tokenizer: Path, scale: float = 1.0) -> dict[str, Any]:
         def sentences(n: int) -> Any:
             return sample_sentences(iter(docs[:n]), 10**9, min_chars=64, max_chars=512, seed=1, language="sk")
 
-        # past PARALLEL_AFTER documents the stream is split in worker processes, as renorm runs it: both
-        # points lie beyond it, so the workers' start-up cancels out and the rate is the parallel one
-        first = PARALLEL_AFTER + n_sentenced // 10
+        # past parallelism.serial_texts documents the stream is split in worker processes, as renorm runs
+        # it: both points lie beyond it, so the workers' start-up cancels out and the rate is the parallel one
+        first = parallelism.serial_texts + n_sentenced // 10
         rates["renorm_sample"] = marginal(timings(sentences, first, first + n_sentenced), "documents")
-        rates["renorm_sample"]["workers"] = split_workers()
+        rates["renorm_sample"]["workers"] = parallelism.workers
         sample = sentences(first + n_sentenced)
         rates["renorm_sample"] |= {
             "chars": rates["trim_count"]["chars"],
@@ -233,7 +240,7 @@ def measure(tokenizer: Path, scale: float = 1.0) -> dict[str, Any]:
         def pairs(n: int) -> Any:
             path = write_jsonl(root / f"pairs{n}.jsonl", qa[:n])
             columns = {"anchor": "question", "positive": "context"}
-            return build_task_datasets(
+            return training_datasets(
                 FinetuneDataset(name="qa", kind="pairs", source=str(path), columns=columns)
             )
 
@@ -247,7 +254,7 @@ def measure(tokenizer: Path, scale: float = 1.0) -> dict[str, Any]:
         def nli(n: int) -> Any:
             path = write_jsonl(root / f"nli{n}.jsonl", nli_rows[:n])
             columns = {"premise": "premise", "hypothesis": "hypothesis", "label": "label"}
-            return build_task_datasets(
+            return training_datasets(
                 FinetuneDataset(name="nli", kind="nli", source=str(path), columns=columns)
             )
 

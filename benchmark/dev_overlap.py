@@ -6,9 +6,10 @@ overlapping dev rows.
 paragraph; nli 392,702; rte 2,490; sts 5,604) as local files, and dev sets at skLEP's validation sizes, the
 question-answering one built as skLEP's card says its own was, half of its 9,583 rows on training paragraphs.
 Measured in one process: building the training datasets as fine-tuning does; digesting their texts
-(:func:`skadapt.train.stage.dataset_texts`: what fine-tuning adds); the whole of what renormalization does
-when fine-tuning did not hand the texts over (:func:`skadapt.train.stage.training_texts`: read, build,
-digest); the memory of the digests against a set of the folded texts; and checking each dev set.
+(:func:`skadapt.training_texts` of the built datasets: what fine-tuning adds); the whole of what
+renormalization does when fine-tuning did not hand the texts over (:func:`skadapt.training_texts` of the
+finetune section: read, build, digest); the memory of the digests against a set of the folded texts; and
+checking each dev set.
 
 ``--part choice``: the local-Hub fixture ``skadapt-fixtures/sklep-shared-paragraphs``
 (``tests/support/hub_shared_paragraphs.py``: 7 of 12 question-answering validation rows on training
@@ -86,9 +87,14 @@ def write_size_data(folder: Path, seed: int = 42) -> dict[tuple[str, str], Path]
 
 
 def part_size(out: Path) -> dict[str, Any]:
-    from skadapt import DevSets, FinetuneConfig, build_dev_sets
-    from skadapt.tasks.contamination import folded_words
-    from skadapt.train.stage import build_datasets, dataset_texts, training_texts
+    from skadapt import (
+        DevSets,
+        FinetuneConfig,
+        build_dev_sets,
+        folded_words,
+        training_datasets,
+        training_texts,
+    )
 
     started = time.perf_counter()
     paths = write_size_data(out / "size_data")
@@ -106,13 +112,13 @@ def part_size(out: Path) -> dict[str, Any]:
     )  # fmt: skip
     rss_before = _rss_mb()
     t0 = time.perf_counter()
-    datasets = build_datasets(config)
+    datasets = training_datasets(config)
     built_s = time.perf_counter() - t0
     rows = sum(len(d) for d in datasets)
     texts = sum(len(d.texts()) for d in datasets)
     chars = sum(len(t) for d in datasets for t in d.texts())
     t0 = time.perf_counter()
-    training = dataset_texts(datasets)
+    training = training_texts(datasets)
     digest_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     folded = {folded_words(t) for d in datasets for t in d.texts()}
@@ -194,8 +200,7 @@ def part_size(out: Path) -> dict[str, Any]:
 CLIENT = """
 import json, sys
 from pathlib import Path
-from skadapt import RenormReport, TrainingReport, build_dev_sets, load_recipe, run_recipe
-from skadapt.train.stage import training_texts
+from skadapt import RenormReport, TrainingReport, build_dev_sets, load_recipe, run_recipe, training_texts
 from sentence_transformers import SentenceTransformer
 
 recipes = json.loads(sys.argv[1])

@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import time
 from pathlib import Path
 
@@ -38,89 +37,64 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
 
-    from skadapt import EvaluateConfig, ExportConfig, load_recipe
-    from skadapt.evaluate.stage import run_evaluation
-    from skadapt.export.int8 import choose, machine, make_variants
-    from skadapt.export.onnx import copy_model_dir, export_fp32
-    from skadapt.export.speed import measure_models
-    from skadapt.export.stage import speed_texts, training_corpus
-    from skadapt.modeldir import finalize_model_dir
-    from skadapt.results.export import Int8Candidate
-    from skadapt.tasks.backends import load_sentence_model
-    from skadapt.tasks.contamination import gather_test_texts
+    from skadapt import (
+        EvaluateConfig,
+        EvaluationReport,
+        ExportConfig,
+        choose_int8,
+        load_recipe,
+        measure_speed,
+        quantize_int8,
+        run_evaluation,
+        speed_texts,
+    )
 
     started = time.perf_counter()
     load_before = os.getloadavg()[0]
     recipe = load_recipe(args.recipe)
     assert recipe.evaluate is not None
     suites = list(recipe.evaluate.tasks)
-    shutil.rmtree(args.out, ignore_errors=True)
-    model_dir = args.out / "model"
-    copy_model_dir(Path(args.model), model_dir)
-    finalize_model_dir(model_dir)
-    model = load_sentence_model(str(model_dir))
-    fp32 = model_dir / "onnx" / "model.onnx"
-    inputs = export_fp32(model, fp32)
     config = ExportConfig()
-    finetune_dir = args.finetune_dir or str(Path(args.model).parent / "finetune")
-    test_texts, _ = gather_test_texts(suites, False, language="slk")
-    corpus = training_corpus(
-        config,
+    made = quantize_int8(
         args.model,
-        finetune_dir=finetune_dir,
-        eval_tasks=suites,
-        test_texts=test_texts,
-        language="sk",
-        seed=42,
-    )
-    machine_info = machine()
-    made = make_variants(
-        model,
-        fp32,
-        inputs,
-        machine_info["family"],
-        corpus_texts=corpus.texts if corpus is not None else None,
+        args.out,
+        language="slk",
         dev=recipe.renorm_dev(),
-        test_texts=test_texts,
+        finetune_dir=args.finetune_dir or str(Path(args.model).parent / "finetune"),
+        eval_tasks=suites,
         batch_size=config.batch_size,
     )
-    del model
+    model_dir, fp32, machine_info = made.model_dir, made.fp32, made.machine
     prepared = time.perf_counter() - started
 
     texts = speed_texts(ExportConfig(speed_texts=args.texts), suites, None, 42)
-    texts_file = args.out / "speed_texts.json"
-    texts_file.write_text(json.dumps(texts, ensure_ascii=False), encoding="utf-8")
-    refs = {"pytorch": str(model_dir), **{item.variant.name: str(item.path) for item in made.made}}
+    (args.out / "speed_texts.json").write_text(json.dumps(texts, ensure_ascii=False), encoding="utf-8")
+    refs = {"pytorch": str(model_dir), **{item.name: str(item.path) for item in made.variants}}
     start = time.perf_counter()
-    speed = measure_models(refs, texts_file, config.batch_size, args.repeats, args.threads)
+    speed = measure_speed(
+        refs, texts, batch_size=config.batch_size, repeats=args.repeats, threads=args.threads
+    )
     speed_seconds = time.perf_counter() - start
 
     start = time.perf_counter()
     evaluation = EvaluateConfig(tasks=suites, prompt_policy=dict(recipe.evaluate.prompt_policy))
-    models = {"final": str(model_dir), **{item.variant.name: str(item.path) for item in made.made}}
-    table, _, verdicts = run_evaluation(
-        evaluation,
+    models = {"final": str(model_dir), **{item.name: str(item.path) for item in made.variants}}
+    run_evaluation(
         models,
-        args.out / "evaluate",
+        evaluation,
         language="slk",
-        cache_dir=None,
-        parents={item.variant.name: "final" for item in made.made},
+        out=args.out / "evaluate",
+        recompute=True,
+        tiers={item.name: "final" for item in made.variants},
     )
+    report = EvaluationReport.read(args.out / "evaluate")
+    assert report is not None, "the evaluate stage wrote no report"
     eval_seconds = time.perf_counter() - start
-    means = {row.model: row for row in table.rows}
-    by_tier = {v.b: v for v in verdicts}
+    means = {row.model: row for row in report.models}
+    by_tier = {v.b: v for v in report.verdicts}
     base = speed["pytorch"]["texts_per_s"]
-    candidates = [
-        Int8Candidate(
-            name=item.variant.name,
-            settings=item.variant.settings(),
-            speedup=round(speed[item.variant.name]["texts_per_s"] / base, 2),
-            dev=item.dev,
-            agreement=item.agreement,
-        )
-        for item in made.made
-    ]
-    choice = choose(candidates, made.parent_dev, made.family, made.agreement_texts)
+    speedups = {item.name: round(speed[item.name]["texts_per_s"] / base, 2) for item in made.variants}
+    choice = choose_int8(made, speedups)
     load_after = os.getloadavg()[0]
 
     print(
@@ -143,8 +117,8 @@ def main() -> None:
         f"{made.parent_dev if made.parent_dev is not None else float('nan'):6.2f} {'':>7} "
         f"{base:8.1f} {1.0:5.2f} {torch_mb:6.1f}"
     )
-    for item, candidate in zip(made.made, candidates, strict=True):
-        name = item.variant.name
+    for item in made.variants:
+        name = item.name
         verdict = by_tier[name]
         worst = min(verdict.tasks.items(), key=lambda kv: kv[1]["delta"])
         worst_text = f"{worst[0][:14]} {worst[1]['delta']:+.2f}"
@@ -153,14 +127,14 @@ def main() -> None:
             f"{name + (' *' if name == choice.kept else ''):32} {means[name].All:6.2f} {interval:>22} "
             f"{worst_text:>26} {item.dev if item.dev is not None else float('nan'):6.2f} "
             f"{item.agreement if item.agreement is not None else float('nan'):7.4f} "
-            f"{speed[name]['texts_per_s']:8.1f} {candidate.speedup:5.2f} {size_mb(item.path):6.1f}"
+            f"{speed[name]['texts_per_s']:8.1f} {speedups[name]:5.2f} {size_mb(item.path):6.1f}"
         )
     print(f"kept by the export rule (*): {choice.kept}: {choice.reason} (worth deploying: {choice.worth})")
     print(
         f"seconds: quantization + dev scoring {prepared:.0f}, speed {speed_seconds:.0f}, "
         f"evaluation {eval_seconds:.0f}, total {time.perf_counter() - started:.0f}"
     )
-    report = {
+    summary = {
         "machine": machine_info,
         "threads": args.threads,
         "load": [load_before, load_after],
@@ -171,11 +145,11 @@ def main() -> None:
             for name, v in by_tier.items()
         },
         "final_All": means["final"].All,
-        "sizes_mb": {item.variant.name: round(size_mb(item.path), 2) for item in made.made},
+        "sizes_mb": {item.name: round(size_mb(item.path), 2) for item in made.variants},
         "fp32_mb": round(fp32_mb, 2),
     }
     (args.out / "int8_variants.json").write_text(
-        json.dumps(report, indent=1, default=float), encoding="utf-8"
+        json.dumps(summary, indent=1, default=float), encoding="utf-8"
     )
 
 

@@ -17,12 +17,7 @@ import argparse
 import time
 from pathlib import Path
 
-from skadapt import LLMConfig, get_language
-from skadapt.llm.backends import make_backend
-from skadapt.llm.seeds import request_seed
-from skadapt.llm.types import ChatRequest, Sampling
-from skadapt.synth.prompts import JSON_SCHEMA, load_template, render
-from skadapt.synth.sources import select_sources
+from skadapt import LLMConfig, llm_backend, sts_requests
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "data" / "sk_corpus.txt"
 
@@ -37,21 +32,9 @@ def main() -> None:
     parser.add_argument("--prompts", type=int, default=128)
     parser.add_argument("--max-tokens", type=int, default=768)
     args = parser.parse_args()
-    language = get_language("slk")
-    template = load_template(language)
-    sources = select_sources(str(CORPUS), language, args.prompts, seed=1).sentences
-    sampling = Sampling(temperature=1.0, top_p=1.0, max_tokens=args.max_tokens)
-    requests = [
-        ChatRequest(
-            ({"role": "user", "content": render(template, s.text, language)},),
-            sampling,
-            request_seed(1, s.id, 0),
-            JSON_SCHEMA,
-        )
-        for s in sources
-    ]
+    requests = sts_requests(str(CORPUS), "slk", args.prompts, seed=1, max_tokens=args.max_tokens)
     config = LLMConfig(backend=args.backend, model=args.model, base_url=args.base_url)
-    backend = make_backend(config)
+    backend = llm_backend(config)
     backend.chat(requests[:2])  # warm-up (compilation, connection)
     start = time.perf_counter()
     batched = backend.chat(requests)

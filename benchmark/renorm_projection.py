@@ -42,9 +42,15 @@ def main() -> None:
     from sentence_transformers import SentenceTransformer
 
     import skadapt.tasks.dev_scores as dev_scores
-    from skadapt import RenormReport, build_dev_sets, get_language, load_recipe, renormalize
-    from skadapt.renorm.stage import CONFIDENCE, CandidateMap, renorm_weights
-    from skadapt.tasks.contamination import gather_test_texts
+    from skadapt import (
+        RenormReport,
+        build_dev_sets,
+        get_language,
+        load_recipe,
+        renorm_modules,
+        renormalize,
+        task_test_texts,
+    )
 
     recipe = load_recipe(args.recipe)
     assert recipe.renorm is not None and recipe.evaluate is not None
@@ -52,7 +58,7 @@ def main() -> None:
     dev = recipe.renorm_dev()
     assert dev is not None, "the recipe has no dev sets (renorm.dev or finetune.dev)"
     language = get_language(recipe.language)
-    test_texts, _ = gather_test_texts(tasks, False, language=language.code)
+    test_texts = task_test_texts(tasks, language=language)
     out = Path(args.out)
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
@@ -86,7 +92,7 @@ def main() -> None:
     old: dict[str, dict[str, float]] = {}
     started = time.perf_counter()
     for name in ("none", "r1", "r2"):
-        modules = [] if name == "none" else CandidateMap(name, len(mu), *renorm_weights(mu, name)).modules()
+        modules = renorm_modules(mu, name)
         for module in modules:
             model.append(module)
         old[name] = {s.evaluator.name: float(s.evaluator(model)[s.metric]) for s in sets}
@@ -94,7 +100,8 @@ def main() -> None:
             del model[-1]
     evaluator_seconds = time.perf_counter() - started
 
-    alpha = (1 - CONFIDENCE) / (len(selection.candidates) - 1)
+    assert selection.confidence is not None
+    alpha = (1 - selection.confidence) / (len(selection.candidates) - 1)
     sets_named = list(selection.metrics)
     print(f"\nmodel {args.model}; dev sets {', '.join(sets_named)}")
     print(f"the stage: {stage_seconds:.1f} s {result.seconds}")

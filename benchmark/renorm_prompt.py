@@ -72,25 +72,18 @@ def build(model: str, target: Path, config: Any, suite: Path, seed: int) -> dict
 
 def evaluate(models: dict[str, str], suite: Path, work: Path, resamples: int) -> tuple[Any, dict[str, Any]]:
     """mteb scores of every model (the evaluate stage's runner) and its bootstrap draws per task."""
-    from skadapt import select_tasks
-    from skadapt.evaluate.aggregate import aggregate
-    from skadapt.evaluate.bootstrap import model_draws
-    from skadapt.tasks.runner import evaluate_models
-    from skadapt.tasks.selection import suites_in
+    from skadapt import score_models
 
-    tasks = select_tasks([str(suite)], language="slk", seed=SEED)
-    suites = suites_in([str(suite)])
-    draws: dict[str, Any] = {}
-
-    def on_model(label: str, loaded: Any) -> None:
-        draws[label] = model_draws(
-            loaded, suites, policy=E5_POLICY, count=resamples, seed=SEED, name=models[label]
-        )
-
-    scores = evaluate_models(
-        models, tasks, cache_dir=work / "cache", prompt_policy=E5_POLICY, on_model=on_model
+    scored = score_models(
+        models,
+        [str(suite)],
+        language="slk",
+        prompt_policy=E5_POLICY,
+        cache_dir=work / "cache",
+        bootstrap=resamples,
+        seed=SEED,
     )
-    return aggregate(scores), draws
+    return scored.table, scored.draws
 
 
 def all_draws(draws: Any, count: int) -> Any:

@@ -4,14 +4,14 @@ Same suite, same model, one process. The LLM is a scripted OpenAI-compatible ser
 test helper) that appends a clause to every text, so the rows measure skadapt's own work — LLM calls are
 counted, their time depends on the backend and is not part of the comparison:
 
-1. plain: ``evaluate_model`` on the suite (no result cache);
+1. plain: ``score_models`` on the suite (the evaluate stage's runner, no result cache);
 2. robustness, reuse: the public ``run_robustness`` (the stage as a one-stage run: its directory handling
    and report included) with one transformation and one seed (LLM cache and result cache fresh): the
    original once, each task's rewrite, the original on the surviving items — one encoder, so texts a
    rewrite did not change (retrieval corpora, bitext targets, the classifier's training split) are served
    from its embedding memo;
-3. robustness, no reuse: the same tasks, each variant scored with a freshly loaded model (what a script
-   that calls ``mteb.evaluate`` per variant does).
+3. robustness, no reuse: the same tasks rewritten (``rewrite_tasks``), each variant scored with a freshly
+   loaded model (what a script that calls ``mteb.evaluate`` per variant does).
 Prints seconds, texts encoded, LLM requests, and the ratios.
 
     OMP_NUM_THREADS=2 python benchmark/robustness_cost.py [--model DIR] [--suite YAML] [--transform NAME]
@@ -33,11 +33,11 @@ from skadapt import (  # noqa: E402
     RobustnessConfig,
     get_language,
     resolve_model,
+    rewrite_tasks,
     run_robustness,
+    score_models,
     select_tasks,
 )
-from skadapt.robustness.run import RobustnessPlan, build_variants  # noqa: E402
-from skadapt.tasks.runner import evaluate_model, load_encoder  # noqa: E402
 from tests.support.llm_server import Reply, scripted_server, user_message  # noqa: E402
 
 POLICY = {t: "query: " for t in ("STS", "PairClassification", "Classification", "Clustering", "BitextMining")}
@@ -46,10 +46,6 @@ POLICY = {t: "query: " for t in ("STS", "PairClassification", "Classification", 
 def rewrite(body: dict, count: int) -> Reply:
     text = user_message(body).rsplit("Text: ", 1)[1]
     return Reply(f"{text} Tak to aspoň tvrdia.")
-
-
-def encoded(encoder) -> int:
-    return encoder.model.encode_memo.misses
 
 
 def main() -> None:
@@ -67,26 +63,15 @@ def main() -> None:
         llm = LLMConfig(
             backend="openai", model="scripted", base_url=server.url, cache=str(root / "llm.sqlite")
         )
-        plan = RobustnessPlan(
-            models={"m": model}, transforms=[args.transform], seeds=[1337], prompt_policy=POLICY
-        )
-
-        start = time.perf_counter()
-        plain_encoder = load_encoder(model, "m", POLICY)
-        evaluate_model(
-            model,
-            "m",
-            select_tasks([args.suite], language="slk"),
-            cache_dir=None,
-            prompt_policy=POLICY,
-            encoder=plain_encoder,
-        )
-        plain_s, plain_texts = time.perf_counter() - start, encoded(plain_encoder)
-
-        start = time.perf_counter()
         config = RobustnessConfig(
             transforms=[args.transform], seeds=[1337], tasks=[args.suite], prompt_policy=POLICY
         )
+
+        start = time.perf_counter()
+        plain = score_models({"m": model}, [args.suite], language="slk", prompt_policy=POLICY)
+        plain_s, plain_texts = time.perf_counter() - start, plain.texts_encoded["m"]
+
+        start = time.perf_counter()
         result = run_robustness({"m": model}, config, language=language, out=root / "reuse", llm=llm)
         reuse_s = time.perf_counter() - start
         encoded_texts = result.texts_encoded
@@ -97,13 +82,12 @@ def main() -> None:
         for task in tasks:
             task.load_data()
         start = time.perf_counter()
-        variants, _ = build_variants(tasks, plan, llm, language, root / "noreuse")
+        variants = rewrite_tasks(tasks, config, llm=llm, language=language, out=root / "noreuse")
         no_reuse_texts = 0
         for batch in [tasks, *[[v.transformed] + ([v.survivors] if v.survivors else []) for v in variants]]:
-            for task in batch:
-                encoder = load_encoder(model, "m", POLICY)
-                evaluate_model(model, "m", [task], cache_dir=None, prompt_policy=POLICY, encoder=encoder)
-                no_reuse_texts += encoded(encoder)
+            for task in batch:  # a freshly loaded model per task
+                scored = score_models({"m": model}, [task], prompt_policy=POLICY)
+                no_reuse_texts += scored.texts_encoded["m"]
         no_reuse_s = time.perf_counter() - start
 
     print(f"suite {args.suite}, model {model}, transformation {args.transform}, 1 seed")

@@ -24,7 +24,15 @@ The building blocks the stages are made of, for scripts and benchmarks that run 
   counts them);
 - evaluation: ``select_tasks``, ``evaluation_texts``, ``load_suite``/``SuiteError`` (local suites),
   ``DevSets``/``build_dev_sets`` (the dev sets);
-- export: ``export_dims`` (a model's reduced-dimension tiers);
+- export: ``export_dims`` (a model's reduced-dimension tiers), ``quantize_int8`` (every int8 variant, scored
+  as the export stage scores them), ``choose_int8`` (the one it keeps), ``measure_speed`` (texts/s as it
+  measures them), ``speed_texts``;
+- training data: ``training_datasets``, ``training_texts`` (as fine-tuning builds them),
+  ``overlapping_rows``/``folded_words`` (the contamination check), ``task_test_texts``,
+  ``split_parallelism`` (the sentence splitter's workers);
+- scoring: ``score_models`` (models on tasks, with item-bootstrap draws, no report), ``rewrite_tasks`` (the
+  robustness stage's rewritten tasks), ``renorm_modules`` (R1/R2 as modules);
+- LLM: ``sts_requests`` (the synthetic-STS stage's requests), ``llm_backend`` (a backend, uncached);
 - devices: ``encode_batch_size`` (the encoding batch on this device), ``training_levers`` (the extra
   training arguments of a CUDA run);
 - reports: ``TrimReport``, ``TrainingReport``, ``RenormReport``, ``ExportReport``, ``EvaluationReport``,
@@ -50,10 +58,17 @@ if TYPE_CHECKING:  # what type checkers (and tests/test_architecture.py) see; lo
         synthesize_sts,
         trim_model,
     )
+    from skadapt.blocks.int8 import choose_int8, measure_speed, quantize_int8
+    from skadapt.blocks.llm import llm_backend, sts_requests
+    from skadapt.blocks.renorm import renorm_modules
+    from skadapt.blocks.sampling import split_parallelism
+    from skadapt.blocks.scoring import rewrite_tasks, score_models, task_test_texts
+    from skadapt.blocks.training import training_datasets, training_texts
     from skadapt.devices import encode_batch_size, training_levers
     from skadapt.evaluate.config import EvaluateConfig
     from skadapt.export.config import ExportConfig
     from skadapt.export.dims import export_dims
+    from skadapt.export.stage import speed_texts
     from skadapt.languages import Language, get_language
     from skadapt.llm.config import LLMConfig
     from skadapt.model_sources import resolve_model
@@ -73,6 +88,7 @@ if TYPE_CHECKING:  # what type checkers (and tests/test_architecture.py) see; lo
     from skadapt.sources import iter_texts, read_rows
     from skadapt.synth.config import SynthSTSConfig
     from skadapt.tasks.config import DevSets
+    from skadapt.tasks.contamination import folded_words, overlapping_rows
     from skadapt.tasks.dev import build_dev_sets
     from skadapt.tasks.selection import evaluation_texts, select_tasks
     from skadapt.tasks.suite import SuiteError, load_suite
@@ -134,6 +150,21 @@ _EXPORTS: dict[str, str] = {
     "ExportReport": "skadapt.results",
     "EvaluationReport": "skadapt.results",
     "RobustnessReport": "skadapt.results",
+    "task_test_texts": "skadapt.blocks.scoring",
+    "overlapping_rows": "skadapt.tasks.contamination",
+    "folded_words": "skadapt.tasks.contamination",
+    "training_datasets": "skadapt.blocks.training",
+    "training_texts": "skadapt.blocks.training",
+    "split_parallelism": "skadapt.blocks.sampling",
+    "score_models": "skadapt.blocks.scoring",
+    "rewrite_tasks": "skadapt.blocks.scoring",
+    "renorm_modules": "skadapt.blocks.renorm",
+    "quantize_int8": "skadapt.blocks.int8",
+    "measure_speed": "skadapt.blocks.int8",
+    "choose_int8": "skadapt.blocks.int8",
+    "speed_texts": "skadapt.export.stage",
+    "sts_requests": "skadapt.blocks.llm",
+    "llm_backend": "skadapt.blocks.llm",
 }
 """Public name -> the module that defines it."""
 
@@ -160,6 +191,7 @@ __all__ = [
     "TrimConfig",
     "TrimReport",
     "build_dev_sets",
+    "choose_int8",
     "count_source",
     "count_texts",
     "count_wordfreq",
@@ -168,23 +200,37 @@ __all__ = [
     "export_dims",
     "export_tiers",
     "finetune",
+    "folded_words",
     "get_language",
     "iter_texts",
+    "llm_backend",
     "load_recipe",
     "load_suite",
+    "measure_speed",
+    "overlapping_rows",
     "plan_recipe",
     "publish_model",
+    "quantize_int8",
     "read_rows",
+    "renorm_modules",
     "renormalize",
     "resolve_model",
+    "rewrite_tasks",
     "run_evaluation",
     "run_recipe",
     "run_robustness",
     "run_stage",
     "sample_sentences",
+    "score_models",
     "select_tasks",
+    "speed_texts",
+    "split_parallelism",
+    "sts_requests",
     "synthesize_sts",
+    "task_test_texts",
+    "training_datasets",
     "training_levers",
+    "training_texts",
     "trim_model",
     "validate_recipe",
 ]

@@ -359,17 +359,21 @@ def run_evaluation(
     cache_dir: str | Path | None = None,
     recompute: bool = False,
     human_dir: str | Path | None = None,
+    tiers: Mapping[str, str] | None = None,
     overwrite: bool = False,
 ) -> Any:
     """Score the labelled ``models`` side by side into ``out`` (the ``evaluate`` stage, ``skadapt
-    evaluate``); deployment tiers among them are compared with the model they came from. ``language``
-    None: no language filter. ``cache_dir``: mteb's result cache (default: ``out``'s parent's
-    ``.cache/mteb``), ``recompute`` ignores and refreshes it."""
-    options = {
+    evaluate``); deployment tiers among them are compared with the model they came from (``tiers``: tier
+    label -> that model's label; default: found from their export reports). ``language`` None: no
+    language filter. ``cache_dir``: mteb's result cache (default: ``out``'s parent's ``.cache/mteb``),
+    ``recompute`` ignores and refreshes it."""
+    options: dict[str, Any] = {
         "models": {label: str(ref) for label, ref in models.items()},
         "cache_dir": Path(cache_dir) if cache_dir is not None else None,
         "recompute": recompute,
     }
+    if tiers is not None:
+        options["parents"] = dict(tiers)
     return run_stage(
         "evaluate", models, config, language=language, out=out, seed=seed, human_dir=human_dir,
         options=options, overwrite=overwrite,

@@ -9,7 +9,8 @@ Every exception class skadapt defines derives from ``SkadaptError``. Layers, low
     library   sources, llm, tasks, annotate, cards, stage (the stage contract), results (their reports),
               plan (the pricing every stage's plan shares)
     stages    trim, train, renorm, evaluate, robustness, synth, human, publish — never each other
-    run       recipe (composes the stage configs), stages (the list), pipeline, preflight, planning, api
+    run       recipe (composes the stage configs), stages (the list), pipeline, preflight, planning, api,
+              blocks
     surface   cli, commands, templates
     root      the package's ``__init__``: the public API, re-exporting names of every layer (lazily, so
               ``import skadapt`` stays cheap; its ``TYPE_CHECKING`` imports are what is counted). Lower
@@ -44,7 +45,7 @@ BASE = {
 }
 LIBRARY = {"sources", "llm", "tasks", "annotate", "cards", "stage", "results", "plan"}
 STAGES = {"trim", "train", "renorm", "evaluate", "robustness", "synth", "human", "publish", "export"}
-RUN = {"recipe", "stages", "pipeline", "preflight", "choose", "planning", "api"}
+RUN = {"recipe", "stages", "pipeline", "preflight", "choose", "planning", "api", "blocks"}
 SURFACE = {"cli", "commands", "templates", "__main__"}
 ROOT_UNIT = "__init__"
 LAYER = {

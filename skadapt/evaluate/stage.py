@@ -245,17 +245,19 @@ def run_stage(
     models: dict[str, str] | None = None,
     cache_dir: Path | None = None,
     recompute: bool = False,
+    parents: dict[str, str] | None = None,
 ) -> EvaluationSummary:
     """Pipeline entry: evaluate ``evaluate.models`` of the run; the mteb cache lives in the run directory.
 
     ``skadapt evaluate`` gives the labelled ``models`` to score instead (the tiers among them found by
     their export reports: :func:`~skadapt.tasks.backends.tier_parents`), its mteb result cache
-    (``cache_dir``) and ``recompute`` (ignore and refresh that cache).
+    (``cache_dir``) and ``recompute`` (ignore and refresh that cache); ``parents`` (tier label -> the
+    label of the model it came from) names the tiers among them instead.
     """
     config = ctx.config
     if models is None:
         models, parents = _selected_models(config, ctx.models)
-    else:
+    elif parents is None:
         parents = tier_parents(models)
     language = ctx.run.language.code if ctx.run.language is not None else None
     table, items, verdicts = run_evaluation(

@@ -1,0 +1,38 @@
+"""The fine-tuning stage's training data outside a run: its datasets as it builds them, and their texts as
+the dev sets' overlap check sees them."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from skadapt.tasks.heldout import TrainingTexts
+    from skadapt.train.config import FinetuneConfig, FinetuneDataset
+    from skadapt.train.datasets import TaskDataset
+
+
+def training_datasets(config: FinetuneConfig | FinetuneDataset) -> list[TaskDataset]:
+    """The training datasets of ``config`` (a finetune section, or one of its datasets), read from their
+    sources and built as fine-tuning builds them (an nli entry gives triplets and ``<name>_pairs``);
+    each one's loss is checked against its columns.
+
+    Raises:
+        TrainingDataError: Bad data, naming the dataset, row and field.
+    """
+    from skadapt.train.config import FinetuneConfig
+    from skadapt.train.stage import build_datasets
+
+    if not isinstance(config, FinetuneConfig):
+        config = FinetuneConfig(datasets=[config])
+    return build_datasets(config)
+
+
+def training_texts(source: FinetuneConfig | list[TaskDataset]) -> TrainingTexts:
+    """The distinct training texts (as digests of their folded words, per recipe dataset) that the dev
+    sets are checked against (``build_dev_sets(..., training=...)``): of datasets already built
+    (:func:`training_datasets`: what fine-tuning adds to its work), or of a finetune section, read and
+    built first (what a later stage does when fine-tuning did not hand them over)."""
+    from skadapt.train.stage import dataset_texts
+    from skadapt.train.stage import training_texts as of_config
+
+    return dataset_texts(source) if isinstance(source, list) else of_config(source)
