@@ -2,10 +2,8 @@
 
 Every import counts: module level, inside functions, and in the code strings a benchmark runs in a child
 process. A benchmark that runs one component alone uses its public building block (``skadapt/blocks/``:
-``quantize_int8``, ``score_models``, ``training_texts``, ``sts_requests``, ...). One internal import is
-left, listed below: renorm_projection.py records the bootstrap differences inside the renorm stage, which
-no public result carries. The list only shrinks: a new internal import fails, and so does a listed one
-that is gone (take it off the list).
+``quantize_int8``, ``score_models``, ``training_texts``, ``sts_requests``, ...). No internal import is
+allowed.
 """
 
 from __future__ import annotations
@@ -18,13 +16,6 @@ import pytest
 import skadapt
 
 BENCHMARK = Path(__file__).resolve().parents[1] / "benchmark"
-
-COMPONENTS: dict[str, set[str]] = {
-    # renormalization's dev choice at looser confidence levels: each candidate's bootstrap differences to
-    # none, recorded inside the stage (the report keeps the interval at the stage's level only)
-    "renorm_projection.py": {"skadapt.tasks.dev_scores"},
-}
-"""Benchmark file -> the internal names it imports (``module.name``, or a module imported whole)."""
 
 
 def _trees(path: Path) -> list[ast.AST]:
@@ -66,14 +57,10 @@ def test_a_benchmark_imports_the_public_api(path: Path) -> None:
     public, internal = imported(path)
     unknown = sorted(public - set(skadapt.__all__))
     assert not unknown, f"{path.name} imports {unknown} from skadapt, which has no such public name"
-    listed = COMPONENTS.get(path.name, set())
-    new = sorted(internal - listed)
-    assert not new, (
-        f"{path.name} imports skadapt internals {new}: use the public API (`from skadapt import ...`, "
-        "skadapt/__init__.py), or add the name there if a user would call it too"
+    assert not internal, (
+        f"{path.name} imports skadapt internals {sorted(internal)}: use the public API "
+        "(`from skadapt import ...`, skadapt/__init__.py), or add the name there if a user would call it too"
     )
-    gone = sorted(listed - internal)
-    assert not gone, f"{path.name} no longer imports {gone}: take them off COMPONENTS"
 
 
 def test_the_checker_sees_every_kind_of_import(tmp_path: Path) -> None:
@@ -91,4 +78,3 @@ def test_the_checker_sees_every_kind_of_import(tmp_path: Path) -> None:
         {"load_recipe"},
         {"skadapt.tasks.dev_scores", "skadapt.trim.encoder.special_ids", "skadapt.sources.read_rows"},
     )
-    assert set(COMPONENTS) <= {path.name for path in FILES}

@@ -124,6 +124,10 @@ def test_a_projection_that_clearly_wins_is_kept_and_says_why() -> None:
     assert chosen.interval is not None and 0 < chosen.interval[0] < chosen.difference < chosen.interval[1]
     assert reason.startswith(f"{choice} beats none by +{100 * chosen.difference:.2f} [")
     assert candidates[0].interval is None and candidates[0].difference is None
+    # the looser one-sided bounds lie between the selection's own bound and the difference, 90% above 95%
+    bounds = chosen.lower_bounds
+    assert bounds is not None and candidates[0].lower_bounds is None
+    assert chosen.interval[0] <= bounds["95%"] <= bounds["90%"] <= chosen.difference
 
 
 def test_differences_within_the_noise_keep_none() -> None:

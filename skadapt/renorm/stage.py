@@ -58,6 +58,8 @@ CONFIDENCE = 0.95
 """Family-wise one-sided confidence that a kept candidate beats none (Bonferroni over the candidates)."""
 REPLICATES = 2000
 """Paired bootstrap resamples of the dev examples."""
+LOWER_BOUNDS = {"90%": 0.10, "95%": 0.05}
+"""The looser one-sided bounds each candidate's report gives beside the selection's own level."""
 
 
 def prompt_text(model: Any, prompt: PromptChoice) -> str:
@@ -197,7 +199,7 @@ def choose(
 ) -> tuple[list[Candidate], str, str]:
     """Score ``maps`` (the first is none) on the encoded dev sets with a paired bootstrap; the scored
     candidates, the kept one's name and why (see :func:`select_on_dev`)."""
-    from skadapt.tasks.dev_scores import paired_interval, resamples, score_candidate
+    from skadapt.tasks.dev_scores import paired_interval, paired_quantiles, resamples, score_candidate
 
     indices = resamples(encoded, REPLICATES, seed)
     alpha = (1 - CONFIDENCE) / max(len(maps) - 1, 1)
@@ -206,6 +208,7 @@ def choose(
     for candidate in maps:
         scored = reference if candidate.name == "none" else score_candidate(encoded, candidate, indices)
         low, high = paired_interval(scored, reference, alpha) if candidate.name != "none" else (None, None)
+        bounds = None if low is None else paired_quantiles(scored, reference, list(LOWER_BOUNDS.values()))
         entry = Candidate(
             name=candidate.name,
             scores={name: round(value, 6) for name, value in scored.scores.items()},
@@ -214,6 +217,9 @@ def choose(
             difference=None if low is None else round(scored.mean - reference.mean, 6),
             interval=None if low is None or high is None else [round(low, 6), round(high, 6)],
             beats_none=low is not None and low > 0,
+            lower_bounds=None
+            if bounds is None
+            else {level: round(bound, 6) for level, bound in zip(LOWER_BOUNDS, bounds, strict=True)},
         )
         candidates.append(entry)
         log.info("renorm: %s on dev: mean %.4f %s", candidate.name, scored.mean, entry.scores)

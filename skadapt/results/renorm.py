@@ -27,6 +27,8 @@ class Candidate(Part):
         interval: The paired bootstrap interval of ``difference`` (lower end: the one-sided bound at the
             selection's per-candidate level); None for none.
         beats_none: Whether the lower end is above 0: better than none beyond the noise.
+        lower_bounds: The one-sided lower bounds of ``difference`` at 90% and 95% (``"90%"``, ``"95%"``),
+            beside the selection's stricter level: how far a candidate is from beating none; None for none.
     """
 
     name: str
@@ -36,6 +38,7 @@ class Candidate(Part):
     difference: float | None = None
     interval: list[float] | None = None
     beats_none: bool = False
+    lower_bounds: dict[str, float] | None = None
 
 
 class Selection(Part):

@@ -245,9 +245,15 @@ def score_candidate(sets: list[EncodedSet], transform: Transform | None, indices
     return Scored(scores, float(np.mean(list(scores.values()))), np.mean(per_set, axis=0))
 
 
+def paired_quantiles(candidate: Scored, reference: Scored, levels: list[float]) -> list[float]:
+    """The ``levels`` quantiles of (candidate - reference) over the shared resamples (percentile
+    bootstrap): the ``a`` quantile is a one-sided ``1 - a`` lower bound."""
+    differences = candidate.replicates - reference.replicates
+    return [float(value) for value in np.nanquantile(differences, levels)]
+
+
 def paired_interval(candidate: Scored, reference: Scored, alpha: float) -> tuple[float, float]:
     """The ``alpha`` and ``1 - alpha`` quantiles of (candidate - reference) over the shared resamples: the
     lower end is a one-sided ``1 - alpha`` bound (percentile bootstrap)."""
-    differences = candidate.replicates - reference.replicates
-    low, high = np.nanquantile(differences, [alpha, 1 - alpha])
-    return float(low), float(high)
+    low, high = paired_quantiles(candidate, reference, [alpha, 1 - alpha])
+    return low, high
