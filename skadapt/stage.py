@@ -24,6 +24,7 @@ from skadapt.results.base import StageReport, StageResult
 from skadapt.tasks.config import DevSets
 
 if TYPE_CHECKING:
+    from skadapt.sources.config import CorpusSource
     from skadapt.tasks.heldout import SharedTrainingTexts
 
 C = TypeVar("C", bound=BaseModel)
@@ -187,11 +188,12 @@ class Input:
     network: bool = False
 
 
-def corpus_input(field: str, spec: str, column: str) -> Input:
-    """A data source field, checked as its stage reads it (its first text; a ``hub:`` source's commit)."""
+def corpus_input(field: str, corpus: CorpusSource) -> Input:
+    """A corpus field, checked as its stage reads it (the first text of each column; a ``hub:`` source's
+    commit)."""
     from skadapt.sources.probe import probe_corpus
 
-    return Input(field, spec, "source opens, first text", lambda: probe_corpus(spec, column), source=True)
+    return Input(field, corpus.source, "source opens, first text", lambda: probe_corpus(corpus), source=True)
 
 
 def model_input(field: str, ref: str) -> Input:

@@ -29,6 +29,7 @@ from skadapt.tasks.projection import BASIS_TEXTS
 
 if TYPE_CHECKING:
     from skadapt.export.config import FitCorpus
+    from skadapt.sources.config import CorpusSource
 
 PARITY_CHARS = 2000
 """The parity check encodes whole corpus documents: cut at 512 tokens, about this many characters."""
@@ -44,21 +45,21 @@ STATIC_TOKEN_CHARS = 4
 
 
 def read_count(
-    size: SourceSize, limit: int | None, max_bytes: int | None, field: str, plan: StagePlan
+    size: SourceSize, limit: int | None, max_bytes: int | None, field: str, plan: StagePlan, columns: int = 1
 ) -> int | None:
-    """The documents a stage reads from a source with read limits; an unknown size falls back on the
-    limit (and the plan records the unknown)."""
+    """The documents a stage reads from a source with read limits (``limit`` per column, of ``columns``
+    columns); an unknown size falls back on the limit (and the plan records the unknown)."""
     if size.rows is None:
         plan.unknown.append(
             f"{field}: size {size.describe()}" + ("; counted as its read limit" if limit else "")
         )
-        return limit
+        return limit * columns if limit else limit
     count = min(size.rows, limit) if limit else size.rows
     if size.at_least and not limit:
         plan.unknown.append(f"{field}: {size.describe()}")
     if max_bytes and size.chars:
         count = min(count, int(max_bytes / size.chars))
-    return count
+    return count * columns
 
 
 def size_text(n_bytes: float) -> str:
@@ -85,12 +86,13 @@ def plan_trim(recipe: Recipe, ctx: Context) -> StagePlan:
     assert config is not None and config.corpus is not None
     plan = StagePlan(stage="trim")
     corpora = [("trim.corpus", config.corpus)]
-    if config.extra_corpus and config.extra_vocab_size > 0:
+    if config.extra_corpus is not None and config.extra_vocab_size > 0:
         corpora.append(("trim.extra_corpus", config.extra_corpus))
     documents, parity_pool, parity_chars = 0, 0, float(PARITY_CHARS)
-    for field, spec in corpora:
-        size = source_size(spec, [config.text_column], enough=config.max_documents)
-        read = read_count(size, config.max_documents, config.max_bytes, field, plan)
+    for field, corpus in corpora:
+        spec = corpus.source
+        size = source_size(spec, corpus.columns, enough=corpus.max_documents)
+        read = read_count(size, corpus.max_documents, config.max_bytes, field, plan)
         plan.lines.append(source_line(field, spec, size, read))
         plan.work[field.removeprefix("trim.")] = {"spec": spec, "source_rows": size.rows, "documents": read}
         if read is None:
@@ -135,20 +137,21 @@ def trimmed_rows(recipe: Recipe, base: ModelShape) -> int:
     config = recipe.trim
     if config is None:
         return base.vocab_size
-    extra = config.extra_vocab_size if config.extra_corpus else 0
+    extra = config.extra_vocab_size if config.extra_corpus is not None else 0
     return min(base.vocab_size, config.vocab_size + extra + KEPT_ON_TOP)
 
 
 def sentence_yield(
-    ctx: Context, spec: str, column: str, min_chars: int, max_chars: int, language: str
+    ctx: Context, corpus: CorpusSource, min_chars: int, max_chars: int, language: str
 ) -> tuple[float, str]:
     """Eligible sentences per character of a corpus: measured on a local corpus's first documents with the
     stage's own sampler, else the calibration's yield (64-512 characters; a lower bound)."""
-    from skadapt.sources import iter_texts
+    from skadapt.sources import corpus_texts
     from skadapt.textsample import sample_sentences
 
+    spec = corpus.source
     if not spec.startswith("hub:") and not spec.startswith("wordfreq:"):
-        texts = list(iter_texts(spec, column, max_documents=200))
+        texts = list(corpus_texts(corpus, max_documents=200))
         sample = sample_sentences(
             iter(texts), 10**9, min_chars=min_chars, max_chars=max_chars, seed=0, language=language
         )
@@ -166,22 +169,21 @@ def plan_renorm(recipe: Recipe, ctx: Context, language: str) -> StagePlan:
     config = recipe.renorm
     assert config is not None and config.corpus is not None
     plan = StagePlan(stage="renorm")
-    size = source_size(config.corpus, [config.text_column], enough=config.max_documents)
-    read = read_count(size, config.max_documents, None, "renorm.corpus", plan)
-    plan.lines.append(source_line("renorm.corpus", config.corpus, size, read))
+    corpus = config.corpus
+    size = source_size(corpus.source, corpus.columns, enough=corpus.max_documents)
+    read = read_count(size, corpus.max_documents, None, "renorm.corpus", plan, len(corpus.columns))
+    plan.lines.append(source_line("renorm.corpus", corpus.source, size, read))
     doc_chars = size.chars or data_value(ctx, "trim_count", "chars") or 0.0
     sentences = config.samples
     if read is not None:
-        per_char, how = sentence_yield(
-            ctx, config.corpus, config.text_column, config.min_chars, config.max_chars, language
-        )
+        per_char, how = sentence_yield(ctx, corpus, config.min_chars, config.max_chars, language)
         pool = int(read * doc_chars * per_char)
         sentences = min(config.samples, pool) if per_char else config.samples
         plan.lines.append(
             f"sentences of {config.min_chars}-{config.max_chars} chars: about {pool:,} eligible ({how})"
         )
         plan.parts.append(splitting_part(ctx, read, doc_chars))
-        if (stream := stream_part(ctx, "reading renorm.corpus", config.corpus, read, doc_chars)) is not None:
+        if (stream := stream_part(ctx, "reading renorm.corpus", corpus.source, read, doc_chars)) is not None:
             plan.parts.append(stream)
     measured = data_value(ctx, "renorm_sample", "sentence_chars") or (config.min_chars + config.max_chars) / 2
     chars = min(max(measured, config.min_chars), config.max_chars)
@@ -410,21 +412,23 @@ def export_corpus_size(recipe: Recipe, fit: FitCorpus, plan: StagePlan) -> tuple
     """(texts, their average characters) of the export corpus (the static tier's training, the dims
     basis): its sources, else the fine-tuning datasets' text columns (none without either); rows x text
     columns, capped at ``max_texts``; unknown sizes count as ``max_texts``."""
+    sources: list[tuple[str, list[str], int | None]]
     if fit.sources is not None:
-        sources = [(item.source, list(item.columns)) for item in fit.sources]
+        sources = [(item.source, list(item.columns), item.max_documents) for item in fit.sources]
     elif recipe.finetune is not None:
-        sources = [(entry.source, text_columns(entry)) for entry in recipe.finetune.datasets]
+        sources = [(entry.source, text_columns(entry), None) for entry in recipe.finetune.datasets]
     else:
         return 0, 0.0
     texts, chars = 0, 0.0
-    for source, columns in sources:
-        size = source_size(source, columns)
+    for source, columns, limit in sources:
+        size = source_size(source, columns, enough=limit)
         if size.rows is None:
             plan.unknown.append(f"export.corpus {source}: {size.describe()}")
             return fit.max_texts, 100.0
+        rows = min(size.rows, limit) if limit else size.rows
         per_row = len(set(columns))
-        texts += size.rows * per_row
-        chars += size.rows * (size.chars or 100.0 * per_row)
+        texts += rows * per_row
+        chars += rows * (size.chars or 100.0 * per_row)
     return min(texts, fit.max_texts), chars / texts if texts else 100.0
 
 

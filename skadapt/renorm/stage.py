@@ -40,7 +40,7 @@ from skadapt.prompts import role_prompt
 from skadapt.renorm.config import RenormConfig
 from skadapt.results import RenormSummary
 from skadapt.results.renorm import Candidate, RenormReport, Selection
-from skadapt.sources import iter_texts
+from skadapt.sources import corpus_texts
 from skadapt.stage import Input, RunFacts, Stage, StageContext, corpus_input, dev_inputs
 from skadapt.tasks.config import DevSets
 from skadapt.tasks.dev_scores import EncodedSet
@@ -402,7 +402,7 @@ def renormalize(
     dims = projection_dims(config, dimension) if dev is not None else []
     started = time.perf_counter()
     sample = sample_sentences(
-        iter_texts(corpus, config.text_column, max_documents=config.max_documents),
+        corpus_texts(corpus),
         samples,
         min_chars=min_chars,
         max_chars=max_chars,
@@ -413,7 +413,8 @@ def renormalize(
     sentences = sample.sentences
     if not sentences:
         raise RenormError(
-            f"{corpus}: no sentence of {min_chars}-{max_chars} characters (after dropping evaluation texts); "
+            f"{corpus.source}: no sentence of {min_chars}-{max_chars} characters (after dropping evaluation "
+            "texts); "
             "use another corpus or widen renorm.min_chars/max_chars"
         )
     if len(sentences) < samples:
@@ -464,7 +465,7 @@ def renormalize(
     result = RenormReport(
         method=chosen.name,
         kept=chosen.name != "none",
-        corpus=corpus,
+        corpus=corpus.source,
         prompt=prompt,
         prompt_text=text,
         samples=len(sentences),
@@ -515,7 +516,7 @@ def run_stage(ctx: StageContext[RenormConfig]) -> RenormSummary:
 
 def inputs(config: RenormConfig, run: RunFacts) -> list[Input]:
     """Its corpus and its own dev sets (``finetune.dev``'s are fine-tuning's inputs)."""
-    corpus = [corpus_input("renorm.corpus", config.corpus, config.text_column)] if config.corpus else []
+    corpus = [corpus_input("renorm.corpus", config.corpus)] if config.corpus is not None else []
     return corpus + dev_inputs("renorm.dev", config.dev)
 
 
