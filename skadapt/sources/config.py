@@ -19,13 +19,14 @@ from skadapt.sources.spec import SourceError
 from skadapt.sources.texts import TextStream, iter_texts
 
 FLAT_FIELDS = {
+    "source": "source",
     "text_column": "columns",
     "corpus_column": "columns",
     "max_documents": "max_documents",
     "corpus_max_texts": "max_documents",
 }
-"""Flat fields a section once had beside its corpus string -> the corpus field that holds them now (an
-unknown-field message names the new spelling)."""
+"""Flat fields a section once had beside (or instead of: ``synth_sts.source``) its corpus string -> the
+corpus field that holds them now (an unknown-field message names the new spelling)."""
 
 
 class CorpusSource(Section):
