@@ -190,7 +190,7 @@ USAGE_ERRORS = {
         "unknown language 'xxx'",
     ),
     "synth-sts unknown --language": (
-        ["synth-sts", "--language", "xxx", "--out", "{tmp}/o", "--llm-model", "m", "--source", "c.txt"],
+        ["synth-sts", "--language", "xxx", "--out", "{tmp}/o", "--llm-model", "m", "--corpus", "c.txt"],
         "unknown language 'xxx'",
     ),
     "llm select unknown --transforms": (

@@ -138,7 +138,7 @@ def test_recipe_new_is_complete_and_round_trips(tmp_path: Path, code: str) -> No
             (*(entry[k] for k in ("name", "kind", "source", "columns", "score_range")), "cosine")
         ]
         assert ft.datasets[0].source == f"{recipe.output_dir}/synth_sts/dataset"
-        assert recipe.synth_sts.source == language.corpus and recipe.synth_sts.prompt_template is None
+        assert recipe.synth_sts.corpus.source == language.corpus and recipe.synth_sts.prompt_template is None
         assert recipe.synth_sts.contamination_tasks == language.eval_tasks
         native = f"the built-in prompt written in {language.name}" in prose
         assert native == (code in NATIVE_PROMPTS)
@@ -274,7 +274,7 @@ def test_shipped_recipe_runs_its_offline_stages(
             f"base_model={multilingual_model}",
             f"llm.base_url={server.url}",
             "llm.model=scripted",
-            f"synth_sts.source={corpus}",
+            f"synth_sts.corpus={corpus}",
             f"synth_sts.n_sources={sources}",
             "synth_sts.min_chars=30",
             "synth_sts.annotation_sample_per_level=2",

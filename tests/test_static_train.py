@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from skadapt.export.config import CorpusSource, ExportConfig, FitCorpus, StaticTraining
+from skadapt.export.config import ExportConfig, FitCorpus, StaticTraining
+from skadapt.sources import CorpusSource
 from skadapt.export.corpus import finetune_sources, fit_corpus, read_corpus
 from skadapt.export.onnx import ExportError
 from skadapt.export.stage import export_tiers, training_corpus
