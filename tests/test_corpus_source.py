@@ -1,6 +1,7 @@
-"""One spelling of a corpus (issue 41): every corpus field of every stage is a ``CorpusSource``, a plain string
-is its short form (same texts, same stage key), the old flat fields are gone and named by their new spelling,
-and each command derives ``--corpus``, ``--corpus-columns`` and ``--corpus-max-documents`` from it."""
+"""One spelling of a corpus (issue 41): every corpus field of every stage is a ``CorpusSource``, a plain
+string is its short form (same texts, same stage key), the old flat fields are gone and named by their new
+spelling, and each command derives ``--corpus``, ``--corpus-columns`` and ``--corpus-max-documents`` from
+it."""
 
 from __future__ import annotations
 

@@ -13,12 +13,12 @@ import pytest
 from pydantic import ValidationError
 
 from skadapt.export.config import ExportConfig, FitCorpus, StaticTraining
-from skadapt.sources import CorpusSource
 from skadapt.export.corpus import finetune_sources, fit_corpus, read_corpus
 from skadapt.export.onnx import ExportError
 from skadapt.export.stage import export_tiers, training_corpus
 from skadapt.export.static import distill_static
 from skadapt.export.static_train import train_static
+from skadapt.sources import CorpusSource
 from skadapt.tasks.backends import load_sentence_model
 from skadapt.textsample import normalize_text
 from tests.support.suite_fixtures import write_tiny_suite
