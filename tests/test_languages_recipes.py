@@ -112,7 +112,7 @@ def test_recipe_new_is_complete_and_round_trips(tmp_path: Path, code: str) -> No
     assert max(len(line) for line in text.splitlines()) <= 110
 
     assert recipe.name == default_name(language) and recipe.language == code
-    assert recipe.trim.corpus == recipe.renorm.corpus == language.corpus
+    assert recipe.trim.corpus.source == recipe.renorm.corpus.source == language.corpus
     assert recipe.trim.vocab_size == 60_000 and "coverage report" in prose and "Dutch" in prose
     assert recipe.evaluate.tasks == language.eval_tasks
     assert recipe.evaluate.prompt_policy == dict.fromkeys(SYMMETRIC_TASK_TYPES, "query: ")
@@ -164,7 +164,7 @@ def test_recipe_new_follows_a_new_registry_entry(tmp_path: Path, monkeypatch: py
     assert result.exit_code == 0, result.output
     recipe = load_recipe(_write(tmp_path, result.stdout))
     assert recipe.name == "e5_ga_small" and recipe.enabled_stages()[0] == "synth_sts"
-    assert recipe.trim.corpus == irish.corpus and recipe.evaluate.tasks == ["SIB200Classification.v3"]
+    assert recipe.trim.corpus.source == irish.corpus and recipe.evaluate.tasks == ["SIB200Classification.v3"]
     assert recipe.evaluate.prompt_policy == {}  # a model family without known prompts
     assert "the English prompt naming Irish" in " ".join(result.stdout.replace("#", " ").split())
 
