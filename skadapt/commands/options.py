@@ -249,7 +249,7 @@ def _spelled(loc: tuple[str, ...], origins: dict[tuple[str, ...], str], section:
             rest = ".".join(loc[end:])
             return origins[loc[:end]] + (f" ({rest})" if rest else "")
     for path, typed in origins.items():  # a shorthand the model rewrote (dev.kind -> dev.sets.0.kind)
-        if len(path) > 1 and path[0] == loc[0] and path[-1] == loc[-1]:
+        if loc and len(path) > 1 and path[0] == loc[0] and path[-1] == loc[-1]:
             return typed
     return ".".join((section, *loc))
 
