@@ -269,8 +269,7 @@ def part_choice(out: Path, model_dir: Path) -> dict[str, Any]:
                 "interpolation": {"grid": [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]},
             },
             "renorm": {
-                "corpus": sources["question-answering", "train"],
-                "text_column": "context",
+                "corpus": {"source": sources["question-answering", "train"], "columns": ["context"]},
                 "samples": 200,
                 "min_chars": 40,
             },

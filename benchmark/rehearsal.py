@@ -251,9 +251,10 @@ def main(argv: list[str] | None = None) -> int:
         f"finetune.max_steps={args.max_steps}",
     ]
     if args.renorm_documents:
-        full_sets.append(f"renorm.max_documents={args.renorm_documents}")
+        full_sets.append(f"renorm.corpus.max_documents={args.renorm_documents}")
     if args.trim_documents:
-        full_sets += [f"trim.max_documents={args.trim_documents}", f"trim.parity_documents={PARITY_CAP}"]
+        full_sets.append(f"trim.corpus.max_documents={args.trim_documents}")
+        full_sets.append(f"trim.parity_documents={PARITY_CAP}")
     results: dict[str, Any] = {
         "command": " ".join(["benchmark/rehearsal.py", *(argv if argv is not None else sys.argv[1:])]),
         "machine": f"{os.cpu_count()} cores, OMP_NUM_THREADS={args.threads}",
@@ -357,14 +358,14 @@ def extrapolate(
     if measured["returncode"] != 0:
         return {}
     if stage == "trim":
-        return trim_full(run_dir, measured, recipe["trim"]["max_documents"], args.trim_documents)
+        return trim_full(run_dir, measured, recipe["trim"]["corpus"]["max_documents"], args.trim_documents)
     if stage == "finetune":
         finetune = recipe["finetune"]
         return finetune_full(run_dir, measured, finetune["batch_size"], finetune["epochs"])
     if stage == "renorm":
         from skadapt import RenormConfig
 
-        documents = recipe["renorm"].get("max_documents", RenormConfig.model_fields["max_documents"].default)
+        documents = RenormConfig(corpus=recipe["renorm"]["corpus"]).corpus.max_documents
         return renorm_full(run_dir, recipe["renorm"]["samples"], documents, measured)
     if stage == "evaluate":
         models = len(recipe["evaluate"]["models"]) / len(args.eval_models)

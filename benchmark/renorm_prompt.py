@@ -133,8 +133,7 @@ def main() -> None:
 
     def config(method: str, prompt: str, samples: int = 100_000) -> RenormConfig:
         return RenormConfig(
-            corpus=str(corpus),
-            text_column=column,
+            corpus={"source": str(corpus), "columns": [column]},
             method=method,
             samples=samples,
             prompt=prompt,

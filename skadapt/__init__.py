@@ -19,7 +19,8 @@ The building blocks the stages are made of, for scripts and benchmarks that run 
 
 - recipes: ``validate_recipe`` (recipe data, as read from YAML), ``plan_recipe`` (its cost plan);
 - models: ``resolve_model`` (a model reference as a loadable path or Hub id);
-- data: ``read_rows``, ``iter_texts`` (a source spec's rows, one column's texts), ``sample_sentences``;
+- data: ``read_rows``, ``iter_texts`` (a source spec's rows, one column's texts), ``CorpusSource`` and
+  ``corpus_texts`` (a corpus as every recipe section spells it, and its texts), ``sample_sentences``;
 - tokens: ``count_texts``, ``count_source``, ``count_wordfreq`` (token counts under a tokenizer, as trim
   counts them);
 - evaluation: ``select_tasks``, ``evaluation_texts``, ``load_suite``/``SuiteError`` (local suites),
@@ -85,7 +86,7 @@ if TYPE_CHECKING:  # what type checkers (and tests/test_architecture.py) see; lo
         TrimReport,
     )
     from skadapt.robustness.config import RobustnessConfig
-    from skadapt.sources import iter_texts, read_rows
+    from skadapt.sources import CorpusSource, corpus_texts, iter_texts, read_rows
     from skadapt.synth.config import SynthSTSConfig
     from skadapt.tasks.config import DevSets
     from skadapt.tasks.contamination import folded_words, overlapping_rows
@@ -131,6 +132,8 @@ _EXPORTS: dict[str, str] = {
     "resolve_model": "skadapt.model_sources",
     "read_rows": "skadapt.sources",
     "iter_texts": "skadapt.sources",
+    "CorpusSource": "skadapt.sources",
+    "corpus_texts": "skadapt.sources",
     "sample_sentences": "skadapt.textsample",
     "count_texts": "skadapt.trim.parallel",
     "count_source": "skadapt.trim.counting",
@@ -169,6 +172,7 @@ _EXPORTS: dict[str, str] = {
 """Public name -> the module that defines it."""
 
 __all__ = [
+    "CorpusSource",
     "DevSets",
     "EvaluateConfig",
     "EvaluationReport",
@@ -192,6 +196,7 @@ __all__ = [
     "TrimReport",
     "build_dev_sets",
     "choose_int8",
+    "corpus_texts",
     "count_source",
     "count_texts",
     "count_wordfreq",

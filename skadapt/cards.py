@@ -65,14 +65,22 @@ def table(header: list[str], rows: list[list[str]], align: list[str] | None = No
     ]
 
 
-def _corpus_line(counts: dict[str, Any], config: dict[str, Any]) -> str:
+def corpus_fields(value: Any) -> dict[str, Any]:
+    """A corpus as a report's config holds it, as a mapping: ``{source, columns, max_documents}`` (a
+    report written before the corpus was a section holds the spec alone)."""
+    return {"source": value} if isinstance(value, str) else dict(value or {})
+
+
+def _corpus_line(counts: dict[str, Any], corpus: dict[str, Any], max_bytes: int | None) -> str:
     """A counted corpus: spec (and the commit a Hub source was read at), column, texts, size, token
     occurrences and distinct tokens, read limits."""
-    limits = [f"{name} {config[name]:,}" for name in ("max_documents", "max_bytes") if config.get(name)]
+    given = {"max_documents": corpus.get("max_documents"), "max_bytes": max_bytes}
+    limits = [f"{name} {value:,}" for name, value in given.items() if value]
     size = f"{counts['bytes'] / 1e6:.2f} MB, " if counts.get("bytes") is not None else ""
     commit = f" at commit `{counts['commit']}`" if counts.get("commit") else ""
+    column = (corpus.get("columns") or ["text"])[0]
     return (
-        f"`{counts.get('source')}`{commit} (column `{config.get('text_column') or 'text'}`): "
+        f"`{counts.get('source')}`{commit} (column `{column}`): "
         f"{number(counts.get('documents'))} texts, {size}{number(counts.get('tokens'))} token occurrences of "
         f"{number(counts.get('distinct_tokens'))} distinct tokens"
         + (f" (limits: {', '.join(limits)})" if limits else "")
@@ -102,10 +110,12 @@ def _corpus_lines(report: dict[str, Any]) -> list[str]:
     config, selection = report.get("config") or {}, report.get("selection") or {}
     lines = []
     if report.get("counts"):
-        lines.append(f"- corpus: {_corpus_line(report['counts'], config)}")
+        corpus = corpus_fields(config.get("corpus"))
+        lines.append(f"- corpus: {_corpus_line(report['counts'], corpus, config.get('max_bytes'))}")
     if report.get("extra_counts"):
+        extra = corpus_fields(config.get("extra_corpus"))
         lines.append(
-            f"- extra corpus: {_corpus_line(report['extra_counts'], config)}; "
+            f"- extra corpus: {_corpus_line(report['extra_counts'], extra, config.get('max_bytes'))}; "
             f"its {number(config.get('extra_vocab_size') or 0)} most frequent tokens added"
         )
     if selection:

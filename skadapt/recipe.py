@@ -19,6 +19,7 @@ from skadapt.llm.config import LLMConfig
 from skadapt.publish.config import PublishConfig
 from skadapt.renorm.config import RenormConfig
 from skadapt.robustness.config import RobustnessConfig
+from skadapt.sources.config import CorpusSource, corpus_field_hint
 from skadapt.stage import RunFacts, StageContext
 from skadapt.stages import LLM_STAGES, STAGE_NAMES, STAGES
 from skadapt.synth.config import SynthSTSConfig
@@ -173,8 +174,8 @@ def _shared_training_texts(finetune: FinetuneConfig) -> SharedTrainingTexts:
 S = TypeVar("S", bound=BaseModel)
 
 
-def allowed_fields(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str] | None:
-    """Field names allowed at ``loc`` (the parent of the offending key), walking nested models."""
+def model_at(model: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    """The section model at ``loc`` (the parent of an offending key), walking nested models, or None."""
     current: Any = model
     for part in loc:
         if isinstance(part, int):
@@ -186,8 +187,25 @@ def allowed_fields(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str] | 
             return None
         current = _inner_model(current.model_fields[part].annotation)
     if isinstance(current, type) and issubclass(current, BaseModel):
-        return list(current.model_fields)
+        return current
     return None
+
+
+def allowed_fields(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str] | None:
+    """Field names allowed at ``loc`` (the parent of the offending key), walking nested models."""
+    found = model_at(model, loc)
+    return list(found.model_fields) if found is not None else None
+
+
+def unknown_field_hint(model: type[BaseModel], loc: tuple[Any, ...]) -> str:
+    """``; did you mean 'x'?`` for the unknown field at ``loc`` (a close name, or the new spelling of a flat
+    field a section had beside its corpus: ``text_column`` -> ``corpus.columns``), or ''."""
+    section = model_at(model, loc[:-1])
+    moved = corpus_field_hint(section, str(loc[-1]))
+    if moved:
+        return f"; did you mean {moved}? (a corpus is {{source, columns, max_documents}} or its source)"
+    hint = difflib.get_close_matches(str(loc[-1]), list(section.model_fields) if section else [], n=1)
+    return f"; did you mean {hint[0]!r}?" if hint else ""
 
 
 def _inner_model(annotation: Any) -> Any:
@@ -217,8 +235,7 @@ def format_validation_error(
         path = ".".join(str(p) for p in loc) or "(top level)"
         if item["type"] == "extra_forbidden":
             allowed = allowed_fields(model, loc[:-1]) or []
-            hint = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
-            suggestion = f"; did you mean {hint[0]!r}?" if hint else ""
+            suggestion = unknown_field_hint(model, loc)
             lines.append(f"  {path}: unknown field{suggestion} Allowed: {', '.join(allowed)}")
         elif item["type"] == "missing":
             lines.append(f"  {path}: required field is missing")
@@ -263,7 +280,9 @@ def apply_override(data: dict[str, Any], path: list[str], value: Any) -> None:
             if last:
                 node[part] = value
             else:
-                if not isinstance(node.get(part), dict | list):
+                if isinstance(node.get(part), str):  # a corpus's short form: its source
+                    node[part] = CorpusSource.model_validate(node[part]).model_dump(exclude_unset=True)
+                elif not isinstance(node.get(part), dict | list):
                     node[part] = {}
                 node = node[part]
         else:

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from skadapt.plan.model import StagePlan
     from skadapt.plan.sizes import SourceSize
     from skadapt.plan.tasks import TaskWork
+    from skadapt.sources.config import CorpusSource
     from skadapt.tasks.heldout import SharedTrainingTexts
 
 C = TypeVar("C", bound=BaseModel)
@@ -222,11 +223,12 @@ class Input:
     network: bool = False
 
 
-def corpus_input(field: str, spec: str, column: str) -> Input:
-    """A data source field, checked as its stage reads it (its first text; a ``hub:`` source's commit)."""
+def corpus_input(field: str, corpus: CorpusSource) -> Input:
+    """A corpus field, checked as its stage reads it (the first text of each column; a ``hub:`` source's
+    commit)."""
     from skadapt.sources.probe import probe_corpus
 
-    return Input(field, spec, "source opens, first text", lambda: probe_corpus(spec, column), source=True)
+    return Input(field, corpus.source, "source opens, first text", lambda: probe_corpus(corpus), source=True)
 
 
 def model_input(field: str, ref: str) -> Input:

@@ -45,11 +45,9 @@ LLM_SETTINGS: tuple[Setting, ...] = (
 """The ``llm:`` section every generated recipe gets (robustness, and synthetic STS where needed)."""
 
 SYNTH_SETTINGS: tuple[Setting, ...] = (
-    ("text_column", "text", ""),
     ("n_sources", 1000, "source sentences; six scored pairs each"),
     ("min_chars", 60, "single sentences of 60-200 characters,"),
     ("max_chars", 200, "unique, language-checked, a seeded sample"),
-    ("max_documents", 200000, "corpus texts read to find them"),
     ("temperature", 1.0, "SkMTEB: GPT-5 at temperature 1"),
     ("annotation_sample_per_level", 50, "held-out sources for the human check"),
     ("annotators", 3, "annotation sheets written for them"),
@@ -57,10 +55,8 @@ SYNTH_SETTINGS: tuple[Setting, ...] = (
 """SkMTEB's synthetic-STS settings."""
 
 TRIM_SETTINGS: tuple[Setting, ...] = (
-    ("text_column", "text", ""),
     ("vocab_size", 60000, "corpus tokens kept; special tokens on top"),
     ("min_frequency", 1, "tokens seen fewer times are dropped"),
-    ("max_documents", 1000000, "documents counted from the stream"),
 )
 
 FINETUNE_SETTINGS: tuple[Setting, ...] = (
@@ -227,7 +223,10 @@ def _synth_sts(language: Language) -> list[str]:
             "sheets, `skadapt annotate agreement`).",
         ),
         "synth_sts:",
-        _field(2, "source", language.corpus),
+        _field(2, "corpus", raw="", comment="the texts source sentences are drawn from"),
+        _field(4, "source", language.corpus),
+        _field(4, "columns", raw="[text]"),
+        _field(4, "max_documents", 200000, "corpus texts read to find them"),
         *_fields(2, SYNTH_SETTINGS),
         *_prompt_template(language),
     ]
@@ -249,7 +248,10 @@ def _trim(language: Language) -> list[str]:
             "counts are cached, so re-trimming at another size is cheap.",
         ),
         "trim:",
-        _field(2, "corpus", language.corpus),
+        _field(2, "corpus", raw=""),
+        _field(4, "source", language.corpus),
+        _field(4, "columns", raw="[text]"),
+        _field(4, "max_documents", 1000000, "documents counted from the stream"),
         *_fields(2, TRIM_SETTINGS),
     ]
 

@@ -98,7 +98,7 @@ def test_run_recipe_runs_as_train_does(tmp_path: Path, tiny_models: dict[str, Pa
 def test_run_recipe_checks_inputs_first(tmp_path: Path, tiny_models: dict[str, Path]) -> None:
     url = "http://127.0.0.1:9/v1"
     path = synth_recipe(
-        tmp_path, tiny_models["unigram"], url, model="a", source=str(tmp_path / "missing.txt")
+        tmp_path, tiny_models["unigram"], url, model="a", corpus=str(tmp_path / "missing.txt")
     )
     with pytest.raises(skadapt.PreflightError, match=r"inputs have a problem; no stage started") as caught:
         skadapt.run_recipe(path)

@@ -226,7 +226,7 @@ def test_synth_sts_options(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
 
     monkeypatch.setattr("skadapt.synth.stage.synthesize_sts", synthesize_sts)  # the stage's run calls it
     out = tmp_path / "out"
-    base = ["synth-sts", "--source", "c.txt", "--llm-model", "x", "--out", str(out), "--pilot", "2"]
+    base = ["synth-sts", "--corpus", "c.txt", "--llm-model", "x", "--out", str(out), "--pilot", "2"]
     assert runner.invoke(app, base).exit_code == 2  # --language is required
 
     result = runner.invoke(

@@ -190,7 +190,7 @@ USAGE_ERRORS = {
         "unknown language 'xxx'",
     ),
     "synth-sts unknown --language": (
-        ["synth-sts", "--language", "xxx", "--out", "{tmp}/o", "--llm-model", "m", "--source", "c.txt"],
+        ["synth-sts", "--language", "xxx", "--out", "{tmp}/o", "--llm-model", "m", "--corpus", "c.txt"],
         "unknown language 'xxx'",
     ),
     "llm select unknown --transforms": (
@@ -292,7 +292,7 @@ DATA_ERRORS = {
     "synth-sts --prompt-template that does not exist": (
         [
             *["synth-sts", "--language", "slk", "--out", "{tmp}/o", "--llm-model", "m"],
-            *["--source", "{tmp}/file.txt", "--prompt-template", "{tmp}/gone.txt"],
+            *["--corpus", "{tmp}/file.txt", "--prompt-template", "{tmp}/gone.txt"],
         ],
         "--prompt-template: file not found: {tmp}/gone.txt",
     ),

@@ -118,7 +118,7 @@ def test_renorm_estimates_its_mean_on_cuda(tiny_models: dict[str, Path], tmp_pat
 
     corpus = tmp_path / "corpus.txt"
     corpus.write_text(STS_DEV.read_text(encoding="utf-8"), encoding="utf-8")
-    config = RenormConfig(corpus=str(corpus), text_column="sentence1", samples=50, min_chars=10)
+    config = RenormConfig(corpus={"source": str(corpus), "columns": ["sentence1"]}, samples=50, min_chars=10)
     report = renormalize(str(tiny_models["unigram"]), tmp_path / "out", config, language="sk")
     assert report.samples > 0
 

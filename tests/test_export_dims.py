@@ -17,6 +17,7 @@ from skadapt.export.int8 import cpu_family
 from skadapt.export.onnx import ExportError, int8_file
 from skadapt.export.stage import export_tiers, needs_corpus
 from skadapt.modeldir import record_matryoshka_dims
+from skadapt.sources import CorpusSource
 from skadapt.tasks.backends import load_sentence_model, tier_parents
 from tests.test_export import TEXTS
 
@@ -312,7 +313,11 @@ def test_the_export_reports_the_corpus_basis_and_its_tiers_load_without_skadapt(
     model = str(tiny_models["unigram"])
     fit = FitCorpus(sources=[{"source": str(TRAIN), "columns": ["sentence1", "sentence2"]}])
     corpus = read_corpus(
-        [(str(TRAIN), ["sentence1", "sentence2"])], fit, exclude=set(), language="sk", seed=0
+        [CorpusSource(source=str(TRAIN), columns=["sentence1", "sentence2"])],
+        fit,
+        exclude=set(),
+        language="sk",
+        seed=0,
     )
     config = ExportConfig(
         tiers=["static"], pca_dims=16, dims=[16, 8], speed_texts=6, speed_repeats=1, corpus=fit

@@ -345,7 +345,7 @@ def test_synth_judge_reports_levels_and_drops_far_pairs(tmp_path: Path) -> None:
         return score(rating(pair[0], VARIANTS.index(pair[1])))
 
     config = SynthSTSConfig(
-        source=str(CORPUS),
+        corpus=str(CORPUS),
         n_sources=6,
         annotation_sample_per_level=2,
         contamination_tasks=[],

@@ -112,7 +112,7 @@ def test_recipe_new_is_complete_and_round_trips(tmp_path: Path, code: str) -> No
     assert max(len(line) for line in text.splitlines()) <= 110
 
     assert recipe.name == default_name(language) and recipe.language == code
-    assert recipe.trim.corpus == recipe.renorm.corpus == language.corpus
+    assert recipe.trim.corpus.source == recipe.renorm.corpus.source == language.corpus
     assert recipe.trim.vocab_size == 60_000 and "coverage report" in prose and "Dutch" in prose
     assert recipe.evaluate.tasks == language.eval_tasks
     assert recipe.evaluate.prompt_policy == dict.fromkeys(SYMMETRIC_TASK_TYPES, "query: ")
@@ -138,7 +138,7 @@ def test_recipe_new_is_complete_and_round_trips(tmp_path: Path, code: str) -> No
             (*(entry[k] for k in ("name", "kind", "source", "columns", "score_range")), "cosine")
         ]
         assert ft.datasets[0].source == f"{recipe.output_dir}/synth_sts/dataset"
-        assert recipe.synth_sts.source == language.corpus and recipe.synth_sts.prompt_template is None
+        assert recipe.synth_sts.corpus.source == language.corpus and recipe.synth_sts.prompt_template is None
         assert recipe.synth_sts.contamination_tasks == language.eval_tasks
         native = f"the built-in prompt written in {language.name}" in prose
         assert native == (code in NATIVE_PROMPTS)
@@ -164,7 +164,7 @@ def test_recipe_new_follows_a_new_registry_entry(tmp_path: Path, monkeypatch: py
     assert result.exit_code == 0, result.output
     recipe = load_recipe(_write(tmp_path, result.stdout))
     assert recipe.name == "e5_ga_small" and recipe.enabled_stages()[0] == "synth_sts"
-    assert recipe.trim.corpus == irish.corpus and recipe.evaluate.tasks == ["SIB200Classification.v3"]
+    assert recipe.trim.corpus.source == irish.corpus and recipe.evaluate.tasks == ["SIB200Classification.v3"]
     assert recipe.evaluate.prompt_policy == {}  # a model family without known prompts
     assert "the English prompt naming Irish" in " ".join(result.stdout.replace("#", " ").split())
 
@@ -274,7 +274,7 @@ def test_shipped_recipe_runs_its_offline_stages(
             f"base_model={multilingual_model}",
             f"llm.base_url={server.url}",
             "llm.model=scripted",
-            f"synth_sts.source={corpus}",
+            f"synth_sts.corpus={corpus}",
             f"synth_sts.n_sources={sources}",
             "synth_sts.min_chars=30",
             "synth_sts.annotation_sample_per_level=2",

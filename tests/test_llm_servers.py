@@ -91,7 +91,7 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServ
 
 def synth_command(server: LlamaServer, cache: Path, out: Path) -> list[str]:
     return [
-        *SKADAPT, "synth-sts", "--source", str(CORPUS), "--language", "slk", "--pilot", "4", "--seed", "42",
+        *SKADAPT, "synth-sts", "--corpus", str(CORPUS), "--language", "slk", "--pilot", "4", "--seed", "42",
         "--llm-backend", "openai", "--llm-base-url", server.url, "--llm-model", "smollm2",
         "--llm-max-tokens", "2500", "--llm-attempts", "2", "--llm-concurrency", "1",
         "--llm-cache", str(cache), "--out", str(out),

@@ -47,11 +47,11 @@ def _missing(field: str) -> str:
 LLM = {"backend": "openai", "base_url": "http://127.0.0.1:9/v1"}
 EXAMPLES: dict[str, dict[str, Any]] = {
     "synth_sts": {
-        "source": _missing("synth_sts.source"),
+        "corpus": _missing("synth_sts.corpus.source"),
         "prompt_template": _missing("synth_sts.prompt_template"),
         "judge": {"llm": {**LLM, "model": _missing("synth_sts.judge.llm.model")}},
     },
-    "trim": {"corpus": _missing("trim.corpus"), "extra_corpus": _missing("trim.extra_corpus")},
+    "trim": {"corpus": _missing("trim.corpus.source"), "extra_corpus": _missing("trim.extra_corpus.source")},
     "finetune": {
         "datasets": [
             {
@@ -59,24 +59,24 @@ EXAMPLES: dict[str, dict[str, Any]] = {
                 "kind": "pairs",
                 "source": _missing("finetune.datasets.source"),
                 "hard_negatives": {
-                    "corpus": _missing("finetune.datasets.hard_negatives.corpus"),
+                    "corpus": _missing("finetune.datasets.hard_negatives.corpus.source"),
                     "model": _missing("finetune.datasets.hard_negatives.model"),
                 },
             }
         ],
-        "anchor": {"corpus": _missing("finetune.anchor.corpus")},
+        "anchor": {"corpus": _missing("finetune.anchor.corpus.source")},
         "gist": {"guide": _missing("finetune.gist.guide")},
         "dev": {"sets": [{"kind": "sts", "source": _missing("finetune.dev.sets.source")}]},
     },
     "renorm": {
-        "corpus": _missing("renorm.corpus"),
+        "corpus": _missing("renorm.corpus.source"),
         "select": "dev",
         "dev": {"sets": [{"kind": "sts", "source": _missing("renorm.dev.sets.source")}]},
     },
     "export": {
         "tiers": ["onnx"],
         "corpus": {"sources": [{"source": _missing("export.corpus.sources.source")}]},
-        "speed_corpus": _missing("export.speed_corpus"),
+        "speed_corpus": _missing("export.speed_corpus.source"),
     },
     "evaluate": {
         "tasks": [_missing("evaluate.tasks")],
@@ -153,7 +153,7 @@ def test_the_walk_finds_the_fields_it_should() -> None:
     """The walk is not vacuous: it finds the known path-like fields of each kind."""
     found = {field for stage in STAGES for field in _path_like(stage.config, stage.name)}
     assert {
-        "trim.corpus",
+        "trim.corpus.source",
         "finetune.datasets.source",
         "finetune.datasets.hard_negatives.model",
         "finetune.gist.guide",

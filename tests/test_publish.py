@@ -126,7 +126,11 @@ FINETUNE_CONFIG = {
     "weight_decay": 0.01,
     "max_seq_length": 128,
     "sampling": "proportional",
-    "anchor": {"corpus": "data/train/qa.jsonl", "text_column": "passage", "samples": 600, "weight": 1.0},
+    "anchor": {
+        "corpus": {"source": "data/train/qa.jsonl", "columns": ["passage"]},
+        "samples": 600,
+        "weight": 1.0,
+    },
 }
 
 
@@ -311,7 +315,7 @@ def build_run(root: Path, model: Path, *, human: bool = False) -> Path:
     _write(run / "finetune" / "manifest.json", _manifest("finetune", FINETUNE_CONFIG, base))
     shutil.copytree(model, run / "renorm")
     _write(run / "renorm" / "renorm_report.json", RENORM_REPORT)
-    renorm_config = {"method": "r2", "corpus": "data/train/qa.jsonl", "text_column": "passage"}
+    renorm_config = {"method": "r2", "corpus": {"source": "data/train/qa.jsonl", "columns": ["passage"]}}
     _write(run / "renorm" / "manifest.json", _manifest("renorm", renorm_config, base))
     _write(run / "evaluate" / "report.json", evaluation_report(run, human))
     (run / "evaluate" / "report.md").write_text("# Evaluation\n", encoding="utf-8")

@@ -27,7 +27,7 @@ def test_shipped_recipes_have_skmteb_settings(name: str) -> None:
     recipe = load_recipe(ROOT / "recipes" / f"{name}.yaml")
     assert recipe.language == "slk" and recipe.seed == 42
     assert recipe.trim.vocab_size == 60_000
-    assert recipe.trim.corpus == "hub:HuggingFaceFW/fineweb-2:slk_Latn:train"
+    assert recipe.trim.corpus.source == "hub:HuggingFaceFW/fineweb-2:slk_Latn:train"
     ft = recipe.finetune
     assert (
         ft.batch_size,
@@ -61,8 +61,8 @@ def test_shipped_recipes_have_skmteb_settings(name: str) -> None:
 def test_defaults_are_resolved_from_the_language() -> None:
     recipe = validate_recipe({**MINIMAL, "trim": {}, "renorm": {}, "evaluate": {}})
     assert recipe.output_dir == "runs/demo"
-    assert recipe.trim.corpus == get_language("slk").corpus
-    assert recipe.renorm.corpus == get_language("slk").corpus
+    assert recipe.trim.corpus.source == get_language("slk").corpus
+    assert recipe.renorm.corpus.source == get_language("slk").corpus
     assert recipe.evaluate.tasks == ["MTEB(slk, v1)"]
     assert recipe.enabled_stages() == ["trim", "renorm", "evaluate"]
 
@@ -203,7 +203,7 @@ def test_recipe_new_is_valid_for_every_language(tmp_path: Path, code: str) -> No
     text = render_recipe(get_language(code), "intfloat/multilingual-e5-small")
     recipe = load_recipe(write(tmp_path, text))
     assert recipe.language == code
-    assert recipe.trim.corpus == get_language(code).corpus
+    assert recipe.trim.corpus.source == get_language(code).corpus
     assert set(recipe.enabled_stages()) <= set(STAGES)
 
 

@@ -26,7 +26,7 @@ def hub_client(hub: LocalHub, tmp_path: Path) -> HubClient:
 
 
 SIZES = [
-    "trim.max_documents=20",
+    "trim.corpus.max_documents=20",
     "trim.vocab_size=150",
     "finetune.max_steps=2",
     "finetune.batch_size=2",
@@ -35,7 +35,7 @@ SIZES = [
     "finetune.max_seq_length=128",  # the tiny model has 130 positions; its trimmed vocabulary is 150 tokens
     "renorm.samples=20",
     "renorm.min_chars=20",
-    "renorm.max_documents=20",
+    "renorm.corpus.max_documents=20",
 ]
 RUN = """
 import json, sys

@@ -167,16 +167,16 @@ def _answer(body: dict[str, Any], count: int) -> Reply:
 
 SIZES = [
     "synth_sts.n_sources=3",  # FineWeb2's fixture has three train sentences per language
-    "synth_sts.max_documents=20",
+    "synth_sts.corpus.max_documents=20",
     "synth_sts.annotation_sample_per_level=1",
-    "trim.max_documents=20",
+    "trim.corpus.max_documents=20",
     "trim.vocab_size=150",
     "finetune.max_steps=2",
     "finetune.batch_size=2",
     "finetune.save_steps=1",
     "renorm.samples=20",
     "renorm.min_chars=20",
-    "renorm.max_documents=20",
+    "renorm.corpus.max_documents=20",
     "evaluate.bootstrap=20",
 ]
 RUN = """

@@ -111,7 +111,7 @@ def test_synth_sts_pilot_with_constrained_decoding(tmp_path: Path) -> None:
         backend="transformers", model=str(GGUF), max_tokens=2500, attempts=2, cache=str(tmp_path / "c.sqlite")
     )
     report = synthesize_sts(
-        SynthSTSConfig(source=str(corpus)), llm, get_language("slk"), tmp_path / "p", seed=42, pilot=4
+        SynthSTSConfig(corpus=str(corpus)), llm, get_language("slk"), tmp_path / "p", seed=42, pilot=4
     )
     rates = {row["check"]: row["failed"] for row in report["generation"]["error_rates"]}
     assert rates["broken_json"] == 0 and rates["missing_fields"] == 0 and rates["transport"] == 0

@@ -222,7 +222,7 @@ def test_evaluate(tiny_models: dict[str, Path], tmp_path: Path) -> None:
 
 
 def test_synth_sts(tiny_models: dict[str, Path], tmp_path: Path) -> None:
-    section = {"source": str(CORPUS), "n_sources": 8, "annotation_sample_per_level": 2}
+    section = {"corpus": str(CORPUS), "n_sources": 8, "annotation_sample_per_level": 2}
     with scripted_server(script_for({})) as server:
         # a cache each: both paths send the same requests (the generation counts are compared)
         llm = {"backend": "openai", "model": "m", "base_url": server.url, "cache": str(tmp_path / "c1")}
@@ -230,7 +230,7 @@ def test_synth_sts(tiny_models: dict[str, Path], tmp_path: Path) -> None:
             tmp_path, tiny_models["unigram"], "synth_sts", {**section, "contamination_tasks": []}, llm=llm
         )
         out = tmp_path / "synth"
-        args = ["synth-sts", "--out", str(out), "--language", "slk", "--source", str(CORPUS)]
+        args = ["synth-sts", "--out", str(out), "--language", "slk", "--corpus", str(CORPUS)]
         args += ["--n-sources", "8", "--annotation-sample-per-level", "2", "--set", "contamination_tasks=[]"]
         args += ["--llm-backend", "openai", "--llm-model", "m", "--llm-base-url", server.url]
         command([*args, "--llm-cache", str(tmp_path / "c2")])

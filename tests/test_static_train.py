@@ -12,12 +12,13 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from skadapt.export.config import CorpusSource, ExportConfig, FitCorpus, StaticTraining
+from skadapt.export.config import ExportConfig, FitCorpus, StaticTraining
 from skadapt.export.corpus import finetune_sources, fit_corpus, read_corpus
 from skadapt.export.onnx import ExportError
 from skadapt.export.stage import export_tiers, training_corpus
 from skadapt.export.static import distill_static
 from skadapt.export.static_train import train_static
+from skadapt.sources import CorpusSource
 from skadapt.tasks.backends import load_sentence_model
 from skadapt.textsample import normalize_text
 from tests.support.suite_fixtures import write_tiny_suite
@@ -37,8 +38,7 @@ def _heldout() -> list[str]:
 
 
 def _corpus(fit: FitCorpus, exclude: set[str] | None = None):
-    sources = [(item.source, list(item.columns)) for item in fit.sources or []]
-    return read_corpus(sources, fit, exclude=exclude or set(), language="sk", seed=0)
+    return read_corpus(list(fit.sources or []), fit, exclude=exclude or set(), language="sk", seed=0)
 
 
 @pytest.fixture(scope="module")
@@ -168,8 +168,8 @@ def test_the_default_corpus_is_what_the_model_was_fine_tuned_on(
 ) -> None:
     _training_report(tmp_path / "finetune")
     assert finetune_sources(tmp_path / "finetune") == [
-        ("nli.jsonl", ["premise", "entailment", "contra"]),
-        ("sts.jsonl", ["s1", "s2"]),
+        CorpusSource(source="nli.jsonl", columns=["premise", "entailment", "contra"]),
+        CorpusSource(source="sts.jsonl", columns=["s1", "s2"]),
     ]  # the score column and the anchor (a corpus sample) are not texts to train on
     fit = FitCorpus()
     with pytest.raises(ExportError, match=r"nli\.jsonl"):  # the finetune stage's report names the sources

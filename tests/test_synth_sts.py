@@ -41,7 +41,7 @@ def llm(url: str, cache: Path) -> LLMConfig:
 
 def config(n: int = 12, **changes: object) -> SynthSTSConfig:
     settings = {
-        "source": str(CORPUS),
+        "corpus": str(CORPUS),
         "n_sources": n,
         "annotation_sample_per_level": 4,
         "annotators": 3,
@@ -265,7 +265,7 @@ def test_cli_fails_closed_without_reachable_evaluation_data(tmp_path: Path) -> N
     with scripted_server(script_for({})) as server:
         args = [
             "synth-sts",
-            "--source",
+            "--corpus",
             str(CORPUS),
             "--language",
             "slk",

@@ -14,7 +14,7 @@ sections are set with ``--config``/``--set``. Options given on the command line 
 
 from __future__ import annotations
 
-import difflib
+import copy
 import functools
 import inspect
 import re
@@ -61,6 +61,13 @@ class _Field:
     param: str  # Python parameter name
     flag: str  # --option
     kind: str  # "scalar" | "list" | "map" | "one_or_many"
+    sub: str | None = None  # a field of a section with a short form (--corpus-columns: corpus.columns)
+    short_form: str | None = None  # that section's short-form field (a string given is it)
+
+    @property
+    def loc(self) -> tuple[str, ...]:
+        """The field path it sets (the short form's option names the section)."""
+        return (self.name,) if self.sub is None or self.sub == self.short_form else (self.name, self.sub)
 
 
 def _strip_optional(annotation: Any) -> tuple[Any, bool]:
@@ -139,18 +146,45 @@ def _choice_metavar(option_type: Any, help_text: str) -> tuple[str | None, str]:
     return "CHOICE", help_text
 
 
+def short_form(info: FieldInfo) -> type[BaseModel] | None:
+    """The section type of a field whose section has a short form (a :class:`CorpusSource`: a plain
+    string is its ``source``), else None."""
+    annotation, _ = _strip_optional(info.annotation)
+    found = isinstance(annotation, type) and issubclass(annotation, BaseModel)
+    return annotation if found and getattr(annotation, "SHORT_FORM", None) else None
+
+
+def _spellings(model: type[BaseModel]) -> list[tuple[str, str | None, str | None, FieldInfo]]:
+    """(field, sub-field, short-form field, the info spelled) of every option candidate: a field, and for a
+    section with a short form (``corpus``), the section itself as its short form (``--corpus X``) and its
+    other fields (``--corpus-columns``, ``--corpus-max-documents``)."""
+    found: list[tuple[str, str | None, str | None, FieldInfo]] = []
+    for name, info in model.model_fields.items():
+        section = short_form(info)
+        if section is None:
+            found.append((name, None, None, info))
+            continue
+        short = section.SHORT_FORM  # type: ignore[attr-defined]
+        spelled = copy.copy(info)  # the field's own default and description, the short form's type
+        spelled.annotation = section.model_fields[short].annotation
+        found.append((name, short, short, spelled))
+        found += [(name, sub, short, item) for sub, item in section.model_fields.items() if sub != short]
+    return found
+
+
 def _fields(model: type[BaseModel], prefix: str, options: Options) -> list[tuple[_Field, inspect.Parameter]]:
     found = []
-    for name, info in model.model_fields.items():
-        if name in options.exclude:
+    for field_name, sub, short, info in _spellings(model):
+        if field_name in options.exclude:
             continue
         spelled = option_kind(info)
         if spelled is None:
             continue
         kind, option_type = spelled
+        name = field_name if sub is None or sub == short else f"{field_name}_{sub}"
         flag = f"--{prefix}{name}".replace("_", "-")
         param = f"{prefix}{name}".replace("-", "_")
-        help_text = _help(info, kind, options.section, name)
+        help_text = _help(info, kind, options.section, name.replace(f"{field_name}_", f"{field_name}."))
         shorts = [options.short[name]] if name in options.short else []
         if option_type is bool:
             decl = typer.Option(f"{flag}/--no-{prefix}{name}".replace("_", "-"), *shorts, help=help_text)
@@ -160,7 +194,7 @@ def _fields(model: type[BaseModel], prefix: str, options: Options) -> list[tuple
         annotation = Annotated[option_type | None, decl]  # type: ignore[valid-type]
         found.append(
             (
-                _Field(name, param, flag, kind),
+                _Field(field_name, param, flag, kind, sub, short),
                 inspect.Parameter(param, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation),
             )
         )
@@ -215,7 +249,7 @@ def _spelled(loc: tuple[str, ...], origins: dict[tuple[str, ...], str], section:
             rest = ".".join(loc[end:])
             return origins[loc[:end]] + (f" ({rest})" if rest else "")
     for path, typed in origins.items():  # a shorthand the model rewrote (dev.kind -> dev.sets.0.kind)
-        if len(path) > 1 and path[0] == loc[0] and path[-1] == loc[-1]:
+        if loc and len(path) > 1 and path[0] == loc[0] and path[-1] == loc[-1]:
             return typed
     return ".".join((section, *loc))
 
@@ -225,7 +259,7 @@ def _option_error(
 ) -> OptionError:
     """One line per problem, each naming the option, ``--set`` key or file field as the user wrote it;
     an unknown field with a did-you-mean and the fields allowed there."""
-    from skadapt.recipe import allowed_fields
+    from skadapt.recipe import allowed_fields, unknown_field_hint
 
     problems = []
     for item in error.errors():
@@ -233,8 +267,8 @@ def _option_error(
         where = _spelled(loc, origins, section)
         if item["type"] == "extra_forbidden":
             allowed = allowed_fields(model, tuple(item["loc"][:-1])) or []
-            hint = difflib.get_close_matches(loc[-1], allowed, n=1)
-            known = f"did you mean {hint[0]!r}? " if hint else ""
+            hint = unknown_field_hint(model, tuple(item["loc"]))
+            known = f"{hint.removeprefix('; ')} " if hint else ""
             there = ".".join((section, *loc[:-1]))
             problems.append(f"{where}: unknown field; {known}{there} fields: {', '.join(allowed)}")
         elif item["type"] == "missing":
@@ -264,7 +298,7 @@ def build_section(
     section = options.section
     data = _section_data(config_file, section) if config_file is not None else {}
     origins = {(name,): f"{config_file}: {section}.{name}" for name in data}
-    origins |= {(spec.name,): spec.flag for spec in fields}  # a missing field is named by its option
+    origins |= {spec.loc: spec.flag for spec in fields}  # a missing field is named by its option
     for spec in fields:
         value = given.get(spec.param)
         if value is None or value == []:
@@ -273,7 +307,12 @@ def build_section(
             value = parse_key_values(value, spec.flag)
         elif spec.kind == "one_or_many" and len(value) == 1:
             value = value[0]
-        data[spec.name] = value
+        if spec.sub is None:
+            data[spec.name] = value
+            continue
+        held = data.get(spec.name)  # a section given in short form, in full or not at all
+        held = {spec.short_form: held} if isinstance(held, str) else dict(held or {})
+        data[spec.name] = {**held, spec.sub: value}
     _apply_sets(data, sets or [], section, origins)
     try:
         return model(**data)
@@ -358,7 +397,7 @@ def config_command(function: Callable[..., Any]) -> Callable[..., Any]:
             raise
 
     flags = {
-        f"{options.section}.{spec.name}": spec.flag
+        f"{options.section}.{'.'.join(spec.loc)}": spec.flag
         for _, options, _, fields in sections.values()
         for spec in fields
     }

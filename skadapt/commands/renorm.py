@@ -69,20 +69,20 @@ def command(
     if config.corpus is None:
         if lang is None:
             usage_error("--corpus is required (or --language, for the language's corpus)")
-        config.corpus = lang.corpus
+        config.corpus = lang.corpus  # type: ignore[assignment]  # the short form, validated
     if config.select == "dev" and config.dev is None:
         usage_error(
             "--select dev needs dev sets: --config FILE with dev:, or --set dev.kind=... --set dev.source=..."
         )
     console.print(
-        f"renorm {config.method}: estimating the mean of {model} on {config.corpus} "
+        f"renorm {config.method}: estimating the mean of {model} on {config.corpus.source} "
         f"({config.samples} sentences)"
     )
     try:  # the unreachable task is named as this command's option, not as a recipe field
         result = renormalize(
             model,
             config,
-            language=lang or _corpus_language(config.corpus),
+            language=lang or _corpus_language(config.corpus.source),
             out=out_dir,
             seed=seed,
             eval_tasks=exclude_tasks or (),

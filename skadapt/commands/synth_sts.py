@@ -46,7 +46,7 @@ def command(
     if config.contamination_tasks is None:
         config.contamination_tasks = list(lang.eval_tasks)
     console.print(
-        f"synth-sts: {pilot or config.n_sources} {lang.name} sources from {config.source}, "
+        f"synth-sts: {pilot or config.n_sources} {lang.name} sources from {config.corpus.source}, "
         f"LLM {llm.backend}:{llm.model}"
     )
     synthesize_sts(config, language=lang, out=out_dir, llm=llm, seed=seed, pilot=pilot, overwrite=overwrite)

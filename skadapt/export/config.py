@@ -7,20 +7,10 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from skadapt.config import PositiveFloat, PositiveInt, Section, Tier
+from skadapt.sources.config import CorpusSource
 
 Quantization = Literal["avx512_vnni", "avx512", "avx2", "arm64"]
 """The CPU family an int8 file is quantized for (sentence-transformers' file names and settings)."""
-
-
-class CorpusSource(Section):
-    """One source of the export's fitting corpus."""
-
-    source: str = Field(description="File/glob, saved dataset or hub: spec (not a wordfreq list)")
-    columns: list[str] = Field(
-        default_factory=lambda: ["text"],
-        min_length=1,
-        description="Text columns of its rows (a .txt file's lines are its texts)",
-    )
 
 
 class FitCorpus(Section):
@@ -29,7 +19,8 @@ class FitCorpus(Section):
 
     sources: list[CorpusSource] | None = Field(
         None,
-        description="Its sources (null: the texts of the datasets the model was fine-tuned on, as the "
+        description="Its sources, each a corpus (not a wordfreq list) (null: the texts of the datasets the "
+        "model was fine-tuned on, as the "
         "finetune stage's training_report.json names them; without one: no corpus, the static tier is "
         "distilled alone and the dims tiers truncate)",
     )
@@ -102,12 +93,11 @@ class ExportConfig(Section):
         description="SIF weighting of the distilled token vectors (null: none; a trained table "
         "learns its own)",
     )
-    speed_corpus: str | None = Field(
+    speed_corpus: CorpusSource | None = Field(
         None,
-        description="Texts the speed is measured on: file/glob or hub: spec (default: the evaluation "
-        "suites' texts, else the language's corpus)",
+        description="Texts the speed is measured on: file/glob or hub: spec, or {source, columns, "
+        "max_documents} (default: the evaluation suites' texts, else the language's corpus)",
     )
-    text_column: str = Field("text", description="Text column of a tabular/Hub speed corpus")
     speed_texts: PositiveInt = Field(1000, description="Texts encoded per speed measurement")
     speed_repeats: PositiveInt = Field(
         3, description="Rounds in which the models take turns, one timed pass each; the fastest counts"

@@ -11,6 +11,7 @@ from typing import Any
 
 from skadapt.export.config import FitCorpus
 from skadapt.export.onnx import ExportError
+from skadapt.sources.config import CorpusSource
 
 log = logging.getLogger("skadapt.export")
 
@@ -33,45 +34,46 @@ class Corpus:
 
 
 def read_corpus(
-    sources: list[tuple[str, list[str]]],
+    sources: list[CorpusSource],
     fit: FitCorpus,
     *,
     exclude: set[str],
     language: str,
     seed: int,
 ) -> Corpus:
-    """The corpus texts: every string value of the named columns of each source's rows (``.txt``: its lines),
-    less those that are or contain (as a sentence) a text of ``exclude`` (normalized texts: see
+    """The corpus texts: every string value of the named columns of each source's rows (``.txt``: its lines;
+    at most ``fit.max_texts`` per column, fewer where the source's ``max_documents`` says so), less those
+    that are or contain (as a sentence) a text of ``exclude`` (normalized texts: see
     :func:`skadapt.textsample.normalize_text`), plus the sentences of multi-sentence texts
     (``fit.sentences``), unique, a seeded sample of at most ``fit.max_texts``.
 
     Raises:
         ExportError: A source cannot be read, lacks a column, or no text is left.
     """
-    from skadapt.sources import SourceError, iter_texts
+    from skadapt.sources import SourceError, corpus_texts
     from skadapt.textsample import normalize_text, split_sentences
 
     pool: dict[str, list[str]] = {}  # text -> its sentences
     stats: list[dict[str, Any]] = []
     dropped = 0
-    for spec, columns in sources:
+    for corpus in sources:
         read = kept = 0
         try:
-            for column in columns:
-                for text in iter_texts(spec, column, max_documents=fit.max_texts):
-                    text = text.strip() if isinstance(text, str) else ""
-                    if not text:
-                        continue
-                    read += 1
-                    sentences = split_sentences(text, language)
-                    if any(normalize_text(t) in exclude for t in [text, *sentences]):
-                        dropped += 1
-                        continue
-                    kept += 1
-                    pool[text] = sentences
+            for text in corpus_texts(corpus, max_documents=fit.max_texts):
+                text = text.strip() if isinstance(text, str) else ""
+                if not text:
+                    continue
+                read += 1
+                sentences = split_sentences(text, language)
+                if any(normalize_text(t) in exclude for t in [text, *sentences]):
+                    dropped += 1
+                    continue
+                kept += 1
+                pool[text] = sentences
         except SourceError as error:
             raise ExportError(f"export.corpus: {error}") from error
-        stats.append({"source": spec, "columns": columns, "texts_read": read, "texts_kept": kept})
+        columns = list(corpus.columns)
+        stats.append({"source": corpus.source, "columns": columns, "texts_read": read, "texts_kept": kept})
     added = 0
     if fit.sentences:
         for sentence in sorted({s for sentences in pool.values() if len(sentences) > 1 for s in sentences}):
@@ -106,7 +108,7 @@ def fit_corpus(
         ExportError: Reading the corpus fails (:func:`read_corpus`).
     """
     if fit.sources is not None:
-        sources = [(item.source, list(item.columns)) for item in fit.sources]
+        sources = list(fit.sources)
     else:
         reports = [
             Path(d) for d in (finetune_dir, parent) if d and (Path(d) / "training_report.json").is_file()
@@ -123,8 +125,8 @@ def fit_corpus(
     return read_corpus(sources, fit, exclude=exclude, language=language, seed=seed)
 
 
-def finetune_sources(report_dir: Path) -> list[tuple[str, list[str]]]:
-    """``(source, text columns)`` of the recipe datasets the model in ``report_dir`` was fine-tuned on, as
+def finetune_sources(report_dir: Path) -> list[CorpusSource]:
+    """The text columns of the recipe datasets the model in ``report_dir`` was fine-tuned on, as
     its ``training_report.json`` records them (the fine-tuning anchor, a corpus sample, is left out).
 
     Raises:
@@ -147,7 +149,7 @@ def finetune_sources(report_dir: Path) -> list[tuple[str, list[str]]]:
         columns = stats.get("source_columns") or {}
         names = [name for role, name in columns.items() if role not in ("score", "label")]
         if names:
-            sources.append((dataset.source, names))
+            sources.append(CorpusSource(source=dataset.source, columns=names))
     if not sources:
         raise ExportError(
             f"export.corpus: {report_dir}/training_report.json names no dataset with text columns; "

@@ -162,19 +162,21 @@ def export_corpus_size(ctx: PlanContext, fit: FitCorpus, plan: StagePlan) -> tup
     """(texts, their average characters) of the export corpus (the static tier's training, the dims
     basis): its sources, else the fine-tuning datasets' text columns (none without either); rows x text
     columns, capped at ``max_texts``; unknown sizes count as ``max_texts``."""
+    sources: list[tuple[str, list[str], int | None]]
     if fit.sources is not None:
-        sources = [(item.source, list(item.columns)) for item in fit.sources]
+        sources = [(item.source, list(item.columns), item.max_documents) for item in fit.sources]
     elif ctx.training is not None:
-        sources = list(ctx.training)
+        sources = [(source, columns, None) for source, columns in ctx.training]
     else:
         return 0, 0.0
     texts, chars = 0, 0.0
-    for source, columns in sources:
-        size = source_size(source, columns)
+    for source, columns, limit in sources:
+        size = source_size(source, columns, enough=limit)
         if size.rows is None:
             plan.unknown.append(f"export.corpus {source}: {size.describe()}")
             return fit.max_texts, 100.0
+        rows = min(size.rows, limit) if limit else size.rows
         per_row = len(set(columns))
-        texts += size.rows * per_row
-        chars += size.rows * (size.chars or 100.0 * per_row)
+        texts += rows * per_row
+        chars += rows * (size.chars or 100.0 * per_row)
     return min(texts, fit.max_texts), chars / texts if texts else 100.0

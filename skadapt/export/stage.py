@@ -40,6 +40,7 @@ from skadapt.export.static_train import train_static
 from skadapt.modeldir import finalize_model_dir
 from skadapt.results import ExportReport, ExportSummary
 from skadapt.results.export import Int8Candidate
+from skadapt.sources.config import CorpusSource
 from skadapt.stage import Input, RunFacts, Stage, StageContext, corpus_input
 from skadapt.tasks.backends import EXPORT_MODEL_DIR, EXPORT_REPORT, ONNX_DIR, load_sentence_model
 from skadapt.tasks.config import DevSets
@@ -62,7 +63,7 @@ TOKENIZER_FILES = (
 
 
 def speed_texts(
-    config: ExportConfig, eval_tasks: list[str], language_corpus: str | None, seed: int
+    config: ExportConfig, eval_tasks: list[str], language_corpus: CorpusSource | str | None, seed: int
 ) -> list[str]:
     """The texts of the parity check and the speed measurement: ``speed_corpus``, else the texts of the
     local suites among ``eval_tasks``, else ``language_corpus``; a seeded sample of ``speed_texts`` of
@@ -71,17 +72,18 @@ def speed_texts(
     Raises:
         ExportError: No source of texts, or none yields a text.
     """
-    from skadapt.sources import iter_texts
+    from skadapt.sources import corpus_texts
     from skadapt.tasks.suite import suite_texts
 
     pool: set[str] = set()
     if config.speed_corpus is None:
         for suite in suites_in(list(eval_tasks)):
             pool.update(suite_texts(suite))
-    spec = config.speed_corpus or (None if pool else language_corpus)
-    if spec is not None:
+    corpus = config.speed_corpus or (None if pool else language_corpus)
+    if corpus is not None:
         limit = 20 * config.speed_texts
-        pool.update(t for t in iter_texts(spec, config.text_column, max_documents=limit) if t.strip())
+        read = corpus_texts(CorpusSource.model_validate(corpus), max_documents=limit)
+        pool.update(t for t in read if t.strip())
     if not pool:
         raise ExportError(
             "export: no texts to measure speed on; set export.speed_corpus (--speed-corpus), evaluation "
@@ -558,11 +560,11 @@ def inputs(config: ExportConfig, run: RunFacts) -> list[Input]:
     """Its corpora, the packages its tiers need, and, on a base model directory (the model stages keep
     its dimension and prompts), the dimensions and the static tier's prompt it names."""
     found = [
-        corpus_input(f"export.corpus.sources.{i}.source", entry.source, entry.columns[0])
+        corpus_input(f"export.corpus.sources.{i}.source", entry)
         for i, entry in enumerate(config.corpus.sources or [])
     ]
-    if config.speed_corpus:
-        found.append(corpus_input("export.speed_corpus", config.speed_corpus, config.text_column))
+    if config.speed_corpus is not None:
+        found.append(corpus_input("export.speed_corpus", config.speed_corpus))
     found.append(
         Input("export.tiers", ", ".join(config.tiers), "packages import", lambda: require_packages(config))
     )

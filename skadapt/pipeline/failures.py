@@ -26,7 +26,9 @@ def stage_sources(config: BaseModel | None) -> list[str]:
         if isinstance(data, dict):
             for name, value in data.items():
                 where = f"{path}.{name}" if path else name
-                if name in SOURCE_FIELDS and value:
+                if isinstance(value, dict) and "source" in value:  # a corpus: its source names it
+                    value = value["source"]
+                if name in SOURCE_FIELDS and value and not isinstance(value, dict):
                     shown = ", ".join(map(str, value)) if isinstance(value, list) else str(value)
                     found.append(f"{where}: {shown}")
                 else:

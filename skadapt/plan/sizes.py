@@ -299,21 +299,21 @@ def _column_bytes(metadata: Any, columns: list[str]) -> int:
 
 
 def read_count(
-    size: SourceSize, limit: int | None, max_bytes: int | None, field: str, plan: StagePlan
+    size: SourceSize, limit: int | None, max_bytes: int | None, field: str, plan: StagePlan, columns: int = 1
 ) -> int | None:
-    """The documents a stage reads from a source with read limits; an unknown size falls back on the
-    limit (and the plan records the unknown)."""
+    """The documents a stage reads from a source with read limits (``limit`` per column, of ``columns``
+    columns); an unknown size falls back on the limit (and the plan records the unknown)."""
     if size.rows is None:
         plan.unknown.append(
             f"{field}: size {size.describe()}" + ("; counted as its read limit" if limit else "")
         )
-        return limit
+        return limit * columns if limit else limit
     count = min(size.rows, limit) if limit else size.rows
     if size.at_least and not limit:
         plan.unknown.append(f"{field}: {size.describe()}")
     if max_bytes and size.chars:
         count = min(count, int(max_bytes / size.chars))
-    return count
+    return count * columns
 
 
 def size_text(n_bytes: float) -> str:

@@ -243,7 +243,9 @@ def renorm_section(report: RenormReport | None, config: dict[str, Any]) -> list[
     steps = [METHODS.get(renorm.rstrip("+"), renorm.rstrip("+"))] if renorm else []
     if projection:
         steps.append(PROJECTION.format(d=projection))
-    column = f" (column `{config['text_column']}`)" if config.get("text_column") else ""
+    corpus = config.get("corpus")
+    columns = corpus.get("columns") if isinstance(corpus, dict) else [config.get("text_column") or "text"]
+    column = f" (column{'s' if len(columns) > 1 else ''} `{'`, `'.join(columns)}`)" if columns else ""
     prompt = report.prompt_text
     lines = [
         "## Renormalization",

@@ -8,7 +8,11 @@ from pydantic import Field, field_validator, model_validator
 
 from skadapt.config import PositiveInt, Section
 from skadapt.errors import SkadaptError
+from skadapt.sources.config import CorpusSource
 from skadapt.tasks.config import DevSets
+
+MAX_DOCUMENTS = 200_000
+"""Texts renorm reads from its corpus (per column) when ``corpus.max_documents`` is not given."""
 
 
 class RenormConfig(Section):
@@ -30,16 +34,14 @@ class RenormConfig(Section):
         "auto: dev when dev sets exist (renorm.dev, else finetune.dev), else method",
     )
     dev: DevSets | None = Field(None, description="Dev sets of the choice; default: finetune.dev's sets")
-    corpus: str | None = Field(
+    corpus: CorpusSource | None = Field(
         None,
         description="Corpus the mean is estimated on: file/glob (.txt .jsonl .json .csv .parquet) or "
-        "hub:DATASET[:CONFIG[:SPLIT]] (default: the language's corpus)",
+        "hub:DATASET[:CONFIG[:SPLIT]], or {source, columns, max_documents} (default: the language's "
+        f"corpus); the sample is a reservoir sample of all texts read, at most {MAX_DOCUMENTS:,} per "
+        "column unless corpus.max_documents says otherwise (null: all)",
     )
-    text_column: str = Field("text", description="Text column of tabular/Hub corpora")
     samples: PositiveInt = Field(100_000, description="Sentences in the mean estimate")
-    max_documents: PositiveInt | None = Field(
-        200_000, description="Texts read from the corpus; the sample is a reservoir sample of all of them"
-    )
     prompt: Literal["none", "query", "passage"] = Field(
         "none", description="Prompt the sentences are encoded with for the mean"
     )
@@ -51,6 +53,13 @@ class RenormConfig(Section):
     )
     min_chars: PositiveInt = Field(64, description="Shortest sampled sentence, in characters")
     max_chars: PositiveInt = Field(512, description="Longest sampled sentence, in characters")
+
+    @field_validator("corpus")
+    @classmethod
+    def _read_limit(cls, corpus: CorpusSource | None) -> CorpusSource | None:
+        if corpus is None or "max_documents" in corpus.model_fields_set:
+            return corpus
+        return CorpusSource(source=corpus.source, columns=corpus.columns, max_documents=MAX_DOCUMENTS)
 
     @field_validator("projection_dims")
     @classmethod

@@ -19,6 +19,7 @@ from skadapt.plan.parts import (
 )
 from skadapt.plan.sizes import read_count, source_line, source_size
 from skadapt.renorm.config import RenormConfig, RenormError, projection_dims
+from skadapt.sources.config import CorpusSource
 from skadapt.stage import PlanContext
 from skadapt.tasks.projection import BASIS_TEXTS
 
@@ -28,22 +29,21 @@ def plan_renorm(config: RenormConfig, ctx: PlanContext) -> StagePlan:
     assert config.corpus is not None
     language = ctx.run.text_language
     plan = StagePlan(stage="renorm")
-    size = source_size(config.corpus, [config.text_column], enough=config.max_documents)
-    read = read_count(size, config.max_documents, None, "renorm.corpus", plan)
-    plan.lines.append(source_line("renorm.corpus", config.corpus, size, read))
+    corpus = config.corpus
+    size = source_size(corpus.source, corpus.columns, enough=corpus.max_documents)
+    read = read_count(size, corpus.max_documents, None, "renorm.corpus", plan, len(corpus.columns))
+    plan.lines.append(source_line("renorm.corpus", corpus.source, size, read))
     doc_chars = size.chars or data_value(ctx, "trim_count", "chars") or 0.0
     sentences = config.samples
     if read is not None:
-        per_char, how = sentence_yield(
-            ctx, config.corpus, config.text_column, config.min_chars, config.max_chars, language
-        )
+        per_char, how = sentence_yield(ctx, corpus, config.min_chars, config.max_chars, language)
         pool = int(read * doc_chars * per_char)
         sentences = min(config.samples, pool) if per_char else config.samples
         plan.lines.append(
             f"sentences of {config.min_chars}-{config.max_chars} chars: about {pool:,} eligible ({how})"
         )
         plan.parts.append(splitting_part(ctx, read, doc_chars))
-        if (stream := stream_part(ctx, "reading renorm.corpus", config.corpus, read, doc_chars)) is not None:
+        if (stream := stream_part(ctx, "reading renorm.corpus", corpus.source, read, doc_chars)) is not None:
             plan.parts.append(stream)
     measured = data_value(ctx, "renorm_sample", "sentence_chars") or (config.min_chars + config.max_chars) / 2
     chars = min(max(measured, config.min_chars), config.max_chars)
@@ -88,15 +88,16 @@ def plan_renorm(config: RenormConfig, ctx: PlanContext) -> StagePlan:
 
 
 def sentence_yield(
-    ctx: PlanContext, spec: str, column: str, min_chars: int, max_chars: int, language: str
+    ctx: PlanContext, corpus: CorpusSource, min_chars: int, max_chars: int, language: str
 ) -> tuple[float, str]:
     """Eligible sentences per character of a corpus: measured on a local corpus's first documents with the
     stage's own sampler, else the calibration's yield (64-512 characters; a lower bound)."""
-    from skadapt.sources import iter_texts
+    from skadapt.sources import corpus_texts
     from skadapt.textsample import sample_sentences
 
+    spec = corpus.source
     if not spec.startswith("hub:") and not spec.startswith("wordfreq:"):
-        texts = list(iter_texts(spec, column, max_documents=200))
+        texts = list(corpus_texts(corpus, max_documents=200))
         sample = sample_sentences(
             iter(texts), 10**9, min_chars=min_chars, max_chars=max_chars, seed=0, language=language
         )

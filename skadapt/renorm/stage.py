@@ -40,7 +40,7 @@ from skadapt.renorm.config import RenormConfig, RenormError, projection_dims
 from skadapt.renorm.plan import plan_renorm
 from skadapt.results import RenormSummary
 from skadapt.results.renorm import Candidate, RenormReport, Selection
-from skadapt.sources import iter_texts
+from skadapt.sources import corpus_texts
 from skadapt.stage import Input, RunFacts, Stage, StageContext, corpus_input, dev_inputs
 from skadapt.tasks.config import DevSets
 from skadapt.tasks.dev_scores import EncodedSet
@@ -380,7 +380,7 @@ def renormalize(
     dims = projection_dims(config, dimension) if dev is not None else []
     started = time.perf_counter()
     sample = sample_sentences(
-        iter_texts(corpus, config.text_column, max_documents=config.max_documents),
+        corpus_texts(corpus),
         samples,
         min_chars=min_chars,
         max_chars=max_chars,
@@ -391,7 +391,8 @@ def renormalize(
     sentences = sample.sentences
     if not sentences:
         raise RenormError(
-            f"{corpus}: no sentence of {min_chars}-{max_chars} characters (after dropping evaluation texts); "
+            f"{corpus.source}: no sentence of {min_chars}-{max_chars} characters (after dropping evaluation "
+            "texts); "
             "use another corpus or widen renorm.min_chars/max_chars"
         )
     if len(sentences) < samples:
@@ -442,7 +443,7 @@ def renormalize(
     result = RenormReport(
         method=chosen.name,
         kept=chosen.name != "none",
-        corpus=corpus,
+        corpus=corpus.source,
         prompt=prompt,
         prompt_text=text,
         samples=len(sentences),
@@ -493,7 +494,7 @@ def run_stage(ctx: StageContext[RenormConfig]) -> RenormSummary:
 
 def inputs(config: RenormConfig, run: RunFacts) -> list[Input]:
     """Its corpus and its own dev sets (``finetune.dev``'s are fine-tuning's inputs)."""
-    corpus = [corpus_input("renorm.corpus", config.corpus, config.text_column)] if config.corpus else []
+    corpus = [corpus_input("renorm.corpus", config.corpus)] if config.corpus is not None else []
     return corpus + dev_inputs("renorm.dev", config.dev)
 
 

@@ -30,7 +30,7 @@ class TrimReport(StageReport):
     Attributes:
         model: The model trimmed (a Hub id, or a path: a Hub-cache path names its id).
         tokenizer: The tokenizer kind.
-        config: The trim settings it ran with (``corpus``, ``text_column``, ``vocab_size``, ...).
+        config: The trim settings it ran with (``corpus``, ``vocab_size``, ...).
         counts: The corpus counted.
         extra_counts: The extra corpus counted, if any.
         selection, vocab, parameters, coverage, parity: What was kept and how well it matches.
@@ -56,5 +56,7 @@ class TrimReport(StageReport):
 
     @property
     def corpus(self) -> str | None:
-        """The corpus spec the vocabulary was counted on."""
-        return self.config.get("corpus")
+        """The corpus spec the vocabulary was counted on (``corpus.source``; a report written before the
+        corpus was a section holds the spec itself)."""
+        corpus = self.config.get("corpus")
+        return corpus.get("source") if isinstance(corpus, dict) else corpus

@@ -34,7 +34,9 @@ Modules (each single-purpose, ``datasets`` and ``wordfreq`` imported inside func
 - ``hub`` - Hub datasets streamed and resumable, :func:`is_network_error`;
 - ``rows`` - :func:`read_rows`, the one row reader;
 - ``wordfreq`` - :func:`iter_wordfreq`;
-- ``texts`` - :func:`iter_texts` and its :class:`TextStream`.
+- ``texts`` - :func:`iter_texts` and its :class:`TextStream`;
+- ``config`` - :class:`CorpusSource`, the one spelling of a corpus in every recipe section (a plain string
+  is its short form), and :func:`corpus_texts`, its texts.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from skadapt.sources.commits import (
     reading,
     resolve_commit,
 )
+from skadapt.sources.config import CorpusSource, corpus_texts
 from skadapt.sources.files import ROW_SUFFIXES, resolve_files
 from skadapt.sources.hub import is_network_error
 from skadapt.sources.local import iter_jsonl
@@ -60,6 +63,7 @@ from skadapt.sources.wordfreq import iter_wordfreq
 __all__ = [
     "ROW_SUFFIXES",
     "UNKNOWN_OFFLINE",
+    "CorpusSource",
     "HubCommit",
     "RowSource",
     "Rows",
@@ -69,6 +73,7 @@ __all__ = [
     "SourceSpec",
     "column_text",
     "column_value",
+    "corpus_texts",
     "is_blank",
     "is_network_error",
     "iter_jsonl",

@@ -3,8 +3,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from skadapt.errors import SkadaptError
 from skadapt.sources.commits import reading
+
+if TYPE_CHECKING:
+    from skadapt.sources.config import CorpusSource
 
 
 def commit_note(spec: str) -> str:
@@ -25,21 +30,22 @@ def commit_note(spec: str) -> str:
 
 
 @reading()  # the commit shown is the commit read
-def probe_corpus(spec: str, column: str) -> str:
-    """Read the first text of a corpus (a wordfreq list's first word).
+def probe_corpus(corpus: CorpusSource) -> str:
+    """Read the first text of each column of a corpus (a wordfreq list's first word).
 
     Raises:
-        SkadaptError: The source holds no text in ``column`` (the readers raise for a source that does not
+        SkadaptError: The source holds no text in a column (the readers raise for a source that does not
             open).
     """
     from skadapt.sources import iter_texts, iter_wordfreq, parse_source
 
+    spec = corpus.source
     parsed = parse_source(spec)
     if parsed.kind == "wordfreq":
         if next(iter(iter_wordfreq(parsed.name, max_words=1)), None) is None:
             raise SkadaptError(f"{spec}: wordfreq has no words for {parsed.name!r}")
         return "wordfreq list"
-    first = next(iter(iter_texts(spec, column, max_documents=1)), None)
-    if first is None:
-        raise SkadaptError(f"{spec}: no text in column {column!r}")
+    for column in corpus.columns:
+        if next(iter(iter_texts(spec, column, max_documents=1)), None) is None:
+            raise SkadaptError(f"{spec}: no text in column {column!r}")
     return "first text read" + commit_note(spec)

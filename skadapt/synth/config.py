@@ -9,21 +9,20 @@ from pydantic import Field, model_validator
 
 from skadapt.config import PositiveInt, Section
 from skadapt.llm.config import JudgeConfig
+from skadapt.sources.config import CorpusSource
 from skadapt.tasks.config import ContaminationConfig
 
 
 class SynthSTSConfig(Section):
     """SkMTEB-style synthetic STS: six LLM-written variants (scores 0-5) per source sentence."""
 
-    source: str = Field(
+    corpus: CorpusSource = Field(
         description="Corpus the source sentences are drawn from: file/glob (.txt .jsonl .json .csv .parquet) "
-        "or hub:DATASET[:CONFIG[:SPLIT]]"
+        "or hub:DATASET[:CONFIG[:SPLIT]], or {source, columns, max_documents}"
     )
-    text_column: str = Field("text", description="Text column of tabular/Hub corpora")
     n_sources: PositiveInt = Field(100, description="Source sentences; six scored pairs each")
     min_chars: PositiveInt = Field(60, description="Shortest source sentence, in characters")
     max_chars: PositiveInt = Field(200, description="Longest source sentence, in characters")
-    max_documents: PositiveInt | None = Field(None, description="Corpus texts read to find sources")
     temperature: Annotated[float, Field(ge=0, le=2)] = Field(
         1.0,
         description="Sampling temperature of the variants; this one is used, llm.temperature is not "

@@ -24,9 +24,10 @@ def plan_synth(config: SynthSTSConfig, ctx: PlanContext) -> StagePlan:
         6 * config.n_sources, chars, "at most: 6 pairs per synth_sts.n_sources sentence", at_least=False
     )
     plan = StagePlan(stage="synth_sts")
-    size = source_size(config.source, [config.text_column], enough=config.max_documents)
-    read = read_count(size, config.max_documents, None, "synth_sts.source", plan)
-    plan.lines.append(source_line("synth_sts.source", config.source, size, read))
+    corpus = config.corpus
+    size = source_size(corpus.source, corpus.columns, enough=corpus.max_documents)
+    read = read_count(size, corpus.max_documents, None, "synth_sts.corpus", plan, len(corpus.columns))
+    plan.lines.append(source_line("synth_sts.corpus", corpus.source, size, read))
     if read is not None:
         plan.parts.append(cpu_part(ctx, "sentence splitting", "renorm_sample", read, size.chars))
     sentence = "x" * int((config.min_chars + config.max_chars) / 2)

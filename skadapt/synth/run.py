@@ -43,18 +43,16 @@ def synthesize_sts(
     template = load_template(language, config.prompt_template)
     wanted = pilot or config.n_sources
     selection = select_sources(
-        config.source,
+        config.corpus,
         language,
         wanted,
         seed=seed,
-        column=config.text_column,
         min_chars=config.min_chars,
         max_chars=config.max_chars,
-        max_documents=config.max_documents,
     )
     if not selection.sentences:
         raise ValueError(
-            f"synth_sts.source {config.source}: no {language.name} sentence of {config.min_chars}-"
+            f"synth_sts.corpus {config.corpus.source}: no {language.name} sentence of {config.min_chars}-"
             f"{config.max_chars} characters found in {selection.documents} texts"
         )
     if len(selection.sentences) < wanted:
@@ -93,7 +91,7 @@ def synthesize_sts(
         "sampling": sampling,
         "template_version": template_version(template),
         "sources": {
-            "spec": config.source,
+            "spec": config.corpus.source,
             "min_chars": config.min_chars,
             "max_chars": config.max_chars,
             "documents_read": selection.documents,

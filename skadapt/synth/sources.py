@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from skadapt.languages import Language
 from skadapt.llm.language_check import check_language
-from skadapt.sources import iter_texts
+from skadapt.sources import CorpusSource, corpus_texts
 from skadapt.textsample import PYSBD_FALLBACK, sample_sentences
 
 OVERSAMPLE = 3
@@ -38,22 +38,21 @@ def sentence_id(text: str) -> str:
 
 
 def select_sources(
-    spec: str,
+    corpus: CorpusSource | str,
     language: Language,
     count: int,
     *,
     seed: int,
-    column: str = "text",
     min_chars: int = 60,
     max_chars: int = 200,
-    max_documents: int | None = None,
 ) -> SourceSelection:
-    """``count`` unique sentences of ``min_chars``-``max_chars`` characters in ``language`` from a corpus.
+    """``count`` unique sentences of ``min_chars``-``max_chars`` characters in ``language`` from a corpus
+    (a spec string is the corpus ``{source: <spec>}``).
 
     The sentences are a seeded uniform sample of the corpus's unique sentences in the length window
     (pysbd splitting); those failing the language check are replaced by further sampled ones.
     """
-    texts = iter_texts(spec, column, max_documents=max_documents)
+    texts = corpus_texts(CorpusSource.model_validate(corpus))
     sample = sample_sentences(
         texts,
         count * OVERSAMPLE,

@@ -47,7 +47,7 @@ def run_stage(ctx: StageContext[SynthSTSConfig], *, pilot: int | None = None) ->
 
 def inputs(config: SynthSTSConfig, run: RunFacts) -> list[Input]:
     """Its source corpus, its prompt file, its judge's LLM."""
-    found = [corpus_input("synth_sts.source", config.source, config.text_column)]
+    found = [corpus_input("synth_sts.corpus", config.corpus)]
     if config.prompt_template:
         found.append(path_input("synth_sts.prompt_template", config.prompt_template))
     return found + judge_inputs("synth_sts.judge", config.judge)

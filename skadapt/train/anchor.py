@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from skadapt.errors import SkadaptError
 from skadapt.prompts import role_prompt
-from skadapt.sources import iter_texts
+from skadapt.sources import corpus_texts
 from skadapt.textsample import sample_sentences
 from skadapt.train.config import ANCHOR_DATASET
 from skadapt.train.datasets import TaskDataset
@@ -74,7 +74,7 @@ def build_anchor_dataset(
         AnchorError: No sentence in the length window.
     """
     sample = sample_sentences(
-        iter_texts(config.corpus, config.text_column),
+        corpus_texts(config.corpus),
         config.samples,
         min_chars=config.min_chars,
         max_chars=config.max_chars,
@@ -84,8 +84,8 @@ def build_anchor_dataset(
     )
     if not sample.sentences:
         raise AnchorError(
-            f"finetune.anchor: {config.corpus} has no sentence of {config.min_chars}-{config.max_chars} "
-            "characters (after dropping evaluation texts)"
+            f"finetune.anchor: {config.corpus.source} has no sentence of {config.min_chars}-"
+            f"{config.max_chars} characters (after dropping evaluation texts)"
         )
     if len(sample.sentences) < config.samples:
         log.warning(

@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 from pydantic import Field, field_validator, model_validator
 
 from skadapt.config import Fraction, PositiveFloat, PositiveInt, Section, require_unique_names
+from skadapt.sources.config import CorpusSource
 from skadapt.tasks.config import ContaminationConfig, DevSets
 from skadapt.train.negatives_config import GistConfig, HardNegativesConfig
 
@@ -84,8 +85,9 @@ class AnchorConfig(Section):
     normalized embeddings).
     """
 
-    corpus: str = Field(description="Source spec of the anchor texts (file/glob or hub:...)")
-    text_column: str = "text"
+    corpus: CorpusSource = Field(
+        description="The anchor texts: file/glob or hub:... spec, or {source, columns, max_documents}"
+    )
     samples: PositiveInt = 2000
     weight: PositiveFloat = 1.0
     prompt: str | None = Field(

@@ -43,12 +43,12 @@ def inputs(config: FinetuneConfig, run: RunFacts) -> list[Input]:
         if hard is None:
             continue
         field = f"finetune.datasets.{index}.hard_negatives"
-        if hard.corpus:
-            found.append(corpus_input(f"{field}.corpus", hard.corpus, hard.corpus_column))
+        if hard.corpus is not None:
+            found.append(corpus_input(f"{field}.corpus", hard.corpus))
         if hard.model:
             found.append(model_input(f"{field}.model", hard.model))
     if config.anchor is not None:
-        found.append(corpus_input("finetune.anchor.corpus", config.anchor.corpus, config.anchor.text_column))
+        found.append(corpus_input("finetune.anchor.corpus", config.anchor.corpus))
     if config.gist is not None and config.gist.guide:
         found.append(model_input("finetune.gist.guide", config.gist.guide))
     return found + dev_inputs("finetune.dev", config.dev)

@@ -91,16 +91,13 @@ def read_corpus(
     """
     if config.corpus is None:
         return [], {"source": "positives", "texts": 0, "dropped_eval_overlap": 0}
-    from skadapt.sources import iter_texts
+    from skadapt.sources import corpus_texts
 
-    texts = [
-        text
-        for text in iter_texts(config.corpus, config.corpus_column, max_documents=config.corpus_max_texts)
-        if text.strip()
-    ]
+    texts = [text for text in corpus_texts(config.corpus) if text.strip()]
     keep, _ = overlapping_rows({"corpus": [(text,) for text in texts]}, test_texts)
     kept = [text for text, ok in zip(texts, keep["corpus"], strict=True) if ok]
-    return kept, {"source": config.corpus, "texts": len(kept), "dropped_eval_overlap": len(texts) - len(kept)}
+    dropped = len(texts) - len(kept)
+    return kept, {"source": config.corpus.source, "texts": len(kept), "dropped_eval_overlap": dropped}
 
 
 def load_cached(key: str) -> tuple[np.ndarray, np.ndarray, dict[str, Any]] | None:

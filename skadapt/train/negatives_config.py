@@ -9,6 +9,7 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from skadapt.config import PositiveFloat, PositiveInt, Section
+from skadapt.sources.config import CorpusSource
 
 NonNegativeInt = Annotated[int, Field(ge=0)]
 Similarity = Annotated[float, Field(ge=-1, le=1)]
@@ -69,13 +70,12 @@ class HardNegativesConfig(Section):
     sampling: Literal["top", "random"] = Field(
         "top", description="top: the best-ranked candidates left; random: drawn from them (seeded)"
     )
-    corpus: str | None = Field(
+    corpus: CorpusSource | None = Field(
         None,
         description="Where candidates come from besides the dataset's own positives (always candidates): "
-        "a source spec (file/glob, saved dataset, hub:...); default: the positives alone",
+        "a source spec (file/glob, saved dataset, hub:...) or {source, columns, max_documents}; default: "
+        "the positives alone",
     )
-    corpus_column: str = Field("text", description="Text column of the corpus source")
-    corpus_max_texts: PositiveInt | None = Field(None, description="Read at most this many corpus texts")
     batch_size: PositiveInt = Field(64, description="Texts per encoding batch while mining")
 
     @model_validator(mode="after")

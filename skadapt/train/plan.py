@@ -148,7 +148,8 @@ def plan_finetune(config: FinetuneConfig, ctx: PlanContext) -> StagePlan:
         if entry.source.startswith("hub:"):
             plan.parts.append(cpu_part(ctx, f"reading {entry.name}", "read_hub", size.rows, size.chars))
     if config.anchor is not None:
-        anchor = source_size(config.anchor.corpus, [config.anchor.text_column])
+        corpus = config.anchor.corpus
+        anchor = source_size(corpus.source, corpus.columns, enough=corpus.max_documents)
         count = min(config.anchor.samples, anchor.rows) if anchor.rows is not None else config.anchor.samples
         sizes.append((ANCHOR_DATASET, count))
         chars[ANCHOR_DATASET] = min(anchor.chars or config.anchor.max_chars, config.anchor.max_chars)

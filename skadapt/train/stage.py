@@ -321,7 +321,7 @@ def _with_hard_negatives(
 
 def _dataset_source(config: FinetuneConfig, name: str) -> str:
     if name == ANCHOR_DATASET and config.anchor is not None:
-        return config.anchor.corpus
+        return config.anchor.corpus.source
     return next(e.source for e in config.datasets if e.name == name)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from skadapt.cards import hub_id, infer_language, trim_section
+from skadapt.cards import corpus_fields, hub_id, infer_language, trim_section
 
 __all__ = ["CARD_FILE", "command_line", "hub_id", "infer_language", "render_card", "write_card"]
 
@@ -25,21 +25,32 @@ TAGS = (
     "vocabulary-trimming",
     "skadapt",
 )
-DEFAULTS = {"text_column": "text", "min_frequency": 1, "extra_vocab_size": 0, "batch_size": 1000}
+DEFAULTS = {"min_frequency": 1, "extra_vocab_size": 0, "batch_size": 1000}
 """Trim options left out of the reconstructed command line when they have these values."""
+
+
+def _corpus_options(flag: str, value: Any) -> list[str]:
+    """``--corpus SPEC`` and the corpus's other fields that differ from their defaults."""
+    corpus = corpus_fields(value)
+    parts = [flag, str(corpus.get("source"))]
+    if (corpus.get("columns") or ["text"]) != ["text"]:
+        parts += [option for column in corpus["columns"] for option in (f"{flag}-columns", column)]
+    if corpus.get("max_documents"):
+        parts += [f"{flag}-max-documents", str(corpus["max_documents"])]
+    return parts
 
 
 def command_line(model_ref: str, config: dict[str, Any], seed: int) -> str:
     """The ``skadapt trim`` command that reproduces a trim (output path as ``OUT``)."""
-    parts = ["skadapt trim", model_ref, "--corpus", str(config.get("corpus")), "--out", "OUT"]
-    for name in ("vocab_size", "min_frequency", "text_column", "max_documents", "max_bytes"):
+    parts = ["skadapt trim", model_ref, *_corpus_options("--corpus", config.get("corpus")), "--out", "OUT"]
+    for name in ("vocab_size", "min_frequency", "max_bytes"):
         value = config.get(name)
         if value is not None and DEFAULTS.get(name) != value:
             parts += [f"--{name.replace('_', '-')}", str(value)]
     for item in config.get("keep") or []:
         parts += ["--keep", repr(item) if " " in item else item]
     if config.get("extra_corpus") and config.get("extra_vocab_size"):
-        parts += ["--extra-corpus", str(config["extra_corpus"])]
+        parts += _corpus_options("--extra-corpus", config["extra_corpus"])
         parts += ["--extra-vocab-size", str(config["extra_vocab_size"])]
     parts += ["--parity-documents", str(config.get("parity_documents")), "--seed", str(seed)]
     return " ".join(parts)

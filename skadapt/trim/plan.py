@@ -20,12 +20,13 @@ def plan_trim(config: TrimConfig, ctx: PlanContext) -> StagePlan:
     ctx.model = ctx.base.trimmed(trimmed_rows(config, ctx.base))
     plan = StagePlan(stage="trim")
     corpora = [("trim.corpus", config.corpus)]
-    if config.extra_corpus and config.extra_vocab_size > 0:
+    if config.extra_corpus is not None and config.extra_vocab_size > 0:
         corpora.append(("trim.extra_corpus", config.extra_corpus))
     documents, parity_pool, parity_chars = 0, 0, float(PARITY_CHARS)
-    for field, spec in corpora:
-        size = source_size(spec, [config.text_column], enough=config.max_documents)
-        read = read_count(size, config.max_documents, config.max_bytes, field, plan)
+    for field, corpus in corpora:
+        spec = corpus.source
+        size = source_size(spec, corpus.columns, enough=corpus.max_documents)
+        read = read_count(size, corpus.max_documents, config.max_bytes, field, plan)
         plan.lines.append(source_line(field, spec, size, read))
         plan.work[field.removeprefix("trim.")] = {"spec": spec, "source_rows": size.rows, "documents": read}
         if read is None:
@@ -67,5 +68,5 @@ def plan_trim(config: TrimConfig, ctx: PlanContext) -> StagePlan:
 
 def trimmed_rows(config: TrimConfig, base: ModelShape) -> int:
     """Embedding rows after trimming (an upper bound: the corpus may use fewer tokens)."""
-    extra = config.extra_vocab_size if config.extra_corpus else 0
+    extra = config.extra_vocab_size if config.extra_corpus is not None else 0
     return min(base.vocab_size, config.vocab_size + extra + KEPT_ON_TOP)

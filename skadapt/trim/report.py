@@ -75,7 +75,7 @@ def build_report(
         "model": model,
         "tokenizer": tokenizer_kind,
         "config": config,
-        "source": config.get("corpus"),
+        "source": (config.get("corpus") or {}).get("source"),
         "vocab_size": config.get("vocab_size"),
         "min_frequency": config.get("min_frequency"),
         "counts": counts,

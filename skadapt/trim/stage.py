@@ -77,7 +77,7 @@ def evaluation_tokenization(specs: list[str], original: Path, trimmed: Path) -> 
 def inputs(config: TrimConfig, run: RunFacts) -> list[Input]:
     """Its corpora."""
     named = (("trim.corpus", config.corpus), ("trim.extra_corpus", config.extra_corpus))
-    return [corpus_input(field, spec, config.text_column) for field, spec in named if spec]
+    return [corpus_input(field, corpus) for field, corpus in named if corpus is not None]
 
 
 STAGE = Stage(

@@ -13,6 +13,7 @@ from typing import Any
 
 from skadapt import artifacts
 from skadapt.modeldir import finalize_model_dir
+from skadapt.sources.config import CorpusSource
 from skadapt.trim import card, counting, model, parity, report, selection, tokenizer
 from skadapt.trim.config import TrimConfig
 from skadapt.trim.coverage import CorpusCoverage, corpus_coverage
@@ -54,7 +55,7 @@ def counting_progress(label: str, enabled: bool) -> Iterator[ProgressHook | None
 
 def _count(
     tokenizer_json: str,
-    spec: str,
+    corpus: CorpusSource,
     config: TrimConfig,
     *,
     use_cache: bool,
@@ -62,12 +63,12 @@ def _count(
     parity_documents: int,
     seed: int,
 ) -> counting.TokenCounts:
-    with counting_progress(f"counting {spec}", show_progress) as hook:
+    with counting_progress(f"counting {corpus.source}", show_progress) as hook:
         return counting.count_source(
             tokenizer_json,
-            spec,
-            column=config.text_column,
-            max_documents=config.max_documents,
+            corpus.source,
+            column=corpus.columns[0],  # one column (TrimConfig checks it): its counts resume
+            max_documents=corpus.max_documents,
             max_bytes=config.max_bytes,
             parity_documents=parity_documents,
             seed=seed,
@@ -150,7 +151,7 @@ def trim_model(
         TrimError: Bad settings (no corpus, vocab size too small), unsupported tokenizer, failed parity.
         SourceError: The corpus cannot be read.
     """
-    if not config.corpus:
+    if config.corpus is None:
         raise TrimError("trim.corpus is not set; pass --corpus FILE|hub:DATASET|wordfreq:LANG")
     with tempfile.TemporaryDirectory(prefix="skadapt-trim-") as scratch:
         source_dir = model.ensure_sentence_transformers(model.resolve_model_dir(model_ref), Path(scratch))
@@ -170,7 +171,7 @@ def trim_model(
             seed=seed,
         )
         extra = None
-        if config.extra_corpus and config.extra_vocab_size > 0:
+        if config.extra_corpus is not None and config.extra_vocab_size > 0:
             extra = _count(
                 tokenizer_json,
                 config.extra_corpus,
@@ -235,7 +236,7 @@ def trim_model(
             out_dir,
             trim_report,
             model_ref=model_ref,
-            language=language or card.infer_language(config.corpus),
+            language=language or card.infer_language(config.corpus.source),
             seed=seed,
         )
         if stale := model.stale_exports(out_dir):

@@ -82,7 +82,7 @@ def synth_recipe(
         "output_dir": str(directory / run),
         "llm": {"backend": "openai", "model": model, "base_url": url, "cache": str(directory / "c")},
         "synth_sts": {
-            "source": str(CORPUS),
+            "corpus": str(CORPUS),
             "n_sources": 8,
             "annotation_sample_per_level": 2,
             "contamination_tasks": [],
