@@ -70,10 +70,6 @@ class Recipe(Section):
         language = self.language_entry
         if self.output_dir is None:
             self.output_dir = f"runs/{self.name}"
-        if self.trim is not None and self.trim.corpus is None:
-            self.trim.corpus = language.corpus
-        if self.renorm is not None and self.renorm.corpus is None:
-            self.renorm.corpus = language.corpus
         if self.renorm is not None and self.renorm.select == "dev" and self.renorm_dev() is None:
             raise ValueError("renorm.select: dev needs dev sets: set renorm.dev or finetune.dev")
         for stage in LLM_STAGES:

@@ -498,6 +498,12 @@ def inputs(config: RenormConfig, run: RunFacts) -> list[Input]:
     return corpus + dev_inputs("renorm.dev", config.dev)
 
 
+def defaults(config: RenormConfig, run: RunFacts) -> None:
+    """The corpus: the language's (its registry entry's ``corpus``), unless the section names one."""
+    if config.corpus is None and run.language is not None:
+        config.corpus = run.language.corpus  # type: ignore[assignment]  # its short form, validated
+
+
 STAGE = Stage(
     "renorm",
     RenormConfig,
@@ -509,4 +515,5 @@ STAGE = Stage(
     inputs=inputs,
     result=RenormSummary,
     plan=plan_renorm,
+    defaults=defaults,
 )

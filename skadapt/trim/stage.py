@@ -80,6 +80,12 @@ def inputs(config: TrimConfig, run: RunFacts) -> list[Input]:
     return [corpus_input(field, corpus) for field, corpus in named if corpus is not None]
 
 
+def defaults(config: TrimConfig, run: RunFacts) -> None:
+    """The corpus: the language's (its registry entry's ``corpus``), unless the section names one."""
+    if config.corpus is None and run.language is not None:
+        config.corpus = run.language.corpus  # type: ignore[assignment]  # its short form, validated
+
+
 STAGE = Stage(
     "trim",
     TrimConfig,
@@ -90,4 +96,5 @@ STAGE = Stage(
     inputs=inputs,
     result=TrimSummary,
     plan=plan_trim,
+    defaults=defaults,
 )
