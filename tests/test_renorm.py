@@ -335,7 +335,7 @@ def test_dev_selection_scores_every_candidate_and_keeps_none_within_the_noise(
         "sets",
     ]
     assert report["selection"]["metrics"] == {"sts-0": "sts-0_spearman_cosine"}
-    keys = ["name", "scores", "mean", "dimension", "difference", "interval", "beats_none"]
+    keys = ["name", "scores", "mean", "dimension", "difference", "interval", "beats_none", "lower_bounds"]
     assert [list(c) for c in report["selection"]["candidates"]] == [keys] * 9
     assert [s["name"] for s in report["selection"]["sets"]] == ["sts-0"] and report["dimension"] == 32
     # none, r1 and r2 recomputed here from the embeddings and the saved mu
