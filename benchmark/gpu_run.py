@@ -20,8 +20,8 @@ most 64 MiB travel with a copy of the repository). In about eight minutes on one
 
 GPU utilisation is sampled every 0.5 s throughout (``nvidia-smi``) and summarised per phase. Phases 3 and 4
 share the GPU and the host, so their timings are those of a busy machine; phases 1 and 2 run alone.
-``--smoke`` runs the same phases on this CPU in about a minute: tiny models, a few steps, the demo up to
-fine-tuning, one test file.
+``--smoke`` runs the same phases on this CPU in about a minute: tiny models, a few steps, every stage of the
+demo on little data (``SMOKE_DEMO``), one test file.
 
     benchmark/gpu_check.sh                 # on the GPU machine, from the repository root
     benchmark/gpu_check.sh --smoke         # here (the test suite runs this)
@@ -50,9 +50,10 @@ sys.path[:0] = [str(ROOT), str(ROOT / "benchmark")]
 import gpu_check  # noqa: E402
 
 STAGES = ("trim", "finetune", "renorm", "export", "evaluate")
-SMOKE_DEMO = [  # the demo recipe, small enough for a CPU minute: the stages up to fine-tuning
+SMOKE_DEMO = [  # the demo recipe, small enough for a CPU minute: every stage, on little data
     "trim.vocab_size=3000",
     "trim.extra_vocab_size=500",
+    "trim.max_documents=3000",  # the first 3,000 words of each wordfreq list
     "trim.parity_documents=20",
     "finetune.max_steps=4",
     "finetune.save_steps=2",
@@ -64,7 +65,8 @@ SMOKE_DEMO = [  # the demo recipe, small enough for a CPU minute: the stages up 
     "export.dims=[16]",
     "export.speed_texts=32",
     "export.speed_repeats=1",
-    "evaluate.bootstrap=50",
+    "evaluate.models=[base,finetune]",  # and the export's tiers beside finetune
+    "evaluate.bootstrap=20",
 ]
 SMOKE_TESTS = ["tests/test_devices.py"]
 
@@ -180,7 +182,7 @@ def levers_phase(args: argparse.Namespace, base_args: argparse.Namespace, report
             "e5-small", True, args.tokenizer, Path(scratch), args.smoke
         )
         batches = sorted({gpu_check.ENCODE_BATCH, gpu_batch})  # one batch on a CPU (the smoke run)
-        for kind in gpu_check.ENCODE_TEXTS:
+        for kind in smoke_kinds(args):
             runs = [("fp32", b) for b in batches] + [("tf32", gpu_batch), ("bf16", gpu_batch)]
             for precision, batch in runs:
                 key = f"e5-small-trimmed {kind} {precision} batch {batch}"
@@ -191,6 +193,11 @@ def levers_phase(args: argparse.Namespace, base_args: argparse.Namespace, report
                 except Exception as error:
                     report["errors"].append(f"levers encode {key}: {error!r}")
                 args.save()
+
+
+def smoke_kinds(args: argparse.Namespace) -> list[str]:
+    """The encoding measurements' text kinds: the short texts only in a smoke run (the same code path)."""
+    return ["short"] if args.smoke else list(gpu_check.ENCODE_TEXTS)
 
 
 def slice_data(root: Path, scale: float, tokenizer: Path) -> dict[str, Path]:
@@ -294,7 +301,7 @@ def slice_phase(args: argparse.Namespace, base: Path, report: dict[str, Any], wo
     enc = argparse.Namespace(**vars(args.base_args))
     enc.encode_texts = args.slice_encode
     report["slice"]["encode"] = {}
-    for kind in gpu_check.ENCODE_TEXTS:
+    for kind in smoke_kinds(args):
         try:
             report["slice"]["encode"][kind] = gpu_check.encode_rate(
                 base, kind, "fp32", enc, pool, encode_batch_size()

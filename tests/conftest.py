@@ -11,6 +11,9 @@ os.environ.setdefault("OMP_NUM_THREADS", "2")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# The export's speed rounds time passes of at least 2 s each (skadapt/export/speed.py): the tests check how
+# the rounds run and are recorded, not the figures, so a tenth of a second does (every export is faster).
+os.environ.setdefault("SKADAPT_SPEED_MIN_PASS_S", "0.1")
 # A pytest-xdist worker starts with COLUMNS=80, which would fix the consoles' width when skadapt.console is
 # imported; the tests set the width they need per command (CliRunner's env).
 os.environ.pop("COLUMNS", None)
