@@ -20,8 +20,8 @@ most 64 MiB travel with a copy of the repository). In about eight minutes on one
 
 GPU utilisation is sampled every 0.5 s throughout (``nvidia-smi``) and summarised per phase. Phases 3 and 4
 share the GPU and the host, so their timings are those of a busy machine; phases 1 and 2 run alone.
-``--smoke`` runs the same phases on this CPU in about a minute: tiny models, a few steps, every stage of the
-demo on little data (``SMOKE_DEMO``), one test file.
+``--smoke`` runs the same phases on this CPU in about 85 CPU seconds: tiny models (a 20,000-piece
+vocabulary), a few steps, every stage of the demo on little data (``SMOKE_DEMO``), one test file.
 
     benchmark/gpu_check.sh                 # on the GPU machine, from the repository root
     benchmark/gpu_check.sh --smoke         # here (the test suite runs this)
