@@ -184,7 +184,7 @@ def levers_phase(args: argparse.Namespace, base_args: argparse.Namespace, report
             "e5-small", True, args.tokenizer, Path(scratch), args.smoke
         )
         batches = sorted({gpu_check.ENCODE_BATCH, gpu_batch})  # one batch on a CPU (the smoke run)
-        for kind in smoke_kinds(args):
+        for kind in gpu_check.ENCODE_TEXTS:
             runs = [("fp32", b) for b in batches] + [("tf32", gpu_batch), ("bf16", gpu_batch)]
             for precision, batch in runs:
                 key = f"e5-small-trimmed {kind} {precision} batch {batch}"
@@ -195,11 +195,6 @@ def levers_phase(args: argparse.Namespace, base_args: argparse.Namespace, report
                 except Exception as error:
                     report["errors"].append(f"levers encode {key}: {error!r}")
                 args.save()
-
-
-def smoke_kinds(args: argparse.Namespace) -> list[str]:
-    """The encoding measurements' text kinds: the short texts only in a smoke run (the same code path)."""
-    return ["short"] if args.smoke else list(gpu_check.ENCODE_TEXTS)
 
 
 def slice_data(root: Path, scale: float, tokenizer: Path) -> dict[str, Path]:
@@ -303,7 +298,7 @@ def slice_phase(args: argparse.Namespace, base: Path, report: dict[str, Any], wo
     enc = argparse.Namespace(**vars(args.base_args))
     enc.encode_texts = args.slice_encode
     report["slice"]["encode"] = {}
-    for kind in smoke_kinds(args):
+    for kind in gpu_check.ENCODE_TEXTS:
         try:
             report["slice"]["encode"][kind] = gpu_check.encode_rate(
                 base, kind, "fp32", enc, pool, encode_batch_size()
