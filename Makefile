@@ -44,7 +44,7 @@ e5: install
 # cores (measured: a k-means-bound test takes the same wall time on 2 threads as on 1, at twice the CPU).
 TEST_WORKERS ?= 2
 TEST_THREADS := $(if $(filter 0,$(TEST_WORKERS)),$(OMP_NUM_THREADS),1)
-PYTEST := OMP_NUM_THREADS=$(TEST_THREADS) $(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=25
+PYTEST := OMP_NUM_THREADS=$(TEST_THREADS) $(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=25
 
 test: e5
 	model=$(E5_PATH) && SKADAPT_TEST_MODEL="$$model" $(PYTEST)

@@ -6,7 +6,7 @@
 #
 #   benchmark/gpu_check.sh prepare        # here (PyPI reachable, the offline e5 built by `make e5`)
 #   benchmark/gpu_check.sh                # there, from the repository root: ${OUT:-.gpu}/gpu_check.json
-#   benchmark/gpu_check.sh --smoke        # here, on the CPU, in about a minute (the test suite runs it)
+#   benchmark/gpu_check.sh --smoke        # here, on the CPU, in about 85 CPU seconds (the test suite runs it)
 #   benchmark/gpu_check.sh rates          # there: the plan's rates only (gpu_check.py, about 4 minutes)
 #
 # .gpu/site.tar.xz: wheels of what the GPU image lacks (mteb, datasets, pydantic, ... for its Python 3.12)

@@ -11,6 +11,9 @@ os.environ.setdefault("OMP_NUM_THREADS", "2")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# The export's speed rounds time passes of at least 2 s each (skadapt/export/speed.py): the tests check how
+# the rounds run and are recorded, not the figures, so a tenth of a second does (every export is faster).
+os.environ.setdefault("SKADAPT_SPEED_MIN_PASS_S", "0.1")
 # A pytest-xdist worker starts with COLUMNS=80, which would fix the consoles' width when skadapt.console is
 # imported; the tests set the width they need per command (CliRunner's env).
 os.environ.pop("COLUMNS", None)
@@ -20,7 +23,15 @@ pytest_plugins = ["tests.support.fixtures"]
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """A test that asks for the real multilingual-e5-small is a ``real_model`` test (``make test-fast``
-    leaves those out), whether or not it says so itself."""
+    leaves those out), whether or not it says so itself.
+
+    The files with a ``slow`` test run first, the others after them, each group in its own order: with
+    ``--dist loadfile --no-loadscope-reorder`` (``make test``) the workers share out the long files first
+    and the many short ones even out their ends (xdist's default order puts the files with the fewest
+    tests, such as a single 2-minute recipe run, last).
+    """
     for item in items:
         if "e5_small" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.real_model)
+    slow_files = {item.nodeid.split("::")[0] for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.nodeid.split("::")[0] not in slow_files)  # stable: order kept within

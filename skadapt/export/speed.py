@@ -29,7 +29,9 @@ from typing import IO, Any
 
 from skadapt.export.onnx import ExportError
 
-MIN_PASS_SECONDS = 2.0
+MIN_PASS_SECONDS = float(os.environ.get("SKADAPT_SPEED_MIN_PASS_S") or 2.0)
+"""A timed pass repeats the texts until it takes this long (SKADAPT_SPEED_MIN_PASS_S: the test suite sets a
+tenth of a second, since it checks how the rounds are run and recorded, not the figures)."""
 PREFIX = "speed: "
 
 
