@@ -137,20 +137,21 @@ def write_dims_tier(
     deployed = [f for f in out.rglob("*") if f.is_file() and ONNX_DIR not in f.relative_to(out).parts]
     return {
         "dimension": dim,
-        "basis": "first" if basis is None else "corpus",
+        "basis": "first" if basis is None else basis.name,
         "bytes_per_vector": FLOAT32_BYTES * dim,
         "size_mb": round(sum(f.stat().st_size for f in deployed) / 2**20, 2),
     }
 
 
 def export_dims(
-    model_dir: Path, out: Path, dims: list[int], dimension: int, basis: Basis | None = None
+    model_dir: Path, out: Path, dims: list[int], dimension: int, bases: dict[int, Basis | None] | None = None
 ) -> dict[str, dict[str, Any]]:
-    """Every dims tier of ``model_dir`` into ``out/dims-<d>`` (on ``basis``, else by truncation): tier name
-    -> ``{dimension, basis, bytes_per_vector, size_mb, path}`` (``path`` relative to ``out``)."""
+    """Every dims tier of ``model_dir`` into ``out/dims-<d>`` (on ``bases[d]``, else by truncation): tier
+    name -> ``{dimension, basis, bytes_per_vector, size_mb, path}`` (``path`` relative to ``out``)."""
     tiers = {}
     for dim in dims:
         name = dims_tier(dim)
+        basis = (bases or {}).get(dim)
         tiers[name] = {**write_dims_tier(model_dir, out / name, dim, dimension, basis), "path": name}
     return tiers
 

@@ -190,6 +190,19 @@ def encoded_texts(config: DevSetConfig) -> list[str]:
     return texts
 
 
+def dev_keys(dev: DevSets, language: str) -> set[str]:
+    """Normalized dev texts and their sentences (:func:`skadapt.textsample.normalize_text`): what a basis
+    must not be fitted on."""
+    from skadapt.textsample import normalize_text, split_sentences
+
+    keys: set[str] = set()
+    for entry in dev.sets:
+        for text in encoded_texts(entry):
+            keys.add(normalize_text(text))
+            keys.update(normalize_text(s) for s in split_sentences(text, language))
+    return keys
+
+
 def _value(row: dict[str, Any], column: str, role: str, where: str) -> Any:
     read = column_value if role in ("score", "label") else column_text
     return read(row, column, f"dev set: {where}", role, error=TrainingDataError)

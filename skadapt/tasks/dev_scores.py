@@ -40,8 +40,8 @@ class EncodedSet:
         name: The evaluator's name (``sts-0``, ...).
         kind: ``sts``, ``triplets``, ``rte``, ``retrieval`` or ``bitext``.
         metric: The key of the main score in the evaluator's results.
-        embeddings: Role -> embeddings: ``first``/``second`` (sts, rte, bitext pairs), ``anchor``/``positive``/
-            ``negative`` (triplets), ``query``/``corpus`` (retrieval).
+        embeddings: Role -> embeddings: ``first``/``second`` (sts, rte, bitext pairs),
+            ``anchor``/``positive``/``negative`` (triplets), ``query``/``corpus`` (retrieval).
         gold: Gold scores (sts) or labels (rte).
         relevant: Retrieval: per query, the indices of its relevant corpus texts.
         tie_rank: Retrieval: each corpus text's place in the order of corpus ids (the evaluator's tie-break).
