@@ -122,7 +122,7 @@ def test_the_report_gives_bytes_per_vector_and_the_int8_spread_over_rounds(
     assert pytorch["speedup_rounds"] == {"min": 1.0, "median": 1.0, "max": 1.0, "rounds": 3}
     text = (out / "export.md").read_text(encoding="utf-8")
     assert f"| {spread['min']:.2f} / {spread['median']:.2f} / {spread['max']:.2f} |" in text
-    assert "| dims-8 | 8 | 32 |" in text and "(parent: 128)" in text
+    assert "| dims-8 | 8 | first | 32 |" in text and "(parent: 128)" in text
     models = {
         "final": str(dims_export[0]),
         "d8": str(out / "dims-8"),
