@@ -1,0 +1,114 @@
+"""The dims tiers' basis chosen on dev (issue 39): corpus vs corpus + parallel text vs truncation, per d.
+
+One run: the export stage of the recipe (``export.dims_basis: auto``, its dev sets, its parallel text) on a
+finished model, timed; then every candidate basis' tier at every d (the same bases, fitted again on the
+same texts) scored in one evaluation on the recipe's suite beside the model. Prints, per d, each basis'
+dev score (mean main score of the dev sets, and the bitext dev set's F1), the basis the export chose, and
+each tier's suite score (All and BitextMining).
+
+    nice -n 19 env OMP_NUM_THREADS=2 .venv/bin/python benchmark/dims_basis.py \
+        --model runs/demo_sk/finetune --out runs/basis_check
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import time
+from pathlib import Path
+
+from skadapt import load_recipe
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", type=Path, required=True, help="the final model (e.g. a run's finetune/)")
+    parser.add_argument("--recipe", default="recipes/demo_sk.yaml", help="its export/evaluate sections")
+    parser.add_argument("--out", type=Path, default=Path("/tmp/bench_dims_basis"))
+    args = parser.parse_args()
+
+    from skadapt import EvaluationReport, run_evaluation
+    from skadapt.api import run_stage
+    from skadapt.export.dims import write_dims_tier
+    from skadapt.export.dims_choice import fit_bases, wanted
+    from skadapt.export.stage import parallel_text, training_corpus
+    from skadapt.results import ExportReport
+    from skadapt.tasks.backends import load_sentence_model
+
+    shutil.rmtree(args.out, ignore_errors=True)
+    args.out.mkdir(parents=True)
+    recipe = load_recipe(args.recipe)
+    assert recipe.export is not None and recipe.evaluate is not None, f"{args.recipe}: export and evaluate"
+    model = str(args.model)
+    started = time.perf_counter()
+    run_stage(
+        "export", {"base": model, "final": model, "finetune": model}, recipe.export,
+        language=recipe.language, out=args.out / "export", recipe=recipe,
+    )  # fmt: skip
+    export_seconds = time.perf_counter() - started
+    report = ExportReport.read(args.out / "export")
+    assert report is not None and report.dims_basis is not None, "the export wrote no dims basis choice"
+    choice = report.dims_basis
+
+    # every candidate's tier: the same bases on the same texts (what the stage fitted)
+    facts = recipe.run_facts()
+    test_texts = facts.test_texts(facts.contamination_allow)[0]
+    apart = {
+        "eval_tasks": list(facts.eval_tasks),
+        "test_texts": test_texts,
+        "language": facts.text_language,
+        "seed": facts.seed,
+        "dev": facts.dev,
+    }
+    config = recipe.export
+    corpus = training_corpus(config, model, finetune_dir=model, **apart)
+    parallel = parallel_text(config, model, **apart)
+    parent = load_sentence_model(model)
+    bases = fit_bases(parent, corpus, parallel, config.batch_size, wanted("auto", parallel is not None))
+    dimension = int(parent.get_embedding_dimension() or 0)
+    models = {"final": model}
+    for d in [c.dimension for c in choice.choices]:
+        for name in [c.name for c in choice.choices[0].candidates]:
+            tier = args.out / "tiers" / f"{name}-dims-{d}"
+            write_dims_tier(args.model, tier, d, dimension, None if name == "first" else bases.fitted[name])
+            models[f"{name}-dims-{d}"] = str(tier)
+    evaluation = args.out / "evaluate"
+    run_evaluation(models, recipe.evaluate, language=recipe.language, out=evaluation, seed=recipe.seed)
+    scored = EvaluationReport.read(evaluation)
+    assert scored is not None, f"{evaluation}: the evaluation wrote no report"
+    rows = scored.rows()
+    bitext = next((t for t in rows["final"].types if t == "BitextMining"), None)
+
+    fitting = sum(b.get("seconds", 0) for b in choice.bases.values())
+    print(f"export stage: {export_seconds:.1f} s (dims bases fitted in {fitting:.1f} s, chosen in "
+          f"{choice.seconds or 0:.1f} s)")  # fmt: skip
+    print(f"final model: suite All {rows['final'].All:.2f}" + (
+        f", BitextMining {rows['final'].types[bitext]:.2f}" if bitext else ""))  # fmt: skip
+    print(
+        "| d | basis | dev mean | dev bitext F1 | Δ dev vs corpus [interval] | chosen | suite All "
+        "| suite Bitext |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for c in choice.choices:
+        for candidate in c.candidates:
+            bitext_dev = next((v for k, v in candidate.scores.items() if k.startswith("bitext")), None)
+            delta = (
+                f"{100 * candidate.difference:+.2f} [{100 * candidate.interval[0]:+.2f}, "
+                f"{100 * candidate.interval[1]:+.2f}]"
+                if candidate.interval and candidate.difference is not None
+                else "—"
+            )
+            row = rows[f"{candidate.name}-dims-{c.dimension}"]
+            suite_bitext = f"{row.types[bitext]:.2f}" if bitext else "—"
+            print(
+                f"| {c.dimension} | {candidate.name} | {100 * candidate.mean:.2f} | "
+                f"{'—' if bitext_dev is None else f'{100 * bitext_dev:.2f}'} | {delta} | "
+                f"{'**yes**' if candidate.name == c.chosen else ''} | {row.All:.2f} | {suite_bitext} |"
+            )
+    print(json.dumps({c.dimension: c.reason for c in choice.choices}, indent=1))
+    print(f"report: {evaluation / 'report.md'}, {args.out / 'export' / 'export.md'}")
+
+
+if __name__ == "__main__":
+    main()
