@@ -79,7 +79,7 @@ def test_the_bitext_dev_score_is_mtebs_bitext_mining_score(
     scores = evaluate_model(
         model_dir,
         "tiny",
-        select_tasks([str(suite)]),
+        select_tasks([str(suite)], language="slk"),
         cache_dir=tmp_path / "cache",
         prompt_policy={"BitextMining": "query: "},
     )
@@ -194,7 +194,7 @@ def test_the_choice_with_parallel_text_scores_every_basis_on_dev_and_reports_why
         corpus_c = choice.candidates[0]
         assert corpus_c.difference is None and corpus_c.interval is None and not corpus_c.beats_default
         for c in choice.candidates[1:]:
-            assert c.difference == pytest.approx(c.mean - corpus_c.mean, abs=1e-6)
+            assert c.difference == pytest.approx(c.mean - corpus_c.mean, abs=2e-6)
             assert c.interval is not None and c.interval[0] <= c.difference <= c.interval[1]
             assert c.beats_default == (c.interval[0] > 0)
         winners = [c for c in choice.candidates if c.beats_default]

@@ -330,7 +330,7 @@ def plan_export(recipe: Recipe, ctx: Context, tasks: list[TaskWork] | None) -> S
         )
         plan.parts.append(distill)
     trained = "static" in config.tiers and config.static_training is not None
-    on_basis = bool(export_dims_of(recipe, ctx.model)) and config.dims_basis == "corpus"
+    on_basis = bool(export_dims_of(recipe, ctx.model)) and config.dims_basis != "first"
     fitted = trained or on_basis
     corpus_texts, corpus_chars = export_corpus_size(recipe, config.corpus, plan) if fitted else (0, 0.0)
     if corpus_texts and on_basis:
@@ -342,6 +342,8 @@ def plan_export(recipe: Recipe, ctx: Context, tasks: list[TaskWork] | None) -> S
         plan.parts.append(
             encode_part(ctx, "dims basis", ctx.model, basis, min(corpus_chars, MODEL_MAX_CHARS))
         )
+    if on_basis:
+        plan_dims_choice(recipe, ctx, plan, dev)
     if corpus_texts and trained:
         plan.work["static_corpus_texts"] = corpus_texts
         plan.lines.append(
@@ -372,6 +374,34 @@ def plan_export(recipe: Recipe, ctx: Context, tasks: list[TaskWork] | None) -> S
     )
     plan.disk_gb = gb(params * 4 * 2 + params + static)
     return plan.total()
+
+
+def plan_dims_choice(recipe: Recipe, ctx: Context, plan: StagePlan, dev: Any) -> None:
+    """The dims bases' extra encodes: both sides of the parallel text with each prompt (``dims_basis``
+    auto or parallel), and the dev texts encoded once for the choice on dev (auto with dev sets)."""
+    config = recipe.export
+    assert config is not None
+    parallel = config.corpus.parallel if config.dims_basis in ("auto", "parallel") else None
+    if parallel:
+        fit = config.corpus.model_copy(update={"sources": list(parallel)})
+        texts, chars = export_corpus_size(recipe, fit, plan)
+        encodes = min(texts, BASIS_TEXTS) * BASIS_PROMPTS
+        plan.work["dims_parallel_encodes"] = encodes
+        plan.lines.append(
+            f"dims tiers' parallel basis: {encodes:,} parallel-text encodes (both sides, {BASIS_PROMPTS} "
+            "prompts)"
+        )
+        plan.parts.append(
+            encode_part(ctx, "dims parallel basis", ctx.model, encodes, min(chars, MODEL_MAX_CHARS))
+        )
+    if config.dims_basis == "auto" and dev is not None:
+        dev_texts, dev_chars = dev_size(dev, plan, MODEL_MAX_CHARS)
+        plan.work["dims_dev_encodes"] = dev_texts
+        plan.lines.append(
+            f"dims tiers' basis chosen on dev: {dev_texts:,} dev texts encoded once (each basis and d a map "
+            "of those embeddings)"
+        )
+        plan.parts.append(encode_part(ctx, "dims basis choice on dev", ctx.model, dev_texts, dev_chars))
 
 
 def speed_processes(ctx: Context, models: int) -> Part:
