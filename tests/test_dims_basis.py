@@ -202,6 +202,22 @@ def test_the_choice_with_parallel_text_scores_every_basis_on_dev_and_reports_why
         assert choice.chosen == expected and expected in choice.reason
         assert chosen[choice.dimension] is (None if expected == "first" else bases.fitted[expected])
     assert report.bases["parallel"]["parallel_texts"] == len(parallel.texts)
+    from skadapt.export.dims import dims_markdown
+
+    tiers = {f"dims-{d}": {"dimension": d, "basis": "corpus", "bytes_per_vector": 4 * d, "size_mb": 1.0}
+             for d in (16, 8)}  # fmt: skip
+    lines = dims_markdown({"dims": tiers, "speed": {"pytorch": {"texts_per_s": 1.0}}, "dimension": 32,
+                           "dims_basis": report.model_dump()})  # fmt: skip
+    text = "\n".join(lines)
+    assert "| tier | corpus | parallel | first | chosen | why |" in text
+    for choice in report.choices:
+        row = next(
+            line
+            for line in lines
+            if line.startswith(f"| dims-{choice.dimension} | {100 * choice.candidates[0].mean:.2f}")
+        )
+        assert f"**{choice.chosen}**" in row and choice.reason in row
+    assert "| dims-8 | parallel | " in text  # per dev set
     assert report.dev_sets is not None and {s["kind"] for s in report.dev_sets} == {"sts", "bitext"}
     # the same choice without parallel text: corpus and first only
     plain = fit_bases(model, corpus, None, 32, wanted("auto", False))
