@@ -25,7 +25,8 @@ The building blocks the stages are made of, for scripts and benchmarks that run 
   counts them);
 - evaluation: ``select_tasks``, ``evaluation_texts``, ``load_suite``/``SuiteError`` (local suites),
   ``DevSets``/``build_dev_sets`` (the dev sets);
-- export: ``export_dims`` (a model's reduced-dimension tiers), ``quantize_int8`` (every int8 variant, scored
+- export: ``export_dims`` (a model's reduced-dimension tiers), ``dims_bases``/``DimsBases`` (their bases,
+  chosen on dev as the export stage chooses them), ``quantize_int8`` (every int8 variant, scored
   as the export stage scores them), ``choose_int8`` (the one it keeps), ``measure_speed`` (texts/s as it
   measures them), ``speed_texts``;
 - training data: ``training_datasets``, ``training_texts`` (as fine-tuning builds them),
@@ -59,6 +60,7 @@ if TYPE_CHECKING:  # what type checkers (and tests/test_architecture.py) see; lo
         synthesize_sts,
         trim_model,
     )
+    from skadapt.blocks.dims import DimsBases, dims_bases
     from skadapt.blocks.int8 import choose_int8, measure_speed, quantize_int8
     from skadapt.blocks.llm import llm_backend, sts_requests
     from skadapt.blocks.renorm import renorm_modules
@@ -165,6 +167,8 @@ _EXPORTS: dict[str, str] = {
     "quantize_int8": "skadapt.blocks.int8",
     "measure_speed": "skadapt.blocks.int8",
     "choose_int8": "skadapt.blocks.int8",
+    "dims_bases": "skadapt.blocks.dims",
+    "DimsBases": "skadapt.blocks.dims",
     "speed_texts": "skadapt.export.stage",
     "sts_requests": "skadapt.blocks.llm",
     "llm_backend": "skadapt.blocks.llm",
@@ -174,6 +178,7 @@ _EXPORTS: dict[str, str] = {
 __all__ = [
     "CorpusSource",
     "DevSets",
+    "DimsBases",
     "EvaluateConfig",
     "EvaluationReport",
     "ExportConfig",
@@ -200,6 +205,7 @@ __all__ = [
     "count_source",
     "count_texts",
     "count_wordfreq",
+    "dims_bases",
     "encode_batch_size",
     "evaluation_texts",
     "export_dims",

@@ -32,6 +32,7 @@ CORPUS_FIELDS = {
     "finetune.anchor.corpus",
     "renorm.corpus",
     "export.corpus.sources",
+    "export.corpus.parallel",
     "export.speed_corpus",
 }
 """Every field of the recipe schema that names texts to read, as the walk below must find them."""

@@ -13,7 +13,7 @@ import pytest
 from skadapt.tasks.suite import TASK_TYPES, load_suite, suite_texts
 
 DEMO = Path(__file__).parent.parent / "data" / "demo_sk"
-TRAIN_FILES = ["nli", "nli_dev", "sts", "sts_dev", "qa", "qa_dev", "faq"]
+TRAIN_FILES = ["nli", "nli_dev", "sts", "sts_dev", "qa", "qa_dev", "faq", "parallel", "bitext_dev"]
 SHINGLE = 6  # words: a 6-word sequence in both sides would point at copied text or a shared template
 
 

@@ -57,10 +57,10 @@ def test_demo_recipe_runs_every_stage_and_resumes(demo_recipe, tmp_path: Path) -
     assert [d["name"] for d in training["datasets"]] == ["nli", "qa", "sts", "anchor"]
     assert training["interpolation"]["chosen"] in [p["alpha"] for p in training["interpolation"]["scores"]]
     renorm = json.loads((run / "renorm" / "renorm_report.json").read_text())
-    candidates = renorm["selection"]["candidates"]  # chosen on the fine-tuning stage's three dev sets
+    candidates = renorm["selection"]["candidates"]  # on fine-tuning's three dev sets and a bitext set
     projections = [f"{r}proj-{d}" for r in ("", "r1+", "r2+") for d in (24, 8)]  # 2/3, 1/3 of 32
     assert [c["name"] for c in candidates] == ["none", "r1", "r2", *projections]
-    assert all(list(c["scores"]) == ["sts-0", "retrieval-1", "triplets-2"] for c in candidates)
+    assert all(list(c["scores"]) == ["sts-0", "retrieval-1", "triplets-2", "bitext-3"] for c in candidates)
     winners = [c for c in candidates if c["beats_none"]]  # beyond the noise (paired bootstrap)
     best = max((c["mean"] for c in winners), default=None)
     assert renorm["method"] == next((c["name"] for c in winners if c["mean"] == best), "none")
@@ -81,10 +81,18 @@ def test_demo_recipe_runs_every_stage_and_resumes(demo_recipe, tmp_path: Path) -
     export = json.loads((run / "export" / "export_report.json").read_text())
     assert export["parent"] == final_dir.name and export["parity"]["fp32_max_abs_delta"] <= 1e-5
     assert list(export["speed"]) == ["pytorch", "onnx-int8", "static"]  # a dims tier runs its parent
-    assert all(tier["basis"] == "corpus" for tier in export["dims"].values())  # fitted on the same corpus
+    choices = {f"dims-{c['dimension']}": c for c in (export["dims_basis"] or {}).get("choices", [])}
+    assert {name: tier["basis"] for name, tier in export["dims"].items()} == {  # chosen on the same dev sets
+        name: c["chosen"] for name, c in choices.items()
+    }
+    assert all(
+        [b["name"] for b in c["candidates"]] == ["corpus", "parallel", "first"] for c in choices.values()
+    )
     static = export["static"]  # trained on the final model's embeddings of the fine-tuning datasets' texts
     assert static["method"] == "trained" and static["prompt"] == "query: " and static["epochs"] == 1
-    assert not dims or export["dims_basis"]["texts"] == min(static["corpus"]["texts"], 2000)
+    bases = export["dims_basis"]["bases"] if dims else {}
+    assert not dims or bases["corpus"]["texts"] == min(static["corpus"]["texts"], 2000)
+    assert not dims or bases["parallel"]["parallel_texts"] == 300  # both sides of the 150 pairs
     assert [s["source"] for s in static["corpus"]["sources"]] == [
         d["source"] for d in training["datasets"][:3]
     ]

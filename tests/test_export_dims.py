@@ -123,7 +123,7 @@ def test_the_report_gives_bytes_per_vector_and_the_int8_spread_over_rounds(
     assert pytorch["speedup_rounds"] == {"min": 1.0, "median": 1.0, "max": 1.0, "rounds": 3}
     text = (out / "export.md").read_text(encoding="utf-8")
     assert f"| {spread['min']:.2f} / {spread['median']:.2f} / {spread['max']:.2f} |" in text
-    assert "| dims-8 | 8 | 32 |" in text and "(parent: 128)" in text
+    assert "| dims-8 | 8 | first | 32 |" in text and "(parent: 128)" in text
     models = {
         "final": str(dims_export[0]),
         "d8": str(out / "dims-8"),
@@ -327,9 +327,12 @@ def test_the_export_reports_the_corpus_basis_and_its_tiers_load_without_skadapt(
     report = export_tiers(model, out, config, TEXTS[:6], corpus, 0)
     assert report["static"]["method"] == "trained"
     assert {tier["basis"] for tier in report["dims"].values()} == {"corpus"}
-    assert report["dims_basis"]["texts"] == len(corpus.texts) and report["dims_basis"]["seconds"] >= 0
+    basis = report["dims_basis"]["bases"]["corpus"]
+    assert basis["texts"] == len(corpus.texts) and basis["seconds"] >= 0
+    assert [c["chosen"] for c in report["dims_basis"]["choices"]] == ["corpus", "corpus"]  # no dev sets
     text = (out / "export.md").read_text(encoding="utf-8")
-    assert f"the top d directions of its embeddings of {len(corpus.texts)} corpus texts" in text
+    assert f"the top d directions of its embeddings of the corpus: {len(corpus.texts)} corpus texts" in text
+    assert "dims-8: corpus (no dev sets: the default basis, not chosen on dev)" in text
     tiers = [out / "static", out / "dims-16", out / "dims-8"]
     done = subprocess.run(
         [sys.executable, "-c", PLAIN_LOAD, json.dumps(TEXTS), *map(str, tiers)],

@@ -86,6 +86,10 @@ def test_demo_plan_counts_the_evaluation_texts_per_task_times_the_models(demo_pl
     assert export.work["int8_dev_encodes"] == (INT8_VARIANTS + 1) * 2 * dev_texts
     # the dims basis: the corpus (capped at 2,000 texts) with both prompts
     assert export.work["dims_basis_encodes"] == 2 * min(export.work["static_corpus_texts"], 2000)
+    # the parallel basis: both sides of the 150 hand-written pairs with both prompts; the choice on dev
+    # encodes the dev texts once (the bitext set's among them)
+    assert export.work["dims_parallel_encodes"] == 2 * 2 * 150
+    assert export.work["dims_dev_encodes"] == dev_texts
 
 
 def test_demo_plan_reads_the_corpora_it_names(demo_plan: Plan) -> None:

@@ -75,7 +75,10 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     },
     "export": {
         "tiers": ["onnx"],
-        "corpus": {"sources": [{"source": _missing("export.corpus.sources.source")}]},
+        "corpus": {
+            "sources": [{"source": _missing("export.corpus.sources.source")}],
+            "parallel": [{"source": _missing("export.corpus.parallel.source"), "columns": ["sk", "en"]}],
+        },
         "speed_corpus": _missing("export.speed_corpus.source"),
     },
     "evaluate": {
@@ -158,6 +161,7 @@ def test_the_walk_finds_the_fields_it_should() -> None:
         "finetune.datasets.hard_negatives.model",
         "finetune.gist.guide",
         "export.corpus.sources.source",
+        "export.corpus.parallel.source",
         "evaluate.dataset_mirrors",
         "synth_sts.prompt_template",
     } <= found
@@ -171,6 +175,7 @@ def test_the_walk_finds_the_fields_it_should() -> None:
         ("finetune.gist.guide", "finetune"),
         ("synth_sts.prompt_template", "synth_sts"),
         ("evaluate.dataset_mirrors.SomeTask", "evaluate"),
+        ("export.corpus.parallel.0.source", "export"),
     ],
 )
 def test_the_preflight_names_each_missing_path(

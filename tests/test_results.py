@@ -139,7 +139,7 @@ def test_the_pipeline_checks_and_records_each_report(tmp_path: Path) -> None:
     run_recipe(validate_recipe(data), runners={"trim": trim})
     manifest = read_manifest(tmp_path / "run" / "trim")
     assert manifest is not None and manifest["report"] == TrimReport.FILE
-    assert manifest["non_default_config"] == {"corpus": "corpus.txt", "vocab_size": 100}
+    assert manifest["non_default_config"] == {"corpus": {"source": "corpus.txt"}, "vocab_size": 100}
 
     del good["parity"]  # a stage that writes a report its type does not accept fails, naming the field
     with pytest.raises(ReportError, match=r"trim_report\.json: not a TrimReport \(parity: Field required\)"):

@@ -4,13 +4,22 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from skadapt.config import PositiveFloat, PositiveInt, Section, Tier
 from skadapt.sources.config import CorpusSource
 
 Quantization = Literal["avx512_vnni", "avx512", "avx2", "arm64"]
 """The CPU family an int8 file is quantized for (sentence-transformers' file names and settings)."""
+
+
+class ParallelSource(CorpusSource):
+    """One source of parallel text for the dims tiers' basis: each row a text and its translation."""
+
+    columns: list[str] = Field(
+        min_length=2,
+        description="Its columns holding the sides of each pair (both sides go into the fitting sample)",
+    )
 
 
 class FitCorpus(Section):
@@ -30,6 +39,12 @@ class FitCorpus(Section):
     )
     sentences: bool = Field(
         True, description="Also the sentences of multi-sentence texts (pysbd, the run's language)"
+    )
+    parallel: list[ParallelSource] | None = Field(
+        None,
+        description="Parallel text (e.g. [{source: data/parallel.jsonl, columns: [sk, en]}]): a dims "
+        "basis candidate is fitted on the corpus plus both sides of these pairs (cross-lingual tasks such "
+        "as bitext mining need directions the in-language corpus lacks); only the dims tiers use it",
     )
 
 
@@ -108,11 +123,14 @@ class ExportConfig(Section):
         description="Matryoshka tiers dims-<d>: the model truncated to d dimensions and renormalized (null: "
         "the dimensions the model records from finetune.matryoshka_dims; [] for none)",
     )
-    dims_basis: Literal["corpus", "first"] = Field(
-        "corpus",
+    dims_basis: Literal["auto", "corpus", "parallel", "first"] = Field(
+        "auto",
         description="Which d components a dims tier keeps: corpus = the top d directions of the parent's "
-        "embeddings of the corpus (both prompts), first = its first d components (plain truncation, what "
-        "Matryoshka training trains); corpus falls back to first where there is no corpus",
+        "embeddings of the corpus (both prompts); parallel = those of the corpus plus the parallel text "
+        "(export.corpus.parallel), each half weighted equally; first = its first d components (plain "
+        "truncation, what Matryoshka training trains); auto = chosen per d on the dev sets among them "
+        "(corpus kept unless another beats it beyond the noise), corpus without dev sets. Without a "
+        "corpus the tiers truncate",
     )
 
     @field_validator("tiers")
@@ -123,6 +141,15 @@ class ExportConfig(Section):
         if len(set(tiers)) != len(tiers):
             raise ValueError(f"a tier is named twice: {tiers}")
         return tiers
+
+    @model_validator(mode="after")
+    def _parallel_basis(self) -> ExportConfig:
+        if self.dims_basis == "parallel" and not self.corpus.parallel:
+            raise ValueError(
+                "export.dims_basis: parallel needs parallel text in export.corpus.parallel "
+                "(e.g. [{source: data/parallel.jsonl, columns: [sk, en]}])"
+            )
+        return self
 
     @field_validator("dims")
     @classmethod

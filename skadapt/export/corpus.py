@@ -25,12 +25,15 @@ class Corpus:
         sources: Per source: its spec, columns, texts read and texts kept.
         dropped_eval_overlap: Texts left out because they are (or contain) evaluation texts.
         sentences_added: Sentences of multi-sentence texts added as texts of their own.
+        dropped_dev_overlap: Texts left out because they are (or contain) dev texts (what the dims basis
+            and int8 are chosen on).
     """
 
     texts: list[str]
     sources: list[dict[str, Any]]
     dropped_eval_overlap: int
     sentences_added: int
+    dropped_dev_overlap: int = 0
 
 
 def read_corpus(
@@ -40,12 +43,15 @@ def read_corpus(
     exclude: set[str],
     language: str,
     seed: int,
+    held_out: set[str] | None = None,
+    field: str = "export.corpus.sources",
 ) -> Corpus:
     """The corpus texts: every string value of the named columns of each source's rows (``.txt``: its lines;
     at most ``fit.max_texts`` per column, fewer where the source's ``max_documents`` says so), less those
-    that are or contain (as a sentence) a text of ``exclude`` (normalized texts: see
-    :func:`skadapt.textsample.normalize_text`), plus the sentences of multi-sentence texts
-    (``fit.sentences``), unique, a seeded sample of at most ``fit.max_texts``.
+    that are or contain (as a sentence) a text of ``exclude`` (normalized evaluation texts: see
+    :func:`skadapt.textsample.normalize_text`) or of ``held_out`` (normalized dev texts), plus the
+    sentences of multi-sentence texts (``fit.sentences``), unique, a seeded sample of at most
+    ``fit.max_texts``; ``field`` names the sources in errors.
 
     Raises:
         ExportError: A source cannot be read, lacks a column, or no text is left.
@@ -55,7 +61,8 @@ def read_corpus(
 
     pool: dict[str, list[str]] = {}  # text -> its sentences
     stats: list[dict[str, Any]] = []
-    dropped = 0
+    dropped = dropped_dev = 0
+    held_out = held_out or set()
     for corpus in sources:
         read = kept = 0
         try:
@@ -65,13 +72,17 @@ def read_corpus(
                     continue
                 read += 1
                 sentences = split_sentences(text, language)
-                if any(normalize_text(t) in exclude for t in [text, *sentences]):
+                keys = [normalize_text(t) for t in [text, *sentences]]
+                if any(key in exclude for key in keys):
                     dropped += 1
+                    continue
+                if any(key in held_out for key in keys):
+                    dropped_dev += 1
                     continue
                 kept += 1
                 pool[text] = sentences
         except SourceError as error:
-            raise ExportError(f"export.corpus: {error}") from error
+            raise ExportError(f"{field}: {error}") from error
         columns = list(corpus.columns)
         stats.append({"source": corpus.source, "columns": columns, "texts_read": read, "texts_kept": kept})
     added = 0
@@ -82,13 +93,14 @@ def read_corpus(
                 added += 1
     if not pool:
         raise ExportError(
-            "export.corpus: no text to fit on"
+            f"{field}: no text to fit on"
             + (f" ({dropped} were evaluation texts)" if dropped else "")
-            + "; name sources with text in export.corpus.sources"
+            + (f" ({dropped_dev} were dev texts)" if dropped_dev else "")
+            + f"; name sources with text in {field}"
         )
     texts = sorted(pool)
     random.Random(seed).shuffle(texts)
-    return Corpus(texts[: fit.max_texts], stats, dropped, added)
+    return Corpus(texts[: fit.max_texts], stats, dropped, added, dropped_dev)
 
 
 def fit_corpus(
@@ -99,10 +111,12 @@ def fit_corpus(
     exclude: set[str],
     language: str,
     seed: int,
+    held_out: set[str] | None = None,
 ) -> Corpus | None:
-    """The corpus ``fit`` names; without one, the texts of the datasets the model was fine-tuned on (the
-    training report of ``finetune_dir``, else of ``parent``); None when there is neither (a model not
-    fine-tuned by skadapt: its static tier is distilled alone and its dims tiers truncate).
+    """The corpus ``fit`` names (less ``exclude`` and ``held_out``: :func:`read_corpus`); without one, the
+    texts of the datasets the model was fine-tuned on (the training report of ``finetune_dir``, else of
+    ``parent``); None when there is neither (a model not fine-tuned by skadapt: its static tier is
+    distilled alone and its dims tiers truncate).
 
     Raises:
         ExportError: Reading the corpus fails (:func:`read_corpus`).
@@ -122,7 +136,30 @@ def fit_corpus(
             )
             return None
         sources = finetune_sources(reports[0])
-    return read_corpus(sources, fit, exclude=exclude, language=language, seed=seed)
+    return read_corpus(sources, fit, exclude=exclude, language=language, seed=seed, held_out=held_out)
+
+
+def parallel_corpus(
+    fit: FitCorpus, *, exclude: set[str], held_out: set[str] | None, language: str, seed: int
+) -> Corpus | None:
+    """Both sides of the pairs of ``fit.parallel`` as texts (whole, not split into sentences), less the
+    evaluation and dev texts as :func:`read_corpus` leaves them out; None without parallel sources.
+
+    Raises:
+        ExportError: A source cannot be read, lacks a column, or no text is left.
+    """
+    if not fit.parallel:
+        return None
+    whole = fit.model_copy(update={"sentences": False})
+    return read_corpus(
+        list(fit.parallel),
+        whole,
+        exclude=exclude,
+        language=language,
+        seed=seed,
+        held_out=held_out,
+        field="export.corpus.parallel",
+    )
 
 
 def finetune_sources(report_dir: Path) -> list[CorpusSource]:

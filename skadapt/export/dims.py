@@ -10,8 +10,13 @@ Which ``d`` components (``export.dims_basis``):
   embeddings' energy on in-language text that any ``d``-dimensional projection can. Measured on the demo
   (``benchmark/README.md``): 128 of 384 dimensions lose 0.75–1.10 points this way against 3.5 for
   truncation; what the corpus lacks (English, for bitext mining) loses more.
+- ``parallel`` (with ``export.corpus.parallel``): the top ``d`` directions of the corpus embeddings and
+  of both sides of parallel text, each half weighted equally: directions for the other language of a
+  cross-lingual task;
 - ``first``: the first ``d`` components — plain truncation, what ``finetune.matryoshka_dims`` trains;
-  the same vectors come from ``SentenceTransformer(parent, truncate_dim=d)`` and any cosine.
+  the same vectors come from ``SentenceTransformer(parent, truncate_dim=d)`` and any cosine;
+- ``auto`` (the default): chosen per ``d`` on the dev sets among them, the corpus basis kept unless another
+  beats it beyond the noise (:mod:`skadapt.export.dims_choice`); the corpus basis without dev sets.
 
 Each tier directory holds the parent's files (hard links where the file system allows, else copies: they
 are never written again) and, after the parent's last module, a ``Dense`` (weight: the ``d`` basis
@@ -137,26 +142,28 @@ def write_dims_tier(
     deployed = [f for f in out.rglob("*") if f.is_file() and ONNX_DIR not in f.relative_to(out).parts]
     return {
         "dimension": dim,
-        "basis": "first" if basis is None else "corpus",
+        "basis": "first" if basis is None else basis.name,
         "bytes_per_vector": FLOAT32_BYTES * dim,
         "size_mb": round(sum(f.stat().st_size for f in deployed) / 2**20, 2),
     }
 
 
 def export_dims(
-    model_dir: Path, out: Path, dims: list[int], dimension: int, basis: Basis | None = None
+    model_dir: Path, out: Path, dims: list[int], dimension: int, bases: dict[int, Basis | None] | None = None
 ) -> dict[str, dict[str, Any]]:
-    """Every dims tier of ``model_dir`` into ``out/dims-<d>`` (on ``basis``, else by truncation): tier name
-    -> ``{dimension, basis, bytes_per_vector, size_mb, path}`` (``path`` relative to ``out``)."""
+    """Every dims tier of ``model_dir`` into ``out/dims-<d>`` (on ``bases[d]``, else by truncation): tier
+    name -> ``{dimension, basis, bytes_per_vector, size_mb, path}`` (``path`` relative to ``out``)."""
     tiers = {}
     for dim in dims:
         name = dims_tier(dim)
+        basis = (bases or {}).get(dim)
         tiers[name] = {**write_dims_tier(model_dir, out / name, dim, dimension, basis), "path": name}
     return tiers
 
 
 def dims_markdown(report: dict[str, Any]) -> list[str]:
-    """The export report's lines on the dims tiers (none without them)."""
+    """The export report's lines on the dims tiers (none without them): the tiers, the bases fitted and,
+    when chosen on dev, each candidate's dev score per tier and why the chosen one was chosen."""
     dims = report.get("dims") or {}
     if not dims:
         return []
@@ -164,26 +171,77 @@ def dims_markdown(report: dict[str, Any]) -> list[str]:
     full = FLOAT32_BYTES * int(report.get("dimension") or 0)
     lines = [
         "",
-        f"Dims tiers: the parent reduced to d components ({_basis_line(report)}) and renormalized, its "
+        "Dims tiers: the parent reduced to d components (on the basis in the table) and renormalized, its "
         f"encoder unchanged (texts/s: the parent's, {parent['texts_per_s']:.1f}); bytes per float32 vector"
         + (f" (parent: {full})." if full else "."),
         "",
-        "| tier | dimension | bytes per vector | size MB |",
-        "|---|---|---|---|",
+        "| tier | dimension | basis | bytes per vector | size MB |",
+        "|---|---|---|---|---|",
     ]
     lines += [
-        f"| {name} | {tier['dimension']} | {tier['bytes_per_vector']} | {tier['size_mb']:.1f} |"
+        f"| {name} | {tier['dimension']} | {tier.get('basis', 'first')} | {tier['bytes_per_vector']} | "
+        f"{tier['size_mb']:.1f} |"
         for name, tier in dims.items()
     ]
+    return lines + _basis_lines(report.get("dims_basis"))
+
+
+BASIS_WORDS = {
+    "corpus": "the top d directions of its embeddings of the corpus",
+    "parallel": "the top d directions of its embeddings of the corpus and of parallel text, each half "
+    "weighted equally",
+    "first": "its first d components (truncation)",
+}
+
+
+def _basis_lines(choice: dict[str, Any] | None) -> list[str]:
+    if not choice:
+        return []
+    lines = ["", f"### Dims bases (export.dims_basis: {choice.get('mode', 'corpus')})", ""]
+    for name, basis in (choice.get("bases") or {}).items():
+        kept = ", ".join(f"{d}: {share:.1%}" for d, share in (basis.get("energy_kept") or {}).items())
+        texts = f"{basis.get('texts', 0)} corpus texts"
+        if "parallel_texts" in basis:
+            texts += f" and {basis['parallel_texts']} parallel texts"
+        dropped = basis.get("dropped_dev_overlap")
+        lines.append(
+            f"- **{name}**: {BASIS_WORDS.get(name, name)}: {texts} with {len(basis.get('prompts') or [])} "
+            f"prompt(s), fitted in {basis.get('seconds', 0):.0f} s"
+            + (f", {dropped} dev texts left out of its text" if dropped else "")
+            + f"; energy kept {kept}"
+        )
+    choices = choice.get("choices") or []
+    scored = [c for c in choices if c.get("candidates")]
+    if not scored:
+        lines += ["", *(f"- dims-{c['dimension']}: {c['chosen']} ({c['reason']})" for c in choices)]
+        return lines
+    names = [c["name"] for c in scored[0]["candidates"]]
+    confidence = choice.get("confidence") or 0.95
+    lines += [
+        "",
+        "Chosen per tier on the dev sets (mean main score x100; Δ vs the default "
+        f"{choice['default']} with its paired bootstrap interval, {confidence:.0%} over the candidates): a "
+        "basis replaces the default only beyond the noise.",
+        "",
+        "| tier | " + " | ".join(names) + " | chosen | why |",
+        "|---|" + "---|" * (len(names) + 2),
+    ]
+    for c in scored:
+        cells = []
+        for candidate in c["candidates"]:
+            cell = f"{100 * candidate['mean']:.2f}"
+            if candidate.get("interval"):
+                low, high = candidate["interval"]
+                cell += f" ({100 * candidate['difference']:+.2f} [{100 * low:+.2f}, {100 * high:+.2f}])"
+            cells.append(cell)
+        lines.append(
+            f"| dims-{c['dimension']} | " + " | ".join(cells) + f" | **{c['chosen']}** | {c['reason']} |"
+        )
+    sets = scored[0]["candidates"][0]["scores"]
+    lines += ["", "Per dev set (x100):", "", "| tier | basis | " + " | ".join(sets) + " |"]
+    lines.append("|---|---|" + "---|" * len(sets))
+    for c in scored:
+        for candidate in c["candidates"]:
+            values = " | ".join(f"{100 * candidate['scores'][name]:.2f}" for name in sets)
+            lines.append(f"| dims-{c['dimension']} | {candidate['name']} | {values} |")
     return lines
-
-
-def _basis_line(report: dict[str, Any]) -> str:
-    basis = report.get("dims_basis")
-    if not basis:
-        return "its first d: truncation"
-    kept = ", ".join(f"{d}: {share:.1%}" for d, share in basis["energy_kept"].items())
-    return (
-        f"the top d directions of its embeddings of {basis['texts']} corpus texts with "
-        f"{len(basis['prompts'])} prompt(s), fitted in {basis['seconds']:.0f} s; energy kept {kept}"
-    )

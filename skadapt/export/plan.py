@@ -85,7 +85,7 @@ def plan_export(config: ExportConfig, ctx: PlanContext) -> StagePlan:
         )
         plan.parts.append(distill)
     trained = "static" in config.tiers and config.static_training is not None
-    on_basis = bool(dims) and config.dims_basis == "corpus"
+    on_basis = bool(dims) and config.dims_basis != "first"
     fitted = trained or on_basis
     corpus_texts, corpus_chars = export_corpus_size(ctx, config.corpus, plan) if fitted else (0, 0.0)
     if corpus_texts and on_basis:
@@ -97,6 +97,8 @@ def plan_export(config: ExportConfig, ctx: PlanContext) -> StagePlan:
         plan.parts.append(
             encode_part(ctx, "dims basis", ctx.model, basis, min(corpus_chars, MODEL_MAX_CHARS))
         )
+    if on_basis:
+        plan_dims_choice(config, ctx, plan)
     if corpus_texts and trained:
         plan.work["static_corpus_texts"] = corpus_texts
         plan.lines.append(
@@ -156,6 +158,33 @@ def export_dims(config: ExportConfig, ctx: PlanContext) -> list[int]:
     the model's dimension."""
     dims = config.dims if config.dims is not None else ctx.trained_dims or []
     return [d for d in dims if d < ctx.model.hidden_size]
+
+
+def plan_dims_choice(config: ExportConfig, ctx: PlanContext, plan: StagePlan) -> None:
+    """The dims bases' extra encodes: both sides of the parallel text with each prompt (``dims_basis``
+    auto or parallel), and the dev texts encoded once for the choice on dev (auto with dev sets)."""
+    parallel = config.corpus.parallel if config.dims_basis in ("auto", "parallel") else None
+    if parallel:
+        fit = config.corpus.model_copy(update={"sources": list(parallel)})
+        texts, chars = export_corpus_size(ctx, fit, plan)
+        encodes = min(texts, BASIS_TEXTS) * BASIS_PROMPTS
+        plan.work["dims_parallel_encodes"] = encodes
+        plan.lines.append(
+            f"dims tiers' parallel basis: {encodes:,} parallel-text encodes (both sides, {BASIS_PROMPTS} "
+            "prompts)"
+        )
+        plan.parts.append(
+            encode_part(ctx, "dims parallel basis", ctx.model, encodes, min(chars, MODEL_MAX_CHARS))
+        )
+    dev = ctx.run.dev
+    if config.dims_basis == "auto" and dev is not None:
+        dev_texts, dev_chars = dev_size(dev, plan, MODEL_MAX_CHARS)
+        plan.work["dims_dev_encodes"] = dev_texts
+        plan.lines.append(
+            f"dims tiers' basis chosen on dev: {dev_texts:,} dev texts encoded once (each basis and d a map "
+            "of those embeddings)"
+        )
+        plan.parts.append(encode_part(ctx, "dims basis choice on dev", ctx.model, dev_texts, dev_chars))
 
 
 def export_corpus_size(ctx: PlanContext, fit: FitCorpus, plan: StagePlan) -> tuple[int, float]:

@@ -30,7 +30,8 @@ import numpy as np
 from skadapt import artifacts
 from skadapt.export.config import ExportConfig
 from skadapt.export.corpus import Corpus, fit_corpus
-from skadapt.export.dims import dims_markdown, export_dims, fit_basis, tier_dims
+from skadapt.export.dims import dims_markdown, export_dims, tier_dims
+from skadapt.export.dims_choice import choose_bases, fit_bases, wanted
 from skadapt.export.int8 import MAX_DEV_LOSS, Variants, choose, cpu_family, machine, make_variants
 from skadapt.export.onnx import FP32_FILE, ExportError, copy_model_dir, export_fp32, int8_file
 from skadapt.export.plan import plan_export
@@ -201,12 +202,17 @@ def export_tiers(
     seed: int = 42,
     dev: DevSets | None = None,
     test_texts: dict[str, list[str]] | None = None,
+    parallel: Corpus | None = None,
+    training: Any = None,
 ) -> dict[str, Any]:
     """Make the tiers of the model directory ``parent`` in ``out`` and measure them (see the module doc);
     ``corpus`` (:func:`training_corpus`) is what the static table is trained on, the dims tiers' basis
     fitted on and the static int8 variant calibrated on; without one the static tier is distilled alone,
     the dims tiers truncate and int8 has no static variant. ``dev`` (the run's dev sets, rows holding one of
-    ``test_texts`` dropped) is what the int8 variant is chosen on (:mod:`skadapt.export.int8`).
+    ``test_texts`` dropped) is what the int8 variant and the dims tiers' bases are chosen on
+    (:mod:`skadapt.export.int8`, :mod:`skadapt.export.dims_choice`: with ``parallel``, the parallel text,
+    a basis on both is a candidate; dev rows sharing a text of ``training`` are counted and dropped there
+    as the dev sets say).
 
     Returns:
         The report (also written as ``export_report.json`` and ``export.md``); ``tiers`` maps tier names to
@@ -274,11 +280,22 @@ def export_tiers(
         tiers["static"] = STATIC_DIR
     dimension = int(model.get_embedding_dimension() or 0)
     dims_list = tier_dims(config.dims, model_dir, dimension, model_dimension(transformer_dir(model_dir)))
-    basis = (
-        fit_basis(model, corpus.texts, config.batch_size)
-        if dims_list and config.dims_basis == "corpus" and corpus is not None
-        else None
-    )
+    bases, basis_choice = None, None
+    if dims_list:
+        fitted = fit_bases(
+            model, corpus, parallel, config.batch_size, wanted(config.dims_basis, parallel is not None)
+        )
+        bases, basis_choice = choose_bases(
+            model,
+            dims_list,
+            fitted,
+            config.dims_basis,
+            dev=dev,
+            test_texts=test_texts,
+            training=training,
+            batch_size=config.batch_size,
+            seed=seed,
+        )
     del model
     speed = _speed(out, model_dir, tiers, made, texts, config)  # a dims tier runs its parent's encoder
     int8 = None
@@ -289,7 +306,7 @@ def export_tiers(
             int8_file=int8_file(made.family),
             **_cosine(tiers["onnx-int8"], out, reference, texts, config),
         )
-    dims = export_dims(model_dir, out, dims_list, dimension, basis)  # with the kept ONNX files only
+    dims = export_dims(model_dir, out, dims_list, dimension, bases)  # with the kept ONNX files only
     tiers = {name: tiers[name] for name in ("onnx", "onnx-int8", "static") if name in tiers}
     report = {
         "parent": artifacts.recorded_path(parent, out.parent),
@@ -302,7 +319,7 @@ def export_tiers(
         "int8": int8,
         "dimension": dimension,
         "dims": dims,
-        "dims_basis": basis.report if basis is not None else None,
+        "dims_basis": basis_choice.model_dump() if basis_choice is not None else None,
         "settings": config.model_dump(),
     }
     ExportReport.write_data(out, report)
@@ -473,7 +490,7 @@ def int8_markdown(int8: dict[str, Any] | None) -> list[str]:
 
 def needs_corpus(config: ExportConfig, parent: str) -> bool:
     """Whether the export fits anything on a corpus: a trained static tier, the int8 tier (its calibrated
-    variant), or dims tiers with the corpus basis."""
+    variant), or dims tiers with a fitted basis (``dims_basis`` other than ``first``)."""
     from skadapt.modeldir import matryoshka_dims_of
 
     if "static" in config.tiers and config.static_training is not None:
@@ -481,7 +498,7 @@ def needs_corpus(config: ExportConfig, parent: str) -> bool:
     if "onnx-int8" in config.tiers:  # the static int8 variant is calibrated on it
         return True
     dims = config.dims if config.dims is not None else matryoshka_dims_of(Path(parent))
-    return config.dims_basis == "corpus" and bool(dims)
+    return config.dims_basis != "first" and bool(dims)
 
 
 def training_corpus(
@@ -493,17 +510,16 @@ def training_corpus(
     test_texts: dict[str, list[str]] | None,
     language: str,
     seed: int,
+    dev: DevSets | None = None,
 ) -> Corpus | None:
-    """The export's fitting corpus (:func:`skadapt.export.corpus.fit_corpus`) less the evaluation texts: the
-    local suites' texts and sentences and ``test_texts`` (task -> its test texts); None when nothing is
-    fitted (:func:`needs_corpus`) or there is no corpus (no fine-tuning texts and none named: the static
-    tier is then distilled alone and the dims tiers truncate)."""
+    """The export's fitting corpus (:func:`skadapt.export.corpus.fit_corpus`) less the evaluation texts (the
+    local suites' texts and sentences and ``test_texts``, task -> its test texts) and the texts of ``dev``
+    (the dev sets the int8 variant and the dims bases are chosen on, and their sentences); None when
+    nothing is fitted (:func:`needs_corpus`) or there is no corpus (no fine-tuning texts and none named:
+    the static tier is then distilled alone and the dims tiers truncate)."""
     if not needs_corpus(config, parent):
         return None
-    from skadapt.textsample import normalize_text
-
-    exclude = evaluation_texts(eval_tasks, language)
-    exclude.update(normalize_text(text) for texts in (test_texts or {}).values() for text in texts)
+    exclude, held_out = _kept_apart(eval_tasks, test_texts, language, dev)
     return fit_corpus(
         config.corpus,
         parent=parent,
@@ -511,7 +527,49 @@ def training_corpus(
         exclude=exclude,
         language=language,
         seed=seed,
+        held_out=held_out,
     )
+
+
+def parallel_text(
+    config: ExportConfig,
+    parent: str,
+    *,
+    eval_tasks: list[str],
+    test_texts: dict[str, list[str]] | None,
+    language: str,
+    seed: int,
+    dev: DevSets | None = None,
+) -> Corpus | None:
+    """Both sides of ``export.corpus.parallel``'s pairs (:func:`skadapt.export.corpus.parallel_corpus`),
+    less the evaluation and dev texts as :func:`training_corpus` leaves them out; None when no dims basis
+    may use it (``dims_basis`` corpus or first, or no dims tiers) or none is named."""
+    if config.dims_basis not in ("auto", "parallel") or not needs_corpus(config, parent):
+        return None
+    from skadapt.export.corpus import parallel_corpus
+
+    exclude, held_out = _kept_apart(eval_tasks, test_texts, language, dev)
+    return parallel_corpus(config.corpus, exclude=exclude, held_out=held_out, language=language, seed=seed)
+
+
+def _kept_apart(
+    eval_tasks: list[str], test_texts: dict[str, list[str]] | None, language: str, dev: DevSets | None
+) -> tuple[set[str], set[str] | None]:
+    """The normalized evaluation texts and dev texts (None without dev sets) no fitting text may hold."""
+    from skadapt.tasks.dev import dev_keys
+    from skadapt.textsample import normalize_text
+
+    exclude = evaluation_texts(eval_tasks, language)
+    exclude.update(normalize_text(text) for texts in (test_texts or {}).values() for text in texts)
+    return exclude, dev_keys(dev, language) if dev is not None else None
+
+
+def _chooses_basis(config: ExportConfig, parent: str) -> bool:
+    """Whether the dims tiers' bases are chosen on dev (``dims_basis: auto`` and dims tiers to make)."""
+    from skadapt.modeldir import matryoshka_dims_of
+
+    dims = config.dims if config.dims is not None else matryoshka_dims_of(Path(parent))
+    return config.dims_basis == "auto" and bool(dims)
 
 
 def input_files(config: ExportConfig, run: RunFacts) -> list[Path]:
@@ -527,21 +585,33 @@ def run_stage(ctx: StageContext[ExportConfig]) -> ExportSummary:
     corpus_spec = run.language.corpus if run.language is not None else None
     texts = speed_texts(ctx.config, list(run.eval_tasks), corpus_spec, run.seed)
     fitted = needs_corpus(ctx.config, ctx.input_model)
-    test_texts = run.test_texts(run.contamination_allow)[0] if fitted else None
-    corpus = training_corpus(
-        ctx.config,
-        ctx.input_model,
-        finetune_dir=ctx.models.get("finetune"),
-        eval_tasks=list(run.eval_tasks),
-        test_texts=test_texts,
-        language=run.text_language,
-        seed=run.seed,
-    )
-    dev = run.dev if "onnx-int8" in ctx.config.tiers else None
-    if dev is not None:  # fails closed as fine-tuning's check does (finetune.contamination.allow)
-        test_texts = test_texts if test_texts is not None else run.test_texts(run.contamination_allow)[0]
+    dev = run.dev if "onnx-int8" in ctx.config.tiers or _chooses_basis(ctx.config, ctx.input_model) else None
+    training = None
+    test_texts = None
+    if fitted or dev is not None:  # fails closed as fine-tuning's check does (finetune.contamination.allow)
+        test_texts = run.test_texts(run.contamination_allow)[0]
+    if dev is not None and run.training is not None:
+        training = run.training.get()
+    apart = {
+        "eval_tasks": list(run.eval_tasks),
+        "test_texts": test_texts,
+        "language": run.text_language,
+        "seed": run.seed,
+        "dev": dev,
+    }
+    corpus = training_corpus(ctx.config, ctx.input_model, finetune_dir=ctx.models.get("finetune"), **apart)
+    parallel = parallel_text(ctx.config, ctx.input_model, **apart)
     report = export_tiers(
-        ctx.input_model, ctx.out_dir, ctx.config, texts, corpus, run.seed, dev=dev, test_texts=test_texts
+        ctx.input_model,
+        ctx.out_dir,
+        ctx.config,
+        texts,
+        corpus,
+        run.seed,
+        dev=dev,
+        test_texts=test_texts,
+        parallel=parallel,
+        training=training,
     )
     return ExportSummary.of(
         {
@@ -562,6 +632,10 @@ def inputs(config: ExportConfig, run: RunFacts) -> list[Input]:
     found = [
         corpus_input(f"export.corpus.sources.{i}.source", entry)
         for i, entry in enumerate(config.corpus.sources or [])
+    ]
+    found += [
+        corpus_input(f"export.corpus.parallel.{i}.source", entry)
+        for i, entry in enumerate(config.corpus.parallel or [])
     ]
     if config.speed_corpus is not None:
         found.append(corpus_input("export.speed_corpus", config.speed_corpus))

@@ -43,6 +43,7 @@ from skadapt.results.renorm import Candidate, RenormReport, Selection
 from skadapt.sources import corpus_texts
 from skadapt.stage import Input, RunFacts, Stage, StageContext, corpus_input, dev_inputs
 from skadapt.tasks.config import DevSets
+from skadapt.tasks.dev import dev_keys
 from skadapt.tasks.dev_scores import EncodedSet
 from skadapt.tasks.heldout import TrainingTexts
 from skadapt.tasks.projection import BASIS_TEXTS, basis_of, basis_prompts, dense_module
@@ -282,20 +283,6 @@ def select_on_dev(
         sets=[r for dev_set in sets for r in dev_set.report],
     )
     return selection, next(m for m in maps if m.name == choice)
-
-
-def dev_keys(dev: DevSets, language: str) -> set[str]:
-    """Normalized dev texts and their sentences (:func:`skadapt.textsample.normalize_text`): what a basis
-    must not be fitted on."""
-    from skadapt.tasks.dev import encoded_texts
-    from skadapt.textsample import normalize_text, split_sentences
-
-    keys: set[str] = set()
-    for entry in dev.sets:
-        for text in encoded_texts(entry):
-            keys.add(normalize_text(text))
-            keys.update(normalize_text(s) for s in split_sentences(text, language))
-    return keys
 
 
 def _sample_embeddings(

@@ -11,13 +11,59 @@ from skadapt.results.base import Part, StageReport
 
 class DimsTier(Part):
     """One dims tier: the parent reduced to ``dimension`` components (``basis``: ``corpus``, the top
-    directions of its corpus embeddings, or ``first``, truncation) and renormalized."""
+    directions of its corpus embeddings, ``parallel``, those of the corpus and parallel text, or ``first``,
+    truncation) and renormalized."""
 
     dimension: int
     basis: str = "first"
     bytes_per_vector: int
     size_mb: float
     path: str
+
+
+class BasisCandidate(Part):
+    """A basis for one dims tier as scored on the dev sets (main scores, 0-1)."""
+
+    name: str
+    scores: dict[str, float]
+    """Dev set -> its main score."""
+    mean: float
+    difference: float | None = None
+    """Its mean minus the default basis' (None for the default)."""
+    interval: list[float] | None = None
+    """Paired bootstrap interval of the difference (one-sided lower end at the report's confidence)."""
+    beats_default: bool = False
+
+
+class DimsChoice(Part):
+    """The basis of the tier of ``dimension``: the candidates (none when not chosen on dev) and why."""
+
+    dimension: int
+    chosen: str
+    reason: str
+    candidates: list[BasisCandidate] = Field(default_factory=list)
+
+
+class DimsBasisChoice(Part):
+    """How the dims tiers' bases were chosen (:mod:`skadapt.export.dims_choice`).
+
+    Attributes:
+        mode: ``export.dims_basis`` (auto, corpus, parallel, first).
+        default: The basis kept unless another beats it on dev (corpus, else parallel, else first).
+        bases: Fitted basis -> what it was fitted on: texts (corpus), parallel_texts, prompts, seconds, the
+            share of energy the top d keep, the dev texts left out of its text (``dropped_dev_overlap``).
+        choices: Per tier dimension, the chosen basis, why, and each candidate's dev scores.
+        dev_sets: The dev sets' reports (sizes, rows dropped), None when not chosen on dev.
+    """
+
+    mode: str = "corpus"
+    default: str = "corpus"
+    bases: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    choices: list[DimsChoice] = Field(default_factory=list)
+    dev_sets: list[dict[str, Any]] | None = None
+    confidence: float | None = None
+    replicates: int | None = None
+    seconds: float | None = None
 
 
 class StaticTier(Part):
@@ -63,6 +109,7 @@ class ExportReport(StageReport):
         static: How the static tier was made, None without one.
         machine: Where the speed was measured: ``cpu`` (its name), ``cores``, ``family`` (int8's CPU family).
         int8: The int8 variants tried and the one kept, None without an int8 tier.
+        dims_basis: How the dims tiers' bases were chosen, None without dims tiers.
     """
 
     FILE = "export_report.json"
@@ -74,6 +121,7 @@ class ExportReport(StageReport):
     static: StaticTier | None = None
     machine: dict[str, Any] = Field(default_factory=dict)
     int8: Int8Choice | None = None
+    dims_basis: DimsBasisChoice | None = None
 
     def deploy_notes(self, where: str = "this machine") -> dict[str, str]:
         """Tier -> a plain line, for each tier slower than its parent where it was measured and for the int8

@@ -95,8 +95,9 @@ def corpus_texts(
 
 
 def is_corpus_field(annotation: Any) -> bool:
-    """Whether a field's type holds a :class:`CorpusSource` (``CorpusSource | None``, a list of them)."""
-    if annotation is CorpusSource:
+    """Whether a field's type holds a :class:`CorpusSource` or a kind of one (``CorpusSource | None``, a list
+    of them, parallel text)."""
+    if isinstance(annotation, type) and issubclass(annotation, CorpusSource):
         return True
     return any(is_corpus_field(arg) for arg in getattr(annotation, "__args__", ()) or ())
 

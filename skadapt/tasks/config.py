@@ -12,9 +12,10 @@ from skadapt.config import Fraction, Section
 class DevSetConfig(Section):
     """One dev set: ``sts`` (sentence1, sentence2, score), ``retrieval`` (query, positive), ``triplets``
     (anchor, positive, negative), ``nli`` (premise, hypothesis, label: grouped into triplets on the
-    premise) or ``rte`` (premise, hypothesis, label: entailment vs the rest)."""
+    premise), ``rte`` (premise, hypothesis, label: entailment vs the rest) or ``bitext`` (sentence1,
+    sentence2: a sentence and its translation, scored as mteb's BitextMining F1)."""
 
-    kind: Literal["sts", "retrieval", "triplets", "nli", "rte"]
+    kind: Literal["sts", "retrieval", "triplets", "nli", "rte", "bitext"]
     source: str
     columns: dict[str, str] = Field(default_factory=dict)
     score_range: tuple[float, float] = (0.0, 5.0)

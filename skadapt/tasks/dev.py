@@ -12,6 +12,10 @@
   hypotheses left without a partner are counted, not used.
 - ``kind: rte`` - rows with premise, hypothesis, label -> BinaryClassificationEvaluator (entailment vs
   every other label), selected on the average precision of cosine similarities; query prompt on both.
+- ``kind: bitext`` - rows with sentence1, sentence2 (a sentence and its translation; ``columns`` maps the
+  two sides) -> nearest-neighbour matching of every sentence1 among all sentence2, selected on mteb's
+  BitextMining F1 (:mod:`skadapt.tasks.bitext_dev`); query prompt on both. What the dims tiers' basis
+  and renorm's projections need to see cross-lingual quality.
 
 Labels are read through the set's ``label_map``, then the source's ClassLabel names, then as written.
 
@@ -59,7 +63,7 @@ class DevSet:
     Attributes:
         evaluator: The sentence-transformers evaluator (named ``dev``).
         metric: Key of the main score in the evaluator's results, e.g. ``dev_spearman_cosine``.
-        size: Examples scored: pairs (sts, rte), queries (retrieval) or triplets (triplets, nli).
+        size: Examples scored: pairs (sts, rte, bitext), queries (retrieval) or triplets (triplets, nli).
         report: Per set: name, kind, source, rows read, examples, rows dropped by reason, the rows
             dropped because a text is an evaluation test text (``contamination``: rows, by task) and the
             examples sharing a text with the training data (``training_overlap``: action, checked,
@@ -78,6 +82,7 @@ ROLES = {
     "triplets": ("anchor", "positive", "negative"),
     "nli": ("premise", "hypothesis", "label"),
     "rte": ("premise", "hypothesis", "label"),
+    "bitext": ("sentence1", "sentence2"),
 }
 """Dev set kind -> the roles (default column names) its rows need."""
 NLI_LABELS = ("entailment", "neutral", "contradiction")
@@ -89,6 +94,7 @@ TEXTS = {
     "triplets": ("anchor", "positive", "negative"),
     "nli": ("anchor", "positive", "negative"),
     "rte": ("premise", "hypothesis"),
+    "bitext": ("sentence1", "sentence2"),
 }
 """Dev set kind -> the text fields of its examples (what the contamination drop compares)."""
 TEXT_ROLES = {
@@ -182,6 +188,19 @@ def encoded_texts(config: DevSetConfig) -> list[str]:
                 seen.add(value)
             texts.append(value)
     return texts
+
+
+def dev_keys(dev: DevSets, language: str) -> set[str]:
+    """Normalized dev texts and their sentences (:func:`skadapt.textsample.normalize_text`): what a basis
+    must not be fitted on."""
+    from skadapt.textsample import normalize_text, split_sentences
+
+    keys: set[str] = set()
+    for entry in dev.sets:
+        for text in encoded_texts(entry):
+            keys.add(normalize_text(text))
+            keys.update(normalize_text(s) for s in split_sentences(text, language))
+    return keys
 
 
 def _value(row: dict[str, Any], column: str, role: str, where: str) -> Any:
@@ -561,6 +580,13 @@ def _build_one(
             write_csv=False,
         )
         return DevSet(evaluator, f"{name}_cosine_ap", len(items), [report])
+    if config.kind == "bitext":
+        from skadapt.tasks.bitext_dev import bitext_evaluator
+
+        evaluator = bitext_evaluator()(
+            column("sentence1", query), column("sentence2", query), batch_size=batch_size, name=name
+        )
+        return DevSet(evaluator, f"{name}_f1", len(items), [report])
     queries: dict[str, str] = {}
     corpus: dict[str, str] = {}
     passage_ids: dict[str, str] = {}

@@ -10,7 +10,8 @@ computed as its evaluator computes it on the full set:
 - triplets (``TripletEvaluator``): the share of triplets whose positive is closer (cosine) than the negative;
 - rte (``BinaryClassificationEvaluator``): average precision of the cosines for entailment;
 - retrieval (``InformationRetrievalEvaluator``): mean nDCG@10 over the queries, the corpus ranked by cosine
-  with ties broken by corpus id, as the evaluator breaks them.
+  with ties broken by corpus id, as the evaluator breaks them;
+- bitext (:mod:`skadapt.tasks.bitext_dev`): mteb's BitextMining F1 of each sentence1's nearest sentence2.
 
 The per-example values also give a **paired bootstrap**: the examples of each set are resampled (the same
 resample for every candidate), each set's metric recomputed, and the candidates' mean over the sets
@@ -37,10 +38,10 @@ class EncodedSet:
 
     Attributes:
         name: The evaluator's name (``sts-0``, ...).
-        kind: ``sts``, ``triplets``, ``rte`` or ``retrieval``.
+        kind: ``sts``, ``triplets``, ``rte``, ``retrieval`` or ``bitext``.
         metric: The key of the main score in the evaluator's results.
-        embeddings: Role -> embeddings: ``first``/``second`` (sts, rte pairs), ``anchor``/``positive``/
-            ``negative`` (triplets), ``query``/``corpus`` (retrieval).
+        embeddings: Role -> embeddings: ``first``/``second`` (sts, rte, bitext pairs),
+            ``anchor``/``positive``/``negative`` (triplets), ``query``/``corpus`` (retrieval).
         gold: Gold scores (sts) or labels (rte).
         relevant: Retrieval: per query, the indices of its relevant corpus texts.
         tie_rank: Retrieval: each corpus text's place in the order of corpus ids (the evaluator's tie-break).
@@ -85,8 +86,13 @@ def encode_dev_set(model: Any, dev_set: Any, batch_size: int = 32) -> EncodedSet
         TripletEvaluator,
     )
 
+    from skadapt.tasks.bitext_dev import bitext_evaluator
+
     ev = dev_set.evaluator
     name, metric = ev.name, dev_set.metric
+    if isinstance(ev, bitext_evaluator()):
+        first, second = (_encode(model.encode, list(s), batch_size) for s in (ev.sentences1, ev.sentences2))
+        return EncodedSet(name, "bitext", metric, {"first": first, "second": second})
     if isinstance(ev, EmbeddingSimilarityEvaluator):
         first, second = (_encode(model.encode, list(s), batch_size) for s in (ev.sentences1, ev.sentences2))
         gold = np.asarray(ev.scores, dtype=np.float64)
@@ -166,8 +172,13 @@ def _ndcg(queries: np.ndarray, corpus: np.ndarray, encoded: EncodedSet) -> np.nd
 
 def example_values(encoded: EncodedSet, transform: Transform | None = None) -> np.ndarray:
     """Per example, what the set's metric is made of after ``transform`` (None: the embeddings as they
-    are): the cosine (sts, rte), 1/0 for a correct triplet, the query's nDCG@10 (retrieval)."""
+    are): the cosine (sts, rte), 1/0 for a correct triplet, the query's nDCG@10 (retrieval), the index of
+    the sentence2 each sentence1 is matched to (bitext)."""
     mapped = {role: (e if transform is None else transform(e)) for role, e in encoded.embeddings.items()}
+    if encoded.kind == "bitext":
+        from skadapt.tasks.bitext_dev import nearest
+
+        return nearest(mapped["first"], mapped["second"])
     if encoded.kind in ("sts", "rte"):
         return _cosine(mapped["first"], mapped["second"])
     if encoded.kind == "triplets":
@@ -187,6 +198,10 @@ def set_metric(encoded: EncodedSet, values: np.ndarray) -> float:
         from sklearn.metrics import average_precision_score
 
         return float(average_precision_score(encoded.gold, values))
+    if encoded.kind == "bitext":
+        from skadapt.tasks.bitext_dev import weighted_f1
+
+        return float(weighted_f1(values))
     return float(np.mean(values))
 
 
@@ -201,6 +216,13 @@ def replicate_metrics(encoded: EncodedSet, values: np.ndarray, indices: np.ndarr
     resample, one class only)."""
     if encoded.kind in ("triplets", "retrieval"):
         return values[indices].mean(axis=1)
+    if encoded.kind == "bitext":  # the resampled pairs as drawn: gold labels and matches repeated
+        from skadapt.tasks.bitext_dev import weighted_f1
+
+        replicates, n = indices.shape
+        offsets = (indices + n * np.arange(replicates)[:, None]).ravel()
+        counts = np.bincount(offsets, minlength=replicates * n).reshape(replicates, n)
+        return np.asarray(weighted_f1(values, counts))
     assert encoded.gold is not None
     if encoded.kind == "sts":
         a, b = _rank_rows(values[indices]), _rank_rows(encoded.gold[indices])

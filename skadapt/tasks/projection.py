@@ -26,10 +26,12 @@ model dimension, a minute or two of encoding on a CPU."""
 @dataclass
 class Basis:
     """A model's embedding basis fitted on corpus text: ``vectors`` (rows, orthonormal, by decreasing
-    singular value) and what was fitted (``report``: texts, prompts, seconds, share of energy kept)."""
+    singular value), what was fitted (``report``: texts, prompts, seconds, share of energy kept) and its
+    ``name`` (``corpus``; the dims tiers' ``parallel``: corpus plus parallel text)."""
 
     vectors: np.ndarray
     report: dict[str, Any]
+    name: str = "corpus"
 
 
 def basis_prompts(model: Any) -> list[str]:
@@ -49,6 +51,18 @@ def basis_of(embeddings: np.ndarray) -> tuple[np.ndarray, dict[int, float]]:
     return vectors, kept
 
 
+def sample_embeddings(model: Any, texts: list[str], batch_size: int = 32) -> np.ndarray:
+    """``model``'s embeddings of ``texts[:BASIS_TEXTS]``, each text encoded with each of its prompts
+    (:func:`basis_prompts`), stacked prompt by prompt: what a basis is fitted on."""
+    sample = texts[:BASIS_TEXTS]
+    return np.concatenate(
+        [
+            model.encode(sample, prompt=p, batch_size=batch_size, convert_to_numpy=True)
+            for p in basis_prompts(model)
+        ]
+    )
+
+
 def fit_basis(model: Any, texts: list[str], batch_size: int = 32) -> Basis:
     """The basis of ``model``'s (a loaded ``SentenceTransformer``) embeddings of ``texts[:BASIS_TEXTS]``,
     each text encoded with each of its prompts (:func:`basis_prompts`); the report gives, per power-of-two
@@ -56,10 +70,7 @@ def fit_basis(model: Any, texts: list[str], batch_size: int = 32) -> Basis:
     started = time.perf_counter()
     sample = texts[:BASIS_TEXTS]
     prompts = basis_prompts(model)
-    embeddings = np.concatenate(
-        [model.encode(sample, prompt=p, batch_size=batch_size, convert_to_numpy=True) for p in prompts]
-    )
-    vectors, kept = basis_of(embeddings)
+    vectors, kept = basis_of(sample_embeddings(model, sample, batch_size))
     return Basis(
         vectors,
         {
