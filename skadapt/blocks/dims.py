@@ -46,7 +46,7 @@ def dims_bases(model: str | Path, recipe: Recipe) -> DimsBases:
     export corpus and its parallel text, evaluation and dev texts left out) and chosen per dimension on the
     recipe's dev sets, as the export stage does with ``export.dims_basis``."""
     from skadapt.export.dims import tier_dims
-    from skadapt.export.dims_choice import choose_bases, fit_bases, wanted
+    from skadapt.export.dims_choice import fit_and_choose
     from skadapt.export.stage import parallel_text, training_corpus
     from skadapt.tasks.backends import load_sentence_model
 
@@ -69,18 +69,9 @@ def dims_bases(model: str | Path, recipe: Recipe) -> DimsBases:
     dimension = int(parent.get_embedding_dimension() or 0)
     dims = tier_dims(config.dims, Path(path), dimension)
     started = time.perf_counter()
-    bases = fit_bases(
-        parent, corpus, parallel, config.batch_size, wanted(config.dims_basis, parallel is not None)
-    )
-    _, choice = choose_bases(
-        parent,
-        dims,
-        bases,
-        config.dims_basis,
-        dev=facts.dev,
-        test_texts=test_texts,
-        training=facts.training.get() if facts.training is not None else None,
-        batch_size=config.batch_size,
+    training = facts.training.get() if facts.training is not None else None
+    bases, _, choice = fit_and_choose(
+        parent, dims, corpus, parallel, config, dev=facts.dev, test_texts=test_texts, training=training,
         seed=facts.seed,
-    )
+    )  # fmt: skip
     return DimsBases(Path(path), dimension, dims, dict(bases.fitted), choice, time.perf_counter() - started)

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from skadapt.export.config import ExportConfig
 from skadapt.export.corpus import Corpus
 from skadapt.results.export import BasisCandidate, DimsBasisChoice, DimsChoice
 from skadapt.tasks.projection import BASIS_TEXTS, Basis, basis_of, basis_prompts, sample_embeddings
@@ -238,3 +239,33 @@ def _decide(candidates: list[BasisCandidate], default: str) -> tuple[str, str]:
         f"no candidate beats {default} beyond the noise (best: {top.name} {100 * top.difference:+.2f} "
         f"[{100 * low:+.2f}, {100 * high:+.2f}] points of mean dev score)"
     )
+
+
+def fit_and_choose(
+    model: Any,
+    dims: list[int],
+    corpus: Corpus | None,
+    parallel: Corpus | None,
+    config: ExportConfig,
+    *,
+    dev: Any = None,
+    test_texts: dict[str, list[str]] | None = None,
+    training: Any = None,
+    seed: int = 42,
+) -> tuple[Bases, dict[int, Basis | None], DimsBasisChoice]:
+    """The bases ``export.dims_basis`` wants fitted on the corpus and parallel text (:func:`fit_bases`),
+    each dims tier's basis and the choice as reported (:func:`choose_bases`): the export stage's step."""
+    want = wanted(config.dims_basis, parallel is not None)
+    fitted = fit_bases(model, corpus, parallel, config.batch_size, want)
+    chosen, choice = choose_bases(
+        model,
+        dims,
+        fitted,
+        config.dims_basis,
+        dev=dev,
+        test_texts=test_texts,
+        training=training,
+        batch_size=config.batch_size,
+        seed=seed,
+    )
+    return fitted, chosen, choice

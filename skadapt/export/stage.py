@@ -31,7 +31,7 @@ from skadapt import artifacts
 from skadapt.export.config import ExportConfig
 from skadapt.export.corpus import Corpus, fit_corpus
 from skadapt.export.dims import dims_markdown, export_dims, tier_dims
-from skadapt.export.dims_choice import choose_bases, fit_bases, wanted
+from skadapt.export.dims_choice import fit_and_choose
 from skadapt.export.int8 import MAX_DEV_LOSS, Variants, choose, cpu_family, machine, make_variants
 from skadapt.export.onnx import FP32_FILE, ExportError, copy_model_dir, export_fp32, int8_file
 from skadapt.export.plan import plan_export
@@ -282,18 +282,15 @@ def export_tiers(
     dims_list = tier_dims(config.dims, model_dir, dimension, model_dimension(transformer_dir(model_dir)))
     bases, basis_choice = None, None
     if dims_list:
-        fitted = fit_bases(
-            model, corpus, parallel, config.batch_size, wanted(config.dims_basis, parallel is not None)
-        )
-        bases, basis_choice = choose_bases(
+        _, bases, basis_choice = fit_and_choose(
             model,
             dims_list,
-            fitted,
-            config.dims_basis,
+            corpus,
+            parallel,
+            config,
             dev=dev,
             test_texts=test_texts,
             training=training,
-            batch_size=config.batch_size,
             seed=seed,
         )
     del model
