@@ -47,7 +47,7 @@ def dims_bases(model: str | Path, recipe: Recipe) -> DimsBases:
     recipe's dev sets, as the export stage does with ``export.dims_basis``."""
     from skadapt.export.dims import tier_dims
     from skadapt.export.dims_choice import fit_and_choose
-    from skadapt.export.stage import parallel_text, training_corpus
+    from skadapt.export.stage import fitting_corpora
     from skadapt.tasks.backends import load_sentence_model
 
     config = recipe.export
@@ -63,8 +63,7 @@ def dims_bases(model: str | Path, recipe: Recipe) -> DimsBases:
         "dev": facts.dev,
     }
     path = str(model)
-    corpus = training_corpus(config, path, finetune_dir=path, **apart)
-    parallel = parallel_text(config, path, **apart)
+    corpus, parallel = fitting_corpora(config, path, finetune_dir=path, **apart)
     parent = load_sentence_model(path)
     dimension = int(parent.get_embedding_dimension() or 0)
     dims = tier_dims(config.dims, Path(path), dimension)

@@ -514,10 +514,38 @@ def training_corpus(
     (the dev sets the int8 variant and the dims bases are chosen on, and their sentences); None when
     nothing is fitted (:func:`needs_corpus`) or there is no corpus (no fine-tuning texts and none named:
     the static tier is then distilled alone and the dims tiers truncate)."""
+    apart = {
+        "eval_tasks": eval_tasks,
+        "test_texts": test_texts,
+        "language": language,
+        "seed": seed,
+        "dev": dev,
+    }
+    return fitting_corpora(config, parent, finetune_dir=finetune_dir, parallel=False, **apart)[0]
+
+
+def fitting_corpora(
+    config: ExportConfig,
+    parent: str,
+    *,
+    finetune_dir: str | None,
+    eval_tasks: list[str],
+    test_texts: dict[str, list[str]] | None,
+    language: str,
+    seed: int,
+    dev: DevSets | None = None,
+    parallel: bool = True,
+) -> tuple[Corpus | None, Corpus | None]:
+    """The fitting corpus (:func:`training_corpus`) and both sides of ``export.corpus.parallel``'s pairs
+    (:func:`skadapt.export.corpus.parallel_corpus`; None when ``parallel`` is false, no dims basis may use
+    it — ``dims_basis`` corpus or first, or no dims tiers — or none is named), both less the evaluation and
+    dev texts, which are read once for the two."""
     if not needs_corpus(config, parent):
-        return None
+        return None, None
+    from skadapt.export.corpus import parallel_corpus
+
     exclude, held_out = _kept_apart(eval_tasks, test_texts, language, dev)
-    return fit_corpus(
+    corpus = fit_corpus(
         config.corpus,
         parent=parent,
         finetune_dir=finetune_dir,
@@ -526,27 +554,11 @@ def training_corpus(
         seed=seed,
         held_out=held_out,
     )
-
-
-def parallel_text(
-    config: ExportConfig,
-    parent: str,
-    *,
-    eval_tasks: list[str],
-    test_texts: dict[str, list[str]] | None,
-    language: str,
-    seed: int,
-    dev: DevSets | None = None,
-) -> Corpus | None:
-    """Both sides of ``export.corpus.parallel``'s pairs (:func:`skadapt.export.corpus.parallel_corpus`),
-    less the evaluation and dev texts as :func:`training_corpus` leaves them out; None when no dims basis
-    may use it (``dims_basis`` corpus or first, or no dims tiers) or none is named."""
-    if config.dims_basis not in ("auto", "parallel") or not needs_corpus(config, parent):
-        return None
-    from skadapt.export.corpus import parallel_corpus
-
-    exclude, held_out = _kept_apart(eval_tasks, test_texts, language, dev)
-    return parallel_corpus(config.corpus, exclude=exclude, held_out=held_out, language=language, seed=seed)
+    if not parallel or config.dims_basis not in ("auto", "parallel"):
+        return corpus, None
+    return corpus, parallel_corpus(
+        config.corpus, exclude=exclude, held_out=held_out, language=language, seed=seed
+    )
 
 
 def _kept_apart(
@@ -596,8 +608,9 @@ def run_stage(ctx: StageContext[ExportConfig]) -> ExportSummary:
         "seed": run.seed,
         "dev": dev,
     }
-    corpus = training_corpus(ctx.config, ctx.input_model, finetune_dir=ctx.models.get("finetune"), **apart)
-    parallel = parallel_text(ctx.config, ctx.input_model, **apart)
+    corpus, parallel = fitting_corpora(
+        ctx.config, ctx.input_model, finetune_dir=ctx.models.get("finetune"), **apart
+    )
     report = export_tiers(
         ctx.input_model,
         ctx.out_dir,
