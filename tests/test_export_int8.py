@@ -224,28 +224,26 @@ def test_the_card_says_plainly_when_a_tier_is_slower(tmp_path: Path) -> None:
     ) in text
 
 
-def test_speed_rounds_run_one_process_per_model(
-    tiny_models: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Three models, three rounds: three processes (each loads once and times every round), not nine."""
+def test_speed_rounds_run_one_process_per_model(tiny_models: dict[str, Path], tmp_path: Path) -> None:
+    """Three models, three rounds: three processes (each loads once and times every round), not nine; a
+    second measurement forks from the same server, and a model that fails to load is named."""
     from skadapt.export import speed
 
-    started: list[list[str]] = []
-    popen = subprocess.Popen
-
-    def counting(command: list[str], *args: object, **kwargs: object) -> subprocess.Popen:
-        started.append(command)
-        return popen(command, *args, **kwargs)
-
-    monkeypatch.setattr(speed.subprocess, "Popen", counting)
     texts = tmp_path / "texts.json"
     texts.write_text(json.dumps(TEXTS), encoding="utf-8")
     models = {kind: str(tiny_models[kind]) for kind in ("unigram", "wordpiece", "bpe")}
     rows = speed.measure_models(models, texts, batch_size=4, repeats=3, threads=1)
-    assert len(started) == 3 and sorted(c[3] for c in started) == sorted(models.values())
+    assert len({row["pid"] for row in rows.values()} - {os.getpid()}) == 3
     for row in rows.values():
         assert len(row["passes"]) == 3 and row["seconds"] == min(row["passes"]) and row["load_s"] > 0
         assert row["texts"] == len(TEXTS) and row["peak_rss_mb"] > 0
+    server = speed._server()
+    again = speed.measure(models["bpe"], texts, batch_size=4, repeats=1, threads=1)
+    assert speed._server() is server and again["pid"] not in {row["pid"] for row in rows.values()}
+    with pytest.raises(
+        speed.ExportError, match=r"(?s)speed measurement of .*missing failed:\n.*FileNotFoundError"
+    ):
+        speed.measure(str(tmp_path / "missing"), texts, batch_size=4, repeats=1, threads=1)
 
 
 def test_the_family_is_the_exporting_machine_and_the_plan_counts_every_variant() -> None:

@@ -132,23 +132,29 @@ def plan_export(config: ExportConfig, ctx: PlanContext) -> StagePlan:
 
 
 def speed_processes(ctx: PlanContext, models: int) -> Part:
-    """Starting the speed rounds' processes, one per model, all at once: each imports torch and
-    onnxruntime and loads its model; they share the cores (on the GPU machine: the measured start of one
-    such process, ``host.process_start_s``, per round of as many processes as it has cores)."""
-    name = f"speed rounds: {models} processes started (imports, model load)"
+    """Starting the speed rounds' processes: one fork server imports torch, sentence-transformers and
+    onnxruntime once, then forks one process per model, and the processes load their models one at a time
+    (on the GPU machine: the measured start of a fresh process with those imports, ``host.process_start_s``,
+    and the loads at its cores' speed)."""
+    name = f"speed rounds: imports once, {models} models loaded"
     cpu = ctx.cpu
     if cpu is None or cpu.fixed("imports_s") is None:
         return Part(name=name, basis_cpu="no fixed costs", basis_gpu="no fixed costs")
-    one = sum(cpu.fixed(key) or 0.0 for key in ("imports_s", "onnxruntime_import_s", "first_load_s"))
-    one += ctx.model.parameters / 1e9 * (cpu.fixed("load_s_per_gparam") or 0.0)
-    seconds = one * models / cpu.cores
+    imports = sum(cpu.fixed(key) or 0.0 for key in ("imports_s", "onnxruntime_import_s"))
+    load = (cpu.fixed("first_load_s") or 0.0) + ctx.model.parameters / 1e9 * (
+        cpu.fixed("load_s_per_gparam") or 0.0
+    )
     part = Part(
-        name=name, seconds_cpu=seconds, basis_cpu="fixed costs measured here, the processes sharing its cores"
+        name=name,
+        seconds_cpu=imports + models * load,
+        basis_cpu="fixed costs measured here: the imports once, each model's load in turn",
     )
     if ctx.gpu is not None:
-        start = ctx.gpu.host("process_start_s", one)
-        part.seconds_gpu = start * -(-models // ctx.gpu.cores)
-        part.basis_gpu = f"{start:g} s per process (host.process_start_s), {ctx.gpu.cores} at once"
+        start = ctx.gpu.host("process_start_s", imports)
+        part.seconds_gpu = start + models * load / ctx.gpu.host("core_speed")
+        part.basis_gpu = (
+            f"{start:g} s to start the fork server (host.process_start_s), the loads at host.core_speed"
+        )
         part.gpu_rate = True
     return part
 
