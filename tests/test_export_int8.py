@@ -224,9 +224,12 @@ def test_the_card_says_plainly_when_a_tier_is_slower(tmp_path: Path) -> None:
     ) in text
 
 
-def test_speed_rounds_run_one_process_per_model(tiny_models: dict[str, Path], tmp_path: Path) -> None:
+def test_speed_rounds_run_one_process_per_model(
+    tiny_models: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Three models, three rounds: three processes (each loads once and times every round), not nine; a
-    second measurement forks from the same server, and a model that fails to load is named."""
+    second measurement forks from the same server, in the caller's working directory of the moment, and a
+    model that fails to load is named."""
     from skadapt.export import speed
 
     texts = tmp_path / "texts.json"
@@ -238,7 +241,9 @@ def test_speed_rounds_run_one_process_per_model(tiny_models: dict[str, Path], tm
         assert len(row["passes"]) == 3 and row["seconds"] == min(row["passes"]) and row["load_s"] > 0
         assert row["texts"] == len(TEXTS) and row["peak_rss_mb"] > 0
     server = speed._server()
-    again = speed.measure(models["bpe"], texts, batch_size=4, repeats=1, threads=1)
+    monkeypatch.chdir(tiny_models["bpe"].parent)  # relative paths, as a recipe's output_dir: runs/...
+    relative = Path(os.path.relpath(texts, tiny_models["bpe"].parent))
+    again = speed.measure("bpe", relative, batch_size=4, repeats=1, threads=1)
     assert speed._server() is server and again["pid"] not in {row["pid"] for row in rows.values()}
     with pytest.raises(
         speed.ExportError, match=r"(?s)speed measurement of .*missing failed:\n.*FileNotFoundError"

@@ -3,15 +3,15 @@
 One process per model, so that its peak resident memory (the kernel's high-water mark ``VmHWM`` of the
 process: the model, its runtime and the encoding) is its own, not the sum of everything loaded before it.
 (``ru_maxrss`` would not do: Linux carries the parent's value into a forked child across ``exec``.) The
-processes are forked from one fork server (:mod:`multiprocessing`'s ``forkserver``) that has imported
-torch, sentence-transformers and onnxruntime once: a process starts in milliseconds instead of repeating
-those imports (7-8 s of CPU each on a 2-core machine, 14-17 s each on the first GPU host), and the server,
-a fresh interpreter, carries nothing of the caller's memory. Each process runs with the caller's
-environment of the moment. The processes load their models one at a time (load time is timed alone), each
-warming up over the first batch and timing one untimed pass that sets how often a pass repeats the texts
-(at least ``SKADAPT_SPEED_MIN_PASS_S``, default 2 s: a static model encodes 1,000 texts in a tenth of a
-second). Then the models take turns: ``repeats`` rounds, in each every model times one pass, so that a slow
-stretch of a shared machine falls on every model alike; each model's fastest pass counts.
+processes are forked from one fork server that has imported torch, sentence-transformers and onnxruntime
+once: a process starts in milliseconds instead of repeating those imports (7-8 s of CPU each on a 2-core
+machine), and the server, a fresh interpreter, carries nothing of the caller's memory. Each process runs
+with the caller's environment and working directory of the moment. The processes load their models one at
+a time (load time is timed alone), each warming up over the first batch and timing one untimed pass that
+sets how often a pass repeats the texts (at least ``SKADAPT_SPEED_MIN_PASS_S``, default 2 s: a static model
+encodes 1,000 texts in a tenth of a second). Then the models take turns: ``repeats`` rounds, in each every
+model times one pass, so that a slow stretch of a shared machine falls on every model alike; each model's
+fastest pass counts.
 """
 
 from __future__ import annotations
@@ -124,6 +124,7 @@ class _Worker:
             "threads": threads,
             "min_pass": min_pass_seconds(),
             "env": env,
+            "cwd": os.getcwd(),
         }
         self.connection = _server().fork(settings)
 
@@ -231,6 +232,7 @@ def _serve(connection: Connection, settings: dict[str, Any]) -> None:
     closes; an error is answered with its traceback's last lines."""
     os.environ.clear()
     os.environ.update(settings["env"])
+    os.chdir(settings["cwd"])
     try:
         import torch
 
