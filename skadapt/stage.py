@@ -2,12 +2,12 @@
 :class:`PlanContext` to plan, :class:`CardContext` to write its section of the published model card).
 
 A stage is data: its name, its config model, its ``run`` function and result, its report, its plan, its
-section's defaults and inputs, its model card section, the local files it reads besides those its config
-names, and what kind of stage it is. The explicit list of stages, in run order, is
+section's defaults and inputs, its section of the model card, the local files it reads besides those its
+config names, and what kind of stage it is. The explicit list of stages, in run order, is
 :data:`skadapt.stages.STAGES`; the recipe, the pipeline, the preflight, the plan, the commands and publish
-read it. Stages never import each other: they meet at artifact
-directories (``ctx.models``), at the run-wide facts of :class:`RunFacts`, and in a plan at what earlier
-stages' plans say they make (:class:`PlanContext`).
+read it. Stages never import each other: they meet at artifact directories (``ctx.models``), at the
+run-wide facts of :class:`RunFacts`, and in a plan at what earlier stages' plans say they make
+(:class:`PlanContext`).
 """
 
 from __future__ import annotations
@@ -208,8 +208,8 @@ class PlanContext(Context):
 @dataclass(frozen=True)
 class CardContext:
     """What a stage's ``card`` gets to write its section of the published model card (``skadapt publish``):
-    its own report and recipe section as the run recorded them, and what the card knows besides. Like the
-    plans, card sections run in stage order and never read each other's stage.
+    its own report and recipe section as the run recorded them, and what the card knows besides (never
+    another stage's report or section).
 
     Attributes:
         stage: The stage name.

@@ -246,8 +246,9 @@ def _kept(target: Target, stage: str) -> bool:
 def _stage_sections(target: Target, facts: CardFacts, evaluation: ModelEvaluation | None) -> list[str]:
     """Each present stage's own section (``Stage.card``), in run order."""
     lines: list[str] = []
+    present = _present(target)
     for stage in target.stages:
-        if stage.card is None or stage.name not in _present(target):
+        if stage.card is None or stage.name not in present:
             continue
         context = CardContext(
             stage=stage.name,
