@@ -1,5 +1,6 @@
-"""Model-card helpers the stages share: Hub ids, the language of a corpus, Markdown numbers and tables, and
-the one rendering of a trim report (``trim_report.json``).
+"""Model-card helpers the stages share: Hub ids, the language of a corpus, Markdown numbers and tables, the
+training data's licenses (:class:`DataLicense`, restrictions flagged), and the one rendering of a trim
+report (``trim_report.json``).
 
 Stages never import each other; what they say about one another's reports is rendered here, once, so the
 trimmed model's own card (``skadapt.trim.card``) and the published card (``skadapt.publish``) word the trim
@@ -10,11 +11,50 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from skadapt.sources import SourceError, parse_source
 
 TRIM_HEADING = "## Vocabulary trimming"
+
+UNKNOWN = "unknown"
+_NON_COMMERCIAL = re.compile(r"(^|[-_. ])nc([-_. ]|$)", re.IGNORECASE)
+_SHARE_ALIKE = re.compile(r"(^|[-_. ])sa([-_. ]|$)", re.IGNORECASE)
+
+
+def restrictions(license_id: str | None) -> list[str]:
+    """``non-commercial`` and/or ``share-alike`` when the license id says so (``cc-by-nc-sa-4.0``: both)."""
+    if not license_id:
+        return []
+    found = []
+    if _NON_COMMERCIAL.search(license_id) or "noncommercial" in license_id.lower():
+        found.append("non-commercial")
+    if _SHARE_ALIKE.search(license_id) or "sharealike" in license_id.lower():
+        found.append("share-alike")
+    return found
+
+
+@dataclass(frozen=True)
+class DataLicense:
+    """The license of one training dataset.
+
+    Attributes:
+        name: The dataset's name in the recipe.
+        source: Its source spec (``hub:ID``, a file).
+        license: The license id, or None when unknown.
+        origin: Where the license was read (``recipe``, ``option``, ``dataset card``).
+    """
+
+    name: str
+    source: str
+    license: str | None
+    origin: str | None = None
+
+    @property
+    def restrictions(self) -> list[str]:
+        """``non-commercial`` / ``share-alike`` flags of the license."""
+        return restrictions(self.license)
 
 
 def hub_id(model_ref: str) -> str:

@@ -115,7 +115,13 @@ class Recipe(Section):
         """The context of ``stage`` run on ``input_model`` outside a pipeline run (tests)."""
         models = {"base": input_model, "final": input_model}
         return StageContext(
-            stage, getattr(self, stage), self.run_facts(), models, Path(out_dir), Path(work_dir)
+            stage,
+            getattr(self, stage),
+            self.run_facts(),
+            models,
+            Path(out_dir),
+            Path(work_dir),
+            stages=STAGES,
         )
 
     def run_facts(self) -> RunFacts:

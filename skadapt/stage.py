@@ -1,12 +1,13 @@
 """The stage contract: what a stage is (:class:`Stage`) and what it gets (:class:`StageContext` to run,
-:class:`PlanContext` to plan).
+:class:`PlanContext` to plan, :class:`CardContext` to write its section of the published model card).
 
-A stage is data: its name, its config model, its ``run`` function and result, its plan, its section's
-defaults and inputs, the local files it reads besides those its config names, and what kind of stage it
-is. The explicit list of stages, in run order, is :data:`skadapt.stages.STAGES`; the recipe, the pipeline,
-the preflight, the plan and the commands read it. Stages never import each other: they meet at artifact
-directories (``ctx.models``), at the run-wide facts of :class:`RunFacts`, and in a plan at what earlier
-stages' plans say they make (:class:`PlanContext`).
+A stage is data: its name, its config model, its ``run`` function and result, its report, its plan, its
+section's defaults and inputs, its section of the model card, the local files it reads besides those its
+config names, and what kind of stage it is. The explicit list of stages, in run order, is
+:data:`skadapt.stages.STAGES`; the recipe, the pipeline, the preflight, the plan, the commands and publish
+read it. Stages never import each other: they meet at artifact directories (``ctx.models``), at the
+run-wide facts of :class:`RunFacts`, and in a plan at what earlier stages' plans say they make
+(:class:`PlanContext`).
 """
 
 from __future__ import annotations
@@ -20,11 +21,13 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
+from skadapt.cards import DataLicense
 from skadapt.errors import SkadaptError
 from skadapt.languages import Language
 from skadapt.llm.config import JudgeConfig, LLMConfig
 from skadapt.plan.parts import Context
 from skadapt.results.base import StageReport, StageResult
+from skadapt.results.evaluate import ModelEvaluation
 from skadapt.tasks.config import DevSets
 
 if TYPE_CHECKING:
@@ -35,6 +38,7 @@ if TYPE_CHECKING:
     from skadapt.tasks.heldout import SharedTrainingTexts
 
 C = TypeVar("C", bound=BaseModel)
+R = TypeVar("R", bound=StageReport)
 
 
 @dataclass(frozen=True)
@@ -148,6 +152,8 @@ class StageContext(Generic[C]):
         final_dir: Where ``out_dir`` lands once the stage finished: ``<run_dir>/<stage>``, or a stage
             command's ``--out``. Until then it holds the stage's previous output, if any (hand-made files
             there, such as filled sheets or an edited model card, must not be lost).
+        stages: Every stage, in run order (:data:`skadapt.stages.STAGES`, which the pipeline passes): what a
+            stage that reads the others' reports walks (publish: their reports, their card sections).
     """
 
     stage: str
@@ -158,6 +164,7 @@ class StageContext(Generic[C]):
     work_dir: Path
     launch: Launch = field(default_factory=Launch)
     final_dir: Path | None = None
+    stages: tuple[Stage[Any], ...] = ()
 
     @property
     def previous_dir(self) -> Path:
@@ -196,6 +203,43 @@ class PlanContext(Context):
     training: list[tuple[str, list[str]]] | None = None
     trained_dims: list[int] | None = None
     tiers: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class CardContext:
+    """What a stage's ``card`` gets to write its section of the published model card (``skadapt publish``):
+    its own report and recipe section as the run recorded them, and what the card knows besides (never
+    another stage's report or section).
+
+    Attributes:
+        stage: The stage name.
+        report: Its report, read through the type it declares (:attr:`Stage.report`); None when the run
+            has none (use :meth:`report_as`).
+        config: Its recipe section as its manifest recorded it ({} without a manifest).
+        non_default_config: The fields of that section that differ from their defaults (what a card lists,
+            as sentence-transformers lists its trainer's non-default arguments); None when not recorded.
+        evaluation: The run's evaluation of the published model (None: nothing scored it).
+        licenses: The training datasets' licenses.
+    """
+
+    stage: str
+    report: StageReport | None = None
+    config: dict[str, Any] = field(default_factory=dict)
+    non_default_config: dict[str, Any] | None = None
+    evaluation: ModelEvaluation | None = None
+    licenses: list[DataLicense] = field(default_factory=list)
+
+    def report_as(self, kind: type[R]) -> R | None:
+        """Its report as ``kind`` (the type the stage declares), or None when the run has none.
+
+        Raises:
+            TypeError: The report is of another type (the stage declares one type and reads another).
+        """
+        if self.report is not None and not isinstance(self.report, kind):
+            raise TypeError(
+                f"{self.stage}: its report is a {type(self.report).__name__}, not a {kind.__name__}"
+            )
+        return self.report
 
 
 @dataclass(frozen=True)
@@ -333,6 +377,10 @@ class Stage(Generic[C]):
         defaults: Fills its section's unset fields from the run's facts (the language's evaluation tasks,
             the evaluation's prompt policy, ...) when the recipe is loaded, so ``skadapt recipe show``, the
             preflight, the plan and the key see them.
+        card: Its section of the published model card (Markdown lines; [] for none), from its report and
+            recipe section (:class:`CardContext`); publish appends each present stage's in run order (None:
+            the card has no section of it).
+        card_tag: The Hub tag the published card gets when the run has its report (``vocabulary-trimming``).
     """
 
     name: str
@@ -350,6 +398,8 @@ class Stage(Generic[C]):
     halt: Callable[[C, StageResult], str | None] = _goes_on
     plan: Callable[[C, PlanContext], StagePlan] | None = None
     defaults: Callable[[C, RunFacts], None] | None = None
+    card: Callable[[CardContext], list[str]] | None = None
+    card_tag: str | None = None
 
     def facts_read(self, run: RunFacts) -> dict[str, Any]:
         """The run facts of :attr:`reads`, as JSON (for keys)."""

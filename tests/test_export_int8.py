@@ -215,7 +215,7 @@ def test_the_card_says_plainly_when_a_tier_is_slower(tmp_path: Path) -> None:
 
     run = tmp_path / "run"
     (run / "finetune").mkdir(parents=True)
-    target = Target(run, run / "finetune", "finetune", run, Reports(export=_report(0.85)))
+    target = Target(run, run / "finetune", "finetune", run, Reports({"export": _report(0.85)}))
     text = tiers_markdown(tier_rows(target), "org/model")
     assert "| onnx-int8 |" in text
     assert (

@@ -877,7 +877,7 @@ def test_recipe_publish_section_rejects_tokens_and_bad_repo_ids() -> None:
     ],
 )
 def test_license_restrictions(license_id: str | None, expected: list[str]) -> None:
-    from skadapt.publish.licenses import restrictions
+    from skadapt.cards import restrictions
 
     assert restrictions(license_id) == expected
 
@@ -1180,6 +1180,7 @@ def test_dry_run_lists_every_repository_it_plans(run_dir: Path, caplog: pytest.L
 
     from skadapt.publish.stage import run_stage
     from skadapt.stage import RunFacts, StageContext
+    from skadapt.stages import STAGES
 
     _add_export(run_dir, run_dir / "renorm")
     result = runner.invoke(
@@ -1211,6 +1212,7 @@ def test_dry_run_lists_every_repository_it_plans(run_dir: Path, caplog: pytest.L
         {"final": str(run_dir / "renorm")},
         out,
         run_dir.parent / "work",
+        stages=STAGES,
     )
     out.mkdir()
     with caplog.at_level(logging.INFO, logger="skadapt"):

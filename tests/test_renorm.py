@@ -371,6 +371,7 @@ def test_a_stage_that_keeps_no_model_leaves_final_on_its_input(tiny_models: dict
     from skadapt.publish.target import PublishError, find_target
     from skadapt.recipe import validate_recipe
     from skadapt.stage import StageContext
+    from skadapt.stages import STAGES
     from tests.support.suite_fixtures import write_tiny_suite
 
     seen: dict[str, str] = {}
@@ -406,7 +407,7 @@ def test_a_stage_that_keeps_no_model_leaves_final_on_its_input(tiny_models: dict
     run_recipe(recipe, runners=runners, only="evaluate")
     assert seen["final"] == base  # also when the renorm stage is read back from its manifest
     with pytest.raises(PublishError, match="no finished stage that made a model"):
-        find_target(tmp_path / "run")
+        find_target(tmp_path / "run", stages=STAGES)
 
 
 def test_renorm_select_dev_needs_dev_sets() -> None:

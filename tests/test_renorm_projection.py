@@ -213,7 +213,7 @@ def test_a_kept_projection_is_a_plain_sentence_transformers_model(
     assert np.abs(vectors - expected).max() < 1e-5
     assert np.allclose(projection @ projection.T, np.eye(8), atol=1e-5)  # orthonormal basis rows
     # the card says what was kept and why, with every candidate's difference to none
-    from skadapt.publish.sections import renorm_section
+    from skadapt.renorm.card import renorm_section
     from skadapt.results.renorm import RenormReport
 
     card = "\n".join(renorm_section(RenormReport.model_validate(report), {}))

@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from skadapt.cli import app
-from skadapt.publish.target import Reports, find_target
+from skadapt.publish.target import find_target
 from skadapt.results import (
     EvaluationReport,
     ExportReport,
@@ -27,6 +27,7 @@ from skadapt.stages import STAGES
 from tests.test_publish import (
     RENORM_REPORT,
     ROBUSTNESS_REPORT,
+    _add_export,
     build_run,
     evaluation_report,
     training_report,
@@ -83,25 +84,31 @@ def test_a_renamed_report_key_stops_the_card_with_the_file_and_field(
     assert not (tmp_path / "runs" / "demo-publish").exists()  # nothing assembled
 
 
-def test_a_renamed_result_model_field_stops_the_card(
-    tmp_path: Path, tiny_models: dict[str, Path], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_renamed_result_model_field_stops_the_card(tmp_path: Path, tiny_models: dict[str, Path]) -> None:
     """The other side: the type renames a field the stage's file still calls by its old name."""
+    from dataclasses import replace
+
     from pydantic import create_model
 
     renamed = create_model("RenormReport", __base__=RenormReport, norm_of_mu=(float, ...))  # was mu_norm
-    types = {**Reports.types(), "renorm": renamed}
-    monkeypatch.setattr(Reports, "types", staticmethod(lambda: types))
+    stages = [replace(stage, report=renamed) if stage.report is RenormReport else stage for stage in STAGES]
     run = build_run(tmp_path, tiny_models["unigram"])
     with pytest.raises(
         ReportError, match=r"renorm_report\.json: not a RenormReport \(norm_of_mu: Field required\)"
     ):
-        find_target(run)
+        find_target(run, stages=stages)
 
 
-def test_each_stage_declares_the_report_type_publish_reads() -> None:
+def test_publish_reads_each_report_through_the_type_its_stage_declares(
+    tmp_path: Path, tiny_models: dict[str, Path]
+) -> None:
+    """Publish keeps no stage -> report map of its own: it reads the one the stages declare."""
+    run = build_run(tmp_path, tiny_models["unigram"])
+    _add_export(run, run / "renorm")
+    read = find_target(run, stages=STAGES).reports.by_stage
     declared = {stage.name: stage.report for stage in STAGES if stage.report is not None}
-    assert declared == Reports.types()
+    assert {stage: type(report) for stage, report in read.items()} == declared
+    assert set(declared.values()) == set(FIXTURES)  # every report type, each declared by one stage
 
 
 def test_each_stage_returns_its_declared_result_type() -> None:

@@ -1,9 +1,10 @@
-"""A stage is one object plus its line in the stage list: the recipe, the pipeline, the plan and the commands
-read the list and name no stage.
+"""A stage is one object plus its line in the stage list: the recipe, the pipeline, the plan, the commands and
+publish read the list and name no stage.
 
 The proof: a toy stage defined outside skadapt (its own package, here written into a temporary directory)
 joins with :func:`skadapt.stages.register` and runs through ``run_recipe``, ``skadapt train --plan`` and
-its own command ``skadapt toy``, with no other skadapt module touched.
+its own command ``skadapt toy``, and its section is in the published model card (``skadapt publish``), with
+no other skadapt module touched.
 """
 
 from __future__ import annotations
@@ -24,15 +25,18 @@ from skadapt.stages import STAGE_NAMES, STAGES
 ROOT = Path(__file__).resolve().parents[1]
 
 TOY_PACKAGE = '''
-"""A toy stage: writes its words into its directory; its plan counts them."""
+"""A toy model stage: its model is its input model's files (linked), with its words in its report; its
+plan counts them, its card section says them."""
 
 from __future__ import annotations
 
-from skadapt.artifacts import write_json
+from pathlib import Path
+
+from skadapt.artifacts import link_or_copy
 from skadapt.config import Section
 from skadapt.plan.model import StagePlan
-from skadapt.results.base import StageResult
-from skadapt.stage import PlanContext, Stage, StageContext
+from skadapt.results.base import StageReport, StageResult
+from skadapt.stage import CardContext, PlanContext, Stage, StageContext
 from skadapt.stages import register
 
 
@@ -48,8 +52,18 @@ class ToyResult(StageResult):
     input_model: str
 
 
+class ToyReport(StageReport):
+    FILE = "toy.json"
+
+    text: str
+
+
 def run(ctx: StageContext[ToyConfig]) -> ToyResult:
-    write_json(ctx.out_dir / "toy.json", {"text": " ".join([ctx.config.word] * ctx.config.words)})
+    source = Path(ctx.input_model)
+    for path in source.rglob("*"):
+        if path.is_file():
+            link_or_copy(path, ctx.out_dir / path.relative_to(source))
+    ToyReport(text=" ".join([ctx.config.word] * ctx.config.words)).write(ctx.out_dir)
     return ToyResult(words=ctx.config.words, input_model=ctx.input_model)
 
 
@@ -57,8 +71,24 @@ def plan(config: ToyConfig, ctx: PlanContext) -> StagePlan:
     return StagePlan(stage="toy", lines=[f"toy: writes {config.words} words (base {ctx.base.label()})"])
 
 
-STAGE = Stage("toy", ToyConfig, run, result=ToyResult, plan=plan)
-register(STAGE)
+def card(ctx: CardContext) -> list[str]:
+    report = ctx.report_as(ToyReport)
+    said = report.text if report is not None else "nothing"
+    return ["## Toy words", "", f"The toy said `{said}` ({ctx.config.get('words')} words).", ""]
+
+
+STAGE = Stage(
+    "toy",
+    ToyConfig,
+    run,
+    makes_model=True,
+    report=ToyReport,
+    result=ToyResult,
+    plan=plan,
+    card=card,
+    card_tag="toy-words",
+)
+register(STAGE, before="publish")
 '''
 
 
@@ -139,6 +169,33 @@ def test_a_new_stage_has_its_command(toy: dict[str, object]) -> None:
     assert '"words": 2' in done.stdout
     again = _python(toy, CLI, "toy", str(toy["model"]), "--out", str(out))
     assert again.returncode != 0 and "--overwrite" in again.stdout + again.stderr  # the stage run's rule
+
+
+def test_a_new_stage_has_its_card_section(toy: dict[str, object]) -> None:
+    """Publish reads the toy's report through the type the toy declares and appends the toy's own card
+    section, both in a recipe's publish stage and in ``skadapt publish``."""
+    root = Path(str(toy["root"]))
+    recipe = root / "published.yaml"
+    recipe.write_text(
+        f"name: published\nlanguage: slk\nbase_model: {toy['model']}\noutput_dir: {root / 'published'}\n"
+        "toy:\n  words: 2\n  word: ahoj\npublish:\n  repo_id: me/toy\n  dry_run: true\n",
+        encoding="utf-8",
+    )
+    done = _python(
+        toy, "from skadapt import run_recipe\nimport sys\nrun_recipe(sys.argv[1], check=False)", str(recipe)
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    section = "## Toy words\n\nThe toy said `ahoj ahoj` (2 words).\n"
+    upload = root / "published" / "publish" / "upload"
+    card = (upload / "README.md").read_text(encoding="utf-8")
+    assert section in card and "with skadapt (toy)" in card  # the toy made the published model
+    assert "- toy-words\n" in card  # its tag
+    assert json.loads((upload / "skadapt" / "toy" / "toy.json").read_text())["text"] == "ahoj ahoj"
+    out = root / "by-command"
+    args = ("publish", str(root / "published"), "--repo-id", "me/toy", "--dry-run", "--out", str(out))
+    done = _python(toy, CLI, *args)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert section in (out / "upload" / "README.md").read_text(encoding="utf-8")
 
 
 def test_register_refuses_a_taken_name_and_an_unknown_place() -> None:

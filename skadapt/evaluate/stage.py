@@ -14,6 +14,7 @@ from skadapt.devices import encode_batch_size
 from skadapt.errors import SkadaptError
 from skadapt.evaluate.aggregate import Table, comparison_pairs
 from skadapt.evaluate.bootstrap import ModelDraws, combine, model_draws
+from skadapt.evaluate.card import card_section
 from skadapt.evaluate.config import EvaluateConfig
 from skadapt.evaluate.plan import plan_evaluate
 from skadapt.evaluate.report import write_report
@@ -342,4 +343,5 @@ STAGE = Stage(
     result=EvaluationSummary,
     halt=harm_halt,
     plan=plan_evaluate,
+    card=card_section,
 )

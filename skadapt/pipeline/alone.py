@@ -70,7 +70,10 @@ def run_alone(
     work_dir.mkdir(parents=True, exist_ok=True)
 
     def context(target: Path) -> StageContext[Any]:
-        return StageContext(stage, config, facts, dict(models), target, work_dir, launch, out_dir)
+        every = tuple(BY_NAME.values())  # the stage list in run order, with any registered since import
+        return StageContext(
+            stage, config, facts, dict(models), target, work_dir, launch, out_dir, stages=every
+        )
 
     if not launch.is_main:
         if spec.distributed:

@@ -74,7 +74,10 @@ def _context(
     work_dir: Path,
     launch: Launch,
 ) -> StageContext[Any]:
-    return StageContext(stage, getattr(recipe, stage), facts, dict(models), out_dir, work_dir, launch)
+    every = tuple(BY_NAME.values())  # the stage list in run order, with any registered since import
+    return StageContext(
+        stage, getattr(recipe, stage), facts, dict(models), out_dir, work_dir, launch, stages=every
+    )
 
 
 def _failed(recipe: Recipe, stage: str, models: dict[str, str], error: BaseException) -> BaseException:

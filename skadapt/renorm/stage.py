@@ -36,6 +36,7 @@ import numpy as np
 
 from skadapt.modeldir import finalize_model_dir, keep_matryoshka_dims
 from skadapt.prompts import role_prompt
+from skadapt.renorm.card import card_section
 from skadapt.renorm.config import RenormConfig, RenormError, projection_dims
 from skadapt.renorm.plan import plan_renorm
 from skadapt.results import RenormSummary
@@ -503,4 +504,6 @@ STAGE = Stage(
     result=RenormSummary,
     plan=plan_renorm,
     defaults=defaults,
+    card=card_section,
+    card_tag="renormalization",
 )

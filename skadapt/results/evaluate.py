@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from pydantic import Field
@@ -133,6 +134,54 @@ class EvaluationReport(StageReport):
     def rows(self) -> dict[str, ModelRow]:
         """Model label -> its row."""
         return {row.model: row for row in self.models}
+
+    def of_model(self, candidates: list[str]) -> ModelEvaluation | None:
+        """The evaluation of the first of ``candidates`` (row labels, best first) the report has a row of;
+        None when it has none of them."""
+        rows = self.rows()
+        label = next((c for c in candidates if c in rows), None)
+        if label is None:
+            return None
+        return ModelEvaluation(
+            label=label,
+            base_label="base" if "base" in rows and label != "base" else None,
+            task_types=dict(self.task_types),
+            metrics={s.task: s.metric or "main_score" for s in self.scores if s.model == label},
+            scores={name: dict(row.tasks) for name, row in rows.items()},
+            averages={name: {"All": row.All, "Type": row.Type} for name, row in rows.items()},
+            human=list(self.human or []),
+            settings=self.settings,
+            verdicts=list(self.verdicts),
+        )
+
+
+@dataclass(frozen=True)
+class ModelEvaluation:
+    """One model's evaluation, read from an :class:`EvaluationReport` beside the base model's (what a model
+    card shows: :meth:`EvaluationReport.of_model`).
+
+    Attributes:
+        label: The model's row label in the report (``renorm``, ``final``, ...).
+        base_label: The base model's label, when the base model was evaluated.
+        task_types: Task -> task type.
+        metrics: Task -> main metric name.
+        scores: Label -> task -> main score (x100).
+        averages: Label -> {"All": ..., "Type": ...}.
+        human: Human-baseline rows (task, type, human mean/SD, annotators, the models' scores on the same
+            items, Human's rank), when the report carries them (``skadapt evaluate --human``).
+        settings: The report's settings (tasks, prompt policy, margin, alpha).
+        verdicts: The do-no-harm verdicts (each stage against its input).
+    """
+
+    label: str
+    base_label: str | None
+    task_types: dict[str, str]
+    metrics: dict[str, str]
+    scores: dict[str, dict[str, float | None]]
+    averages: dict[str, dict[str, float | None]]
+    human: list[HumanRow]
+    settings: Settings
+    verdicts: list[Verdict]
 
 
 class EvaluationSummary(StageResult):

@@ -9,6 +9,7 @@ from typing import Any
 from skadapt.errors import SkadaptError
 from skadapt.llm.config import LLMConfig
 from skadapt.results import RobustnessReport, RobustnessSummary
+from skadapt.robustness.card import card_section
 from skadapt.robustness.config import RobustnessConfig
 from skadapt.robustness.plan import plan_robustness
 from skadapt.robustness.run import RobustnessPlan, axis_table, run_robustness
@@ -127,4 +128,5 @@ STAGE = Stage(
     result=RobustnessSummary,
     plan=plan_robustness,
     defaults=defaults,
+    card=card_section,
 )

@@ -24,6 +24,7 @@ from skadapt.tasks.heldout import TrainingTexts
 from skadapt.tasks.rows import TrainingDataError
 from skadapt.tasks.selection import evaluation_texts, suite_files
 from skadapt.train.anchor import build_anchor_dataset
+from skadapt.train.card import card_section
 from skadapt.train.config import ANCHOR_DATASET, FinetuneConfig
 from skadapt.train.datasets import WARN_SHARE, TaskDataset, build_task_datasets, drop_summary
 from skadapt.train.gist import load_guide, needs_guide
@@ -420,4 +421,6 @@ STAGE = Stage(
     inputs=inputs,
     result=FinetuneSummary,
     plan=plan_finetune,
+    card=card_section,
+    card_tag="contrastive-finetuning",
 )

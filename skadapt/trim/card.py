@@ -1,4 +1,5 @@
-"""The trimmed model's card (``README.md``): Hub metadata, the trim section, and how the model was made.
+"""The trimmed model's card (``README.md``): Hub metadata, the trim section, and how the model was made; and
+the trim's section of the published card (:func:`card_section`, the same trim section).
 
 The base model's own card is not copied (it describes the untrimmed model); this short card replaces it.
 Its YAML metadata names the base model, the language, ``library_name: sentence-transformers`` and tags;
@@ -14,8 +15,18 @@ from pathlib import Path
 from typing import Any
 
 from skadapt.cards import corpus_fields, hub_id, infer_language, trim_section
+from skadapt.results import TrimReport
+from skadapt.stage import CardContext
 
-__all__ = ["CARD_FILE", "command_line", "hub_id", "infer_language", "render_card", "write_card"]
+__all__ = [
+    "CARD_FILE",
+    "card_section",
+    "command_line",
+    "hub_id",
+    "infer_language",
+    "render_card",
+    "write_card",
+]
 
 CARD_FILE = "README.md"
 TAGS = (
@@ -102,3 +113,9 @@ def write_card(
     path = out_dir / CARD_FILE
     path.write_text(render_card(report, model_ref=model_ref, language=language, seed=seed), encoding="utf-8")
     return path
+
+
+def card_section(ctx: CardContext) -> list[str]:
+    """The trim's section of the published card (:attr:`skadapt.stage.Stage.card`)."""
+    report = ctx.report_as(TrimReport)
+    return trim_section(report.as_json() if report is not None else None)

@@ -8,6 +8,7 @@ from typing import Any
 
 from skadapt.results import TrimReport, TrimSummary
 from skadapt.stage import Input, RunFacts, Stage, StageContext, corpus_input
+from skadapt.trim.card import card_section
 from skadapt.trim.config import TrimConfig
 from skadapt.trim.parity import compare_tokenization
 from skadapt.trim.plan import plan_trim
@@ -97,4 +98,6 @@ STAGE = Stage(
     result=TrimSummary,
     plan=plan_trim,
     defaults=defaults,
+    card=card_section,
+    card_tag="vocabulary-trimming",
 )
