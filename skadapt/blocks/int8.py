@@ -146,11 +146,11 @@ def measure_speed(
     threads: int = 2,
 ) -> dict[str, dict[str, Any]]:
     """Texts/s of each labelled model (a directory, or an ONNX file of one) on ``texts``, as the export
-    stage measures its tiers: one process per model that loads once, the models taking turns for
-    ``repeats`` rounds, the fastest pass kept.
+    stage measures its tiers: one process per model (forked from a server that imported the libraries
+    once) that loads once, the models taking turns for ``repeats`` rounds, the fastest pass kept.
 
     Returns:
-        Label -> ``{texts_per_s, seconds, passes, rounds, load_s, peak_rss_mb, texts, threads}``.
+        Label -> ``{texts_per_s, seconds, passes, rounds, load_s, peak_rss_mb, texts, threads, pid}``.
 
     Raises:
         ExportError: A measuring process failed.
