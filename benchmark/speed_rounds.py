@@ -1,5 +1,6 @@
-"""The export's speed rounds started two ways, the same work each: N models, each in a process of its own
-that imports torch, sentence-transformers and onnxruntime, loads its model and encodes the texts once.
+"""The export's speed-round processes started two ways, the same work each: N models, each in a process of
+its own that imports torch, sentence-transformers and onnxruntime, loads its model and encodes one text
+(the timed passes that follow are the same either way, so they are left out: ``--texts`` adds them back).
 
 - fork server (what the export does, :func:`skadapt.blocks.measure_speed`): one fresh interpreter imports
   the libraries once and forks a process per model (cold: the server started by this call; warm: a second
@@ -7,7 +8,7 @@ that imports torch, sentence-transformers and onnxruntime, loads its model and e
 - fresh processes (the reference, what the export did before): N interpreters started together, each
   importing the libraries itself.
 
-    OMP_NUM_THREADS=1 .venv/bin/python benchmark/speed_rounds.py runs/demo_sk/trim --models 7
+    OMP_NUM_THREADS=1 .venv/bin/python benchmark/speed_rounds.py runs/demo_sk/finetune --models 7
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from skadapt.blocks import measure_speed
+from skadapt import measure_speed
 
 PASSAGES = Path(__file__).resolve().parents[1] / "data" / "demo_sk" / "train" / "qa.jsonl"
 """The texts: the demo's hand-written passages."""
@@ -68,7 +69,7 @@ def main() -> None:
     )
     parser.add_argument("model", help="a sentence-transformers directory")
     parser.add_argument("--models", type=int, default=7, help="models measured (the demo's export: 7)")
-    parser.add_argument("--texts", type=int, default=64, help="texts encoded per model")
+    parser.add_argument("--texts", type=int, default=1, help="texts encoded per model")
     parser.add_argument(
         "--from", dest="source", type=Path, default=PASSAGES, help="JSONL with a passage column"
     )
