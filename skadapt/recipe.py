@@ -21,7 +21,7 @@ from skadapt.renorm.config import RenormConfig
 from skadapt.robustness.config import RobustnessConfig
 from skadapt.sources.config import CorpusSource, corpus_field_hint
 from skadapt.stage import RunFacts, StageContext
-from skadapt.stages import LLM_STAGES, STAGE_NAMES, STAGES
+from skadapt.stages import LLM_STAGES, STAGE_NAMES, STAGES, every_stage
 from skadapt.synth.config import SynthSTSConfig
 from skadapt.tasks.config import DevSets
 from skadapt.train.config import FinetuneConfig
@@ -121,7 +121,7 @@ class Recipe(Section):
             models,
             Path(out_dir),
             Path(work_dir),
-            stages=STAGES,
+            stages=every_stage(),
         )
 
     def run_facts(self) -> RunFacts:

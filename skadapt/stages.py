@@ -31,6 +31,12 @@ LLM_STAGES: tuple[str, ...] = tuple(stage.name for stage in STAGES if stage.uses
 BY_NAME: dict[str, Stage[Any]] = {stage.name: stage for stage in STAGES}
 
 
+def every_stage() -> tuple[Stage[Any], ...]:
+    """Every stage in run order, those added with :func:`register` since import included (what a stage that
+    walks the others, publish, gets in :attr:`~skadapt.stage.StageContext.stages`)."""
+    return STAGES
+
+
 def register(stage: Stage[Any], *, before: str | None = None) -> None:
     """Add a stage from outside this list (a plugin, a test) to :data:`STAGES` and the names derived from it.
 

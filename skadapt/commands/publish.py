@@ -33,9 +33,9 @@ def command(
     from skadapt.api import publish_model
     from skadapt.publish.model import UPLOAD_DIR, planned_repositories
     from skadapt.publish.target import find_target
-    from skadapt.stages import BY_NAME
+    from skadapt.stages import every_stage
 
-    target = find_target(path, config.repo_id, stages=tuple(BY_NAME.values()))
+    target = find_target(path, config.repo_id, stages=every_stage())
     if out_dir is None:
         out_dir = target.run_dir / "publish" if target.kind == "run" else path.parent / f"{path.name}-publish"
     console.print(f"publish {target.kind} {path}: model {target.model_dir} -> {config.repo_id}")

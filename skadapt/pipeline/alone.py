@@ -21,7 +21,7 @@ from skadapt.pipeline.keys import alone_key
 from skadapt.pipeline.launch import other_ranks_done, take_part
 from skadapt.pipeline.run import StageRunner
 from skadapt.stage import Launch, RunFacts, StageContext
-from skadapt.stages import BY_NAME
+from skadapt.stages import BY_NAME, every_stage
 
 
 def alone_work_dir(
@@ -70,9 +70,8 @@ def run_alone(
     work_dir.mkdir(parents=True, exist_ok=True)
 
     def context(target: Path) -> StageContext[Any]:
-        every = tuple(BY_NAME.values())  # the stage list in run order, with any registered since import
         return StageContext(
-            stage, config, facts, dict(models), target, work_dir, launch, out_dir, stages=every
+            stage, config, facts, dict(models), target, work_dir, launch, out_dir, stages=every_stage()
         )
 
     if not launch.is_main:

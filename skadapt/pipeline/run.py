@@ -24,7 +24,7 @@ from skadapt.results import StageManifest, StageReport, StageResult
 from skadapt.sources import reading
 from skadapt.sources.commits import model_at_commit
 from skadapt.stage import Launch, RunFacts, StageContext
-from skadapt.stages import BY_NAME
+from skadapt.stages import BY_NAME, every_stage
 
 log = logging.getLogger("skadapt")
 
@@ -74,9 +74,8 @@ def _context(
     work_dir: Path,
     launch: Launch,
 ) -> StageContext[Any]:
-    every = tuple(BY_NAME.values())  # the stage list in run order, with any registered since import
     return StageContext(
-        stage, getattr(recipe, stage), facts, dict(models), out_dir, work_dir, launch, stages=every
+        stage, getattr(recipe, stage), facts, dict(models), out_dir, work_dir, launch, stages=every_stage()
     )
 
 
