@@ -56,7 +56,8 @@ class _ForkServer:
     """
 
     def __init__(self) -> None:
-        self.control, theirs = socket.socketpair()
+        # SOCK_SEQPACKET: each request is one message, read whole by the server's recv_fds
+        self.control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.stderr: IO[str] = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115 (closed by close)
         command = [sys.executable, "-m", "skadapt.export.speed", str(theirs.fileno())]
         self.process = subprocess.Popen(
@@ -73,7 +74,7 @@ class _ForkServer:
         """
         ours, theirs = socket.socketpair()
         try:
-            socket.send_fds(self.control, [json.dumps(settings).encode() + b"\n"], [theirs.fileno()])
+            socket.send_fds(self.control, [json.dumps(settings).encode()], [theirs.fileno()])
         except OSError:
             ours.close()
             raise self.failure() from None
