@@ -13,7 +13,7 @@ import pytest
 from skadapt.tasks.suite import TASK_TYPES, load_suite, suite_texts
 
 DEMO = Path(__file__).parent.parent / "data" / "demo_sk"
-TRAIN_FILES = ["nli", "nli_dev", "sts", "sts_dev", "qa", "qa_dev", "faq", "parallel", "bitext_dev"]
+TRAIN_FILES = ["nli", "nli_dev", "sts", "sts_dev", "qa", "qa_dev", "faq", "parallel", "bitext_dev", "cls_dev"]
 SHINGLE = 6  # words: a 6-word sequence in both sides would point at copied text or a shared template
 
 
@@ -26,8 +26,8 @@ def _training_texts() -> list[str]:
         value
         for name in TRAIN_FILES
         for row in _rows(DEMO / "train" / f"{name}.jsonl")
-        for value in row.values()
-        if isinstance(value, str)
+        for column, value in row.items()
+        if isinstance(value, str) and column != "label"  # a class name is not a text (the suite has the same)
     ]
 
 
@@ -102,6 +102,16 @@ def test_faq_set_is_well_formed_and_its_own() -> None:
         if isinstance(v, str)
     }
     assert not others & {_key(v) for r in rows for v in r.values()}
+
+
+def test_classification_dev_set_is_well_formed() -> None:
+    """The hand-written sentiment dev set (social posts, comments, messages; not reviews): 240 rows, three
+    labels x 80, no text twice."""
+    rows = _rows(DEMO / "train" / "cls_dev.jsonl")
+    assert len(rows) == 240 and all(set(r) == {"text", "label"} for r in rows)
+    assert Counter(r["label"] for r in rows) == {"pozitívny": 80, "negatívny": 80, "neutrálny": 80}
+    assert all(r["text"].strip() for r in rows)
+    assert len({_key(r["text"]) for r in rows}) == len(rows)
 
 
 def test_evaluation_labels_are_balanced() -> None:
