@@ -13,7 +13,19 @@ import pytest
 from skadapt.tasks.suite import TASK_TYPES, load_suite, suite_texts
 
 DEMO = Path(__file__).parent.parent / "data" / "demo_sk"
-TRAIN_FILES = ["nli", "nli_dev", "sts", "sts_dev", "qa", "qa_dev", "faq", "parallel", "bitext_dev", "cls_dev"]
+TRAIN_FILES = [
+    "nli",
+    "nli_dev",
+    "sts",
+    "sts_dev",
+    "qa",
+    "qa_dev",
+    "faq",
+    "parallel",
+    "bitext_dev",
+    "cls_dev",
+    "clusters_dev",
+]
 SHINGLE = 6  # words: a 6-word sequence in both sides would point at copied text or a shared template
 
 
@@ -111,6 +123,19 @@ def test_classification_dev_set_is_well_formed() -> None:
     assert len(rows) == 240 and all(set(r) == {"text", "label"} for r in rows)
     assert Counter(r["label"] for r in rows) == {"pozitívny": 80, "negatívny": 80, "neutrálny": 80}
     assert all(r["text"].strip() for r in rows)
+    assert len({_key(r["text"]) for r in rows}) == len(rows)
+
+
+def test_clustering_dev_set_is_well_formed() -> None:
+    """The hand-written clustering dev set: 240 rows, 12 topics x 20 texts, none of them a topic of the
+    suite's clustering task, no text twice."""
+    rows = _rows(DEMO / "train" / "clusters_dev.jsonl")
+    assert len(rows) == 240 and all(set(r) == {"text", "label"} for r in rows)
+    assert all(r["text"].strip() and r["label"].strip() for r in rows)
+    counts = Counter(r["label"] for r in rows)
+    assert len(counts) == 12 and set(counts.values()) == {20}, counts
+    suite_labels = {r["label"] for r in _rows(DEMO / "suite" / "clusters.jsonl")}
+    assert not set(counts) & suite_labels, set(counts) & suite_labels
     assert len({_key(r["text"]) for r in rows}) == len(rows)
 
 
