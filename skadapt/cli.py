@@ -264,6 +264,16 @@ def _contamination_preview(loaded: Recipe) -> None:
             by_task = ", ".join(f"{task} {n}" for task, n in found["by_task"].items()) or "-"
             dev.add_row(name, str(found["rows"]), str(found["dropped"]), by_task)
         out.print(dev)
+        for name, found in preview["dev"].items():  # a retrieval set's distractor passages
+            corpus = found.get("corpus")
+            if corpus and corpus["dropped"]:
+                by_task = ", ".join(f"{task} {n}" for task, n in corpus["by_task"].items())
+                out.print(
+                    f"dev set {name}: {corpus['dropped']} of {corpus['rows']} distractor passages are "
+                    f"evaluation test texts and will be dropped ({by_task})",
+                    markup=False,
+                    soft_wrap=True,
+                )
     for name, found in preview["dev_training"].items():  # plain lines: for logs and copying
         out.print(f"dev set {name}: {overlap_line(found)}", markup=False, soft_wrap=True)
         if found["action"] == "drop" and found["checked"] and found["overlapping"] == found["checked"]:

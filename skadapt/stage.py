@@ -308,19 +308,25 @@ def judge_inputs(field: str, judge: JudgeConfig | None) -> list[Input]:
 
 
 def dev_inputs(field: str, dev: DevSets | None) -> list[Input]:
-    """The dev sets of a section's ``dev`` field, each read as its builder reads its first row."""
+    """The dev sets of a section's ``dev`` field, each read as its builder reads its first row (and a
+    retrieval set's distractor corpus as every corpus field is checked)."""
     from skadapt.tasks.probe import probe_dev
 
-    return [
-        Input(
-            f"{field}.sets.{index} {entry.kind}",
-            entry.source,
-            "opens, columns, labels",
-            partial(probe_dev, entry),
-            source=True,
+    inputs = []
+    for index, entry in enumerate(dev.sets if dev is not None else []):
+        checked = "opens, columns, labels"
+        inputs.append(
+            Input(
+                f"{field}.sets.{index} {entry.kind}",
+                entry.source,
+                checked,
+                partial(probe_dev, entry),
+                source=True,
+            )
         )
-        for index, entry in enumerate(dev.sets if dev is not None else [])
-    ]
+        if entry.corpus is not None:
+            inputs.append(corpus_input(f"{field}.sets.{index}.corpus", entry.corpus))
+    return inputs
 
 
 def task_inputs(field: str, specs: list[str], language: str) -> list[Input]:

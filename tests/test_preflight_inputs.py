@@ -66,12 +66,30 @@ EXAMPLES: dict[str, dict[str, Any]] = {
         ],
         "anchor": {"corpus": _missing("finetune.anchor.corpus.source")},
         "gist": {"guide": _missing("finetune.gist.guide")},
-        "dev": {"sets": [{"kind": "sts", "source": _missing("finetune.dev.sets.source")}]},
+        "dev": {
+            "sets": [
+                {"kind": "sts", "source": _missing("finetune.dev.sets.source")},
+                {
+                    "kind": "retrieval",
+                    "source": "qa.jsonl",
+                    "corpus": _missing("finetune.dev.sets.corpus.source"),
+                },
+            ]
+        },
     },
     "renorm": {
         "corpus": _missing("renorm.corpus.source"),
         "select": "dev",
-        "dev": {"sets": [{"kind": "sts", "source": _missing("renorm.dev.sets.source")}]},
+        "dev": {
+            "sets": [
+                {"kind": "sts", "source": _missing("renorm.dev.sets.source")},
+                {
+                    "kind": "retrieval",
+                    "source": "qa.jsonl",
+                    "corpus": _missing("renorm.dev.sets.corpus.source"),
+                },
+            ]
+        },
     },
     "export": {
         "tiers": ["onnx"],

@@ -7,21 +7,46 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from skadapt.config import Fraction, Section
+from skadapt.sources.config import CorpusSource
 
 
 class DevSetConfig(Section):
-    """One dev set: ``sts`` (sentence1, sentence2, score), ``retrieval`` (query, positive), ``triplets``
-    (anchor, positive, negative), ``nli`` (premise, hypothesis, label: grouped into triplets on the
-    premise), ``rte`` (premise, hypothesis, label: entailment vs the rest) or ``bitext`` (sentence1,
-    sentence2: a sentence and its translation, scored as mteb's BitextMining F1)."""
+    """One dev set: ``sts`` (sentence1, sentence2, score), ``retrieval`` (query, positive; optionally a
+    ``corpus`` of distractor passages), ``triplets`` (anchor, positive, negative), ``nli`` (premise,
+    hypothesis, label: grouped into triplets on the premise), ``rte`` (premise, hypothesis, label:
+    entailment vs the rest), ``bitext`` (sentence1, sentence2: a sentence and its translation, scored as
+    mteb's BitextMining F1), ``clustering`` (text, label: mteb's clustering V-measure of k-means with a
+    cluster per label) or ``classification`` (text, label: accuracy of mteb's logistic regression,
+    cross-validated over the set)."""
 
-    kind: Literal["sts", "retrieval", "triplets", "nli", "rte", "bitext"]
+    kind: Literal["sts", "retrieval", "triplets", "nli", "rte", "bitext", "clustering", "classification"]
     source: str
     columns: dict[str, str] = Field(default_factory=dict)
     score_range: tuple[float, float] = (0.0, 5.0)
     label_map: dict[str, str] = Field(
-        default_factory=dict, description="nli/rte: source label -> entailment/neutral/contradiction/..."
+        default_factory=dict,
+        description="nli/rte: source label -> entailment/neutral/contradiction/...; clustering/"
+        "classification: source label -> the label it counts as (two mapped alike are merged)",
     )
+    corpus: CorpusSource | None = Field(
+        None,
+        description="retrieval only: distractor passages no query is relevant to (same-topic text), added "
+        "to the corpus the queries are ranked over; evaluation test texts among them are dropped and counted",
+    )
+    seed: int = Field(
+        42,
+        description="clustering: seed of the k-means runs and of their draws; classification: of the "
+        "cross-validation folds and the classifier (mteb's task seed by default)",
+    )
+
+    @model_validator(mode="after")
+    def _corpus_is_retrieval_only(self) -> DevSetConfig:
+        if self.corpus is not None and self.kind != "retrieval":
+            raise ValueError(
+                f"corpus (distractor passages) belongs to a retrieval dev set; dev set {self.source} is of "
+                f"kind {self.kind}: remove corpus, or make it a retrieval set"
+            )
+        return self
 
 
 DEV_SET_FIELDS = tuple(DevSetConfig.model_fields)

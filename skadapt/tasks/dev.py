@@ -3,7 +3,11 @@
 - ``kind: sts`` - rows with sentence1, sentence2, score (on ``score_range``) -> EmbeddingSimilarityEvaluator,
   selected on Spearman of cosine similarities; both sentences get the model's query prompt.
 - ``kind: retrieval`` - rows with query, positive -> InformationRetrievalEvaluator over the corpus of all
-  positives, selected on nDCG@10; queries get the query prompt, passages the document prompt.
+  positives, selected on nDCG@10; queries get the query prompt, passages the document prompt. An optional
+  ``corpus`` (``{source, columns}``, as a stage's corpus) adds distractor passages no query is relevant to
+  (same-topic text: a corpus of only the positives is easier than a real one); a distractor that is an
+  evaluation test text, a positive of the set (folded) or a repeat is dropped and counted in the set's
+  report (``corpus``).
 - ``kind: triplets`` - rows with anchor, positive, negative (NLI-style) -> TripletEvaluator, selected on
   cosine accuracy; the query prompt on all three.
 - ``kind: nli`` - rows with premise, hypothesis, label (as training's ``nli`` reads them): grouped on the
@@ -16,8 +20,16 @@
   two sides) -> nearest-neighbour matching of every sentence1 among all sentence2, selected on mteb's
   BitextMining F1 (:mod:`skadapt.tasks.bitext_dev`); query prompt on both. What the dims tiers' basis
   and renorm's projections need to see cross-lingual quality.
+- ``kind: clustering`` - rows with text, label -> mteb's clustering score: the mean V-measure of its
+  k-means experiments with a cluster per label (:mod:`skadapt.tasks.cluster_dev`); query prompt. Needs 2
+  labels at least.
+- ``kind: classification`` - rows with text, label -> the accuracy of mteb's logistic regression,
+  cross-validated over the set in 5 stratified folds (:mod:`skadapt.tasks.class_dev`); query prompt. Needs
+  2 labels at least, each with 5 texts at least. These two see what pulling a fine-tuned model back towards
+  its base (WiSE-FT, renormalization) costs most.
 
-Labels are read through the set's ``label_map``, then the source's ClassLabel names, then as written.
+Labels are read through the set's ``label_map``, then the source's ClassLabel names, then as written
+(clustering and classification: any label, ``label_map`` merging labels).
 
 **Evaluation test texts never choose.** With the evaluation tasks' test texts given (``test_texts``), every
 dev row any of whose texts is one of them (exactly or folded, as the contamination check compares) is
@@ -38,13 +50,14 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from skadapt.prompts import role_prompt
 from skadapt.sources import column_text, column_value
-from skadapt.tasks.contamination import EXAMPLES, overlapping_rows
+from skadapt.sources.columns import is_blank
+from skadapt.tasks.contamination import EXAMPLES, folded_words, overlapping_rows
 from skadapt.tasks.rows import RowSource, TrainingDataError, label_key, open_rows
 
 if TYPE_CHECKING:
@@ -63,11 +76,15 @@ class DevSet:
     Attributes:
         evaluator: The sentence-transformers evaluator (named ``dev``).
         metric: Key of the main score in the evaluator's results, e.g. ``dev_spearman_cosine``.
-        size: Examples scored: pairs (sts, rte, bitext), queries (retrieval) or triplets (triplets, nli).
+        size: Examples scored: pairs (sts, rte, bitext), queries (retrieval), triplets (triplets, nli) or
+            texts (clustering, classification).
         report: Per set: name, kind, source, rows read, examples, rows dropped by reason, the rows
             dropped because a text is an evaluation test text (``contamination``: rows, by task) and the
             examples sharing a text with the training data (``training_overlap``: action, checked,
-            overlapping, by dataset and role, examples; None when no training texts were given).
+            overlapping, by dataset and role, examples; None when no training texts were given); a
+            retrieval set with a distractor ``corpus`` also its account (source, read, used, dropped as
+            repeats, as positives and as evaluation test texts); clustering and classification the
+            texts per label (``labels``).
     """
 
     evaluator: Any
@@ -83,11 +100,18 @@ ROLES = {
     "nli": ("premise", "hypothesis", "label"),
     "rte": ("premise", "hypothesis", "label"),
     "bitext": ("sentence1", "sentence2"),
+    "clustering": ("text", "label"),
+    "classification": ("text", "label"),
 }
 """Dev set kind -> the roles (default column names) its rows need."""
 NLI_LABELS = ("entailment", "neutral", "contradiction")
 RTE_LABELS = ("entailment", "not_entailment", "neutral", "contradiction")
 LABELS = {"nli": NLI_LABELS, "rte": RTE_LABELS}
+"""Kinds whose labels are a fixed set of names."""
+CLASS_KINDS = ("clustering", "classification")
+"""Kinds whose labels are the set's own (any label; a text per row)."""
+MIN_PER_LABEL = {"classification": 5}
+"""Texts a label needs at least (classification: one per cross-validation fold)."""
 TEXTS = {
     "sts": ("sentence1", "sentence2"),
     "retrieval": ("query", "positive"),
@@ -95,15 +119,24 @@ TEXTS = {
     "nli": ("anchor", "positive", "negative"),
     "rte": ("premise", "hypothesis"),
     "bitext": ("sentence1", "sentence2"),
+    "clustering": ("text",),
+    "classification": ("text",),
 }
 """Dev set kind -> the text fields of its examples (what the contamination drop compares)."""
 TEXT_ROLES = {
     kind: tuple(role for role in roles if role not in ("score", "label")) for kind, roles in ROLES.items()
 }
 """Dev set kind -> the roles of its rows that hold texts."""
-ENCODED_ONCE = {"retrieval": ("positive",), "rte": ("premise", "hypothesis"), "nli": ("premise",)}
+ENCODED_ONCE = {
+    "retrieval": ("positive",),
+    "rte": ("premise", "hypothesis"),
+    "nli": ("premise",),
+    "clustering": ("text",),
+    "classification": ("text",),
+}
 """Roles whose distinct texts the evaluator encodes once (the retrieval corpus; the binary classification
-evaluator's sentences; a premise heads one triplet); the other roles are encoded once per example."""
+evaluator's sentences; a premise heads one triplet; the clustering and classification texts); the other
+roles are encoded once per example."""
 
 
 def _column(config: DevSetConfig, role: str) -> str:
@@ -129,9 +162,28 @@ def _label(config: DevSetConfig, raw: Any, names: list[str] | None, where: str) 
     return label_key(name)
 
 
+def _class_label(config: DevSetConfig, raw: Any, names: list[str] | None, where: str) -> str:
+    """A clustering/classification label as text: through ``label_map`` (keyed by the value as written, or
+    by its ClassLabel name), the ClassLabel names, or as written."""
+    if not isinstance(raw, str | int | float) or is_blank(raw):
+        raise TrainingDataError(
+            f"dev set {config.source}: {where}: label {raw!r} is no label; a label is a text or a number"
+        )
+    if isinstance(raw, float) and raw.is_integer():
+        raw = int(raw)
+    key = str(raw).strip()
+    if key in config.label_map:
+        return config.label_map[key]
+    if names is not None and isinstance(raw, int) and not isinstance(raw, bool) and 0 <= raw < len(names):
+        return config.label_map.get(names[raw], names[raw])
+    return key
+
+
 def check_first_row(config: DevSetConfig) -> str:
     """Open a dev set and check its first row has every column its kind needs, and (nli/rte) that every
-    ClassLabel name of its label column is a known label (the preflight check).
+    ClassLabel name of its label column is a known label (clustering/classification: that its first label
+    is one) - the preflight check. A retrieval set's distractor corpus is checked apart, as every corpus
+    field is (:func:`skadapt.stage.corpus_input`).
 
     Returns:
         What was found, e.g. ``"columns text1, text2, label; labels entailment, not_entailment"``.
@@ -150,6 +202,10 @@ def check_first_row(config: DevSetConfig) -> str:
             "map them with columns"
         )
     found = f"columns {', '.join(_column(config, role) for role in ROLES[config.kind])}"
+    if config.kind in CLASS_KINDS:
+        names = source.label_names.get(_column(config, "label"))
+        _class_label(config, row[_column(config, "label")], names, str(where))
+        return f"{found}; labels {', '.join(names)}" if names else f"{found}; labels written as values"
     if config.kind not in LABELS:
         return found
     column = _column(config, "label")
@@ -170,10 +226,12 @@ def text_columns(config: DevSetConfig) -> list[str]:
 def encoded_texts(config: DevSetConfig) -> list[str]:
     """The texts a dev set's evaluator encodes, read from its rows (what a plan counts): each row's
     :data:`TEXT_ROLES` (columns mapped), those of :data:`ENCODED_ONCE` once per distinct text; a cell that
-    is not text is skipped (building the set checks them).
+    is not text is skipped (building the set checks them). A retrieval set's distractor passages follow,
+    each distinct one not already a positive.
 
     Raises:
         TrainingDataError: The source cannot be opened or read.
+        SourceError: The distractor corpus cannot be read.
     """
     once = ENCODED_ONCE.get(config.kind, ())
     seen: set[str] = set()
@@ -187,7 +245,20 @@ def encoded_texts(config: DevSetConfig) -> list[str]:
             if role in once:
                 seen.add(value)
             texts.append(value)
+    if config.corpus is not None:
+        for text in _corpus_passages(config):
+            if text not in seen:
+                seen.add(text)
+                texts.append(text)
     return texts
+
+
+def _corpus_passages(config: DevSetConfig) -> list[str]:
+    """The non-blank texts of a retrieval set's distractor corpus, as read."""
+    from skadapt.sources.config import corpus_texts
+
+    assert config.corpus is not None
+    return [text for text in corpus_texts(config.corpus) if text.strip()]
 
 
 def dev_keys(dev: DevSets, language: str) -> set[str]:
@@ -225,6 +296,18 @@ def _read(config: DevSetConfig) -> _Examples:
         raise TrainingDataError(f"dev set: {config.source} is empty (no rows)")
     if config.kind in LABELS:
         return _labelled(config, rows, source)
+    if config.kind in CLASS_KINDS:
+        names = source.label_names.get(_column(config, "label"))
+        items = [
+            {
+                "text": _value(row, _column(config, "text"), "text", where),
+                "label": _class_label(
+                    config, _value(row, _column(config, "label"), "label", where), names, where
+                ),
+            }
+            for where, row in rows
+        ]
+        return _Examples(items, len(rows), {})
     items = []
     for where, row in rows:
         item = {role: _value(row, _column(config, role), role, where) for role in ROLES[config.kind]}
@@ -292,12 +375,21 @@ def _overlap(
 
 def overlap_with_test_texts(config: DevSetConfig, test_texts: dict[str, list[str]]) -> dict[str, Any]:
     """What building the dev set will drop (the preflight's preview): ``{rows, dropped, by_task,
-    examples}``, ``rows`` counting its examples (nli: triplets).
+    examples}``, ``rows`` counting its examples (nli: triplets); with a distractor corpus also ``corpus``,
+    what is dropped of it for an evaluation test text (``{rows, dropped, by_task, examples}``, ``rows``
+    counting its distinct passages that are no positive).
 
     Raises:
         TrainingDataError: As building it.
     """
-    return _overlap(config, _read(config).items, test_texts)[1]
+    items = _read(config).items
+    found = _overlap(config, items, test_texts)[1]
+    if config.corpus is not None:
+        passages = _new_passages(_corpus_passages(config), [item["positive"] for item in items])[0]
+        found["corpus"] = overlapping_rows({"corpus": [(text,) for text in passages]}, test_texts)[1][
+            "corpus"
+        ]
+    return found
 
 
 def _drop_test_texts(
@@ -422,6 +514,98 @@ def _counts(counts: dict[str, int]) -> str:
     return ", ".join(f"{name} {n}" for name, n in counts.items())
 
 
+def _passage_key(text: str) -> str:
+    return folded_words(text) or text
+
+
+def _new_passages(passages: list[str], positives: list[str]) -> tuple[list[str], int, int]:
+    """The distractor ``passages`` that are neither a positive nor a repeat (compared folded), and how
+    many were each."""
+    taken = {_passage_key(text) for text in positives}
+    seen: set[str] = set()
+    kept, repeats, positive = [], 0, 0
+    for text in passages:
+        key = _passage_key(text)
+        if key in taken:
+            positive += 1
+        elif key in seen:
+            repeats += 1
+        else:
+            seen.add(key)
+            kept.append(text)
+    return kept, repeats, positive
+
+
+def _distractors(
+    config: DevSetConfig, name: str, positives: list[str], test_texts: dict[str, list[str]] | None
+) -> tuple[list[str], dict[str, Any]]:
+    """A retrieval set's distractor passages (:func:`_new_passages` of its corpus, less the evaluation test
+    texts) and their account for the set's report."""
+    assert config.corpus is not None
+    read = _corpus_passages(config)
+    passages, repeats, positive = _new_passages(read, positives)
+    contamination: dict[str, Any] = {"rows": 0, "by_task": {}, "examples": []}
+    if test_texts and passages:
+        keep, found = overlapping_rows({"corpus": [(text,) for text in passages]}, test_texts)
+        report = found["corpus"]
+        if report["dropped"]:
+            passages = [text for text, kept in zip(passages, keep["corpus"], strict=True) if kept]
+            by_task = ", ".join(f"{task} {n}" for task, n in report["by_task"].items())
+            log.warning(
+                "dev set %s (%s): %d of %d distractor passages of %s dropped, they are evaluation test "
+                "texts (%s)",
+                name,
+                config.source,
+                report["dropped"],
+                report["rows"],
+                config.corpus.source,
+                by_task,
+            )
+        contamination = {
+            "rows": report["dropped"],
+            "by_task": report["by_task"],
+            "examples": report["examples"],
+        }
+    account = {
+        "source": config.corpus.source,
+        "columns": list(config.corpus.columns),
+        "read": len(read),
+        "passages": len(passages),
+        "repeats": repeats,
+        "positives": positive,
+        "contamination": contamination,
+    }
+    return passages, account
+
+
+def _label_counts(config: DevSetConfig, examples: _Examples) -> dict[str, int]:
+    """Texts per label of a clustering/classification set (after the drops), checked: 2 labels at least,
+    each with :data:`MIN_PER_LABEL` texts.
+
+    Raises:
+        TrainingDataError: Fewer labels or texts than the kind needs.
+    """
+    counts = Counter(item["label"] for item in examples.items)
+    left = len(examples.items)
+    after = f" (of the {left} left after the drops)" if left < examples.rows else ""
+    if len(counts) < 2:
+        merged = f" (label_map {config.label_map} maps the labels read)" if config.label_map else ""
+        raise TrainingDataError(
+            f"dev set {config.source}: every text{after} has the label {next(iter(counts))!r}{merged}; a "
+            f"{config.kind} dev set needs 2 labels at least: use rows of several labels"
+        )
+    least = MIN_PER_LABEL.get(config.kind, 1)
+    few = {label: n for label, n in sorted(counts.items()) if n < least}
+    if few:
+        raise TrainingDataError(
+            f"dev set {config.source}: {len(few)} label(s) with fewer than {least} texts{after} "
+            f"({_counts(dict(list(few.items())[:10]))}{', ...' if len(few) > 10 else ''}); classification is "
+            f"cross-validated in {least} stratified folds, so each label needs {least} texts: add texts, "
+            "merge rare labels into others with label_map, or leave their rows out"
+        )
+    return dict(sorted(counts.items()))
+
+
 def build_dev_sets(
     config: DevSets,
     batch_size: int = 32,
@@ -514,13 +698,6 @@ def _build_one(
     config: DevSetConfig, name: str, batch_size: int, prompts: dict[str, str], held_out: _HeldOut
 ) -> DevSet:
     """One dev set's evaluator, named ``name``."""
-    from sentence_transformers.sentence_transformer.evaluation import (
-        BinaryClassificationEvaluator,
-        EmbeddingSimilarityEvaluator,
-        InformationRetrievalEvaluator,
-    )
-
-    query, document = role_prompt(prompts, "query"), role_prompt(prompts, "document")
     examples = _read(config)
     if not examples.items:
         raise TrainingDataError(
@@ -540,6 +717,53 @@ def _build_one(
         "contamination": contamination,
         "training_overlap": training_overlap,
     }
+
+    if config.kind in CLASS_KINDS:
+        report["labels"] = _label_counts(config, examples)
+        return _texts_evaluator(config, name, items, report, batch_size, role_prompt(prompts, "query"))
+    return _pairs_evaluator(config, name, items, report, batch_size, prompts, held_out)
+
+
+def _texts_evaluator(
+    config: DevSetConfig,
+    name: str,
+    items: list[dict[str, Any]],
+    report: dict[str, Any],
+    batch_size: int,
+    query: str,
+) -> DevSet:
+    """The evaluator of a set of labelled texts (clustering, classification); the texts get ``query``."""
+    if config.kind == "clustering":
+        from skadapt.tasks.cluster_dev import cluster_evaluator
+
+        evaluator, metric = cluster_evaluator(), "v_measure"
+    else:
+        from skadapt.tasks.class_dev import class_evaluator
+
+        evaluator, metric = class_evaluator(), "accuracy"
+    texts = [query + item["text"] for item in items]
+    labels = [item["label"] for item in items]
+    built = evaluator(texts, labels, batch_size=batch_size, name=name, seed=config.seed)
+    return DevSet(built, f"{name}_{metric}", len(items), [report])
+
+
+def _pairs_evaluator(
+    config: DevSetConfig,
+    name: str,
+    items: list[dict[str, Any]],
+    report: dict[str, Any],
+    batch_size: int,
+    prompts: dict[str, str],
+    held_out: _HeldOut,
+) -> DevSet:
+    """The evaluator of a set of pairs, triplets or queries (every kind but clustering and classification)."""
+    from sentence_transformers.sentence_transformer.evaluation import (
+        BinaryClassificationEvaluator,
+        EmbeddingSimilarityEvaluator,
+        InformationRetrievalEvaluator,
+    )
+
+    query, document = role_prompt(prompts, "query"), role_prompt(prompts, "document")
 
     def column(role: str, prompt: str = "") -> list[str]:
         return [prompt + item[role] for item in items]
@@ -597,6 +821,9 @@ def _build_one(
         query_id = f"q{len(queries)}"
         queries[query_id] = item["query"]
         relevant[query_id] = {doc_id}
+    if config.corpus is not None:
+        passages, report["corpus"] = _distractors(config, name, list(passage_ids), held_out.test_texts)
+        corpus.update((f"x{index}", text) for index, text in enumerate(passages))
     evaluator = InformationRetrievalEvaluator(
         queries,
         corpus,

@@ -11,7 +11,17 @@ computed as its evaluator computes it on the full set:
 - rte (``BinaryClassificationEvaluator``): average precision of the cosines for entailment;
 - retrieval (``InformationRetrievalEvaluator``): mean nDCG@10 over the queries, the corpus ranked by cosine
   with ties broken by corpus id, as the evaluator breaks them;
-- bitext (:mod:`skadapt.tasks.bitext_dev`): mteb's BitextMining F1 of each sentence1's nearest sentence2.
+- bitext (:mod:`skadapt.tasks.bitext_dev`): mteb's BitextMining F1 of each sentence1's nearest sentence2;
+- clustering (:mod:`skadapt.tasks.cluster_dev`): mteb's V-measure, the mean over its k-means experiments;
+- classification (:mod:`skadapt.tasks.class_dev`): the cross-validated accuracy of mteb's classifier.
+
+What is kept per example: the cosine (sts, rte), 1/0 for a correct triplet, the query's nDCG@10, the index of
+the sentence2 each sentence1 is matched to (bitext), 1/0 for a correctly predicted text (classification: the
+prediction of the classifier fitted on the other folds, which a resample leaves as it is), and for
+clustering the cluster each text is given in each k-means experiment (a row per text, a column per
+experiment: V-measure is no mean over texts, but with the clusterings held fixed it can be recomputed on any
+resample of the texts; see :func:`skadapt.tasks.cluster_dev.replicate_v_measures`). A resample refits no
+k-means and no classifier: its spread is that of the examples scored, not of the fits.
 
 The per-example values also give a **paired bootstrap**: the examples of each set are resampled (the same
 resample for every candidate), each set's metric recomputed, and the candidates' mean over the sets
@@ -26,6 +36,8 @@ from typing import Any
 
 import numpy as np
 
+from skadapt.tasks.encode_once import encode_distinct
+
 Transform = Callable[[np.ndarray], np.ndarray]
 NDCG_AT = 10
 QUERY_CHUNK = 256
@@ -38,13 +50,17 @@ class EncodedSet:
 
     Attributes:
         name: The evaluator's name (``sts-0``, ...).
-        kind: ``sts``, ``triplets``, ``rte``, ``retrieval`` or ``bitext``.
+        kind: ``sts``, ``triplets``, ``rte``, ``retrieval``, ``bitext``, ``clustering`` or
+            ``classification``.
         metric: The key of the main score in the evaluator's results.
         embeddings: Role -> embeddings: ``first``/``second`` (sts, rte, bitext pairs),
-            ``anchor``/``positive``/``negative`` (triplets), ``query``/``corpus`` (retrieval).
-        gold: Gold scores (sts) or labels (rte).
+            ``anchor``/``positive``/``negative`` (triplets), ``query``/``corpus`` (retrieval), ``text``
+            (clustering, classification).
+        gold: Gold scores (sts) or labels (rte; clustering and classification: label codes).
         relevant: Retrieval: per query, the indices of its relevant corpus texts.
         tie_rank: Retrieval: each corpus text's place in the order of corpus ids (the evaluator's tie-break).
+        draws: Clustering: the k-means experiments' draws (rows of text indices).
+        seed: Clustering and classification: the seed of the k-means or of the folds and the classifier.
     """
 
     name: str
@@ -54,23 +70,14 @@ class EncodedSet:
     gold: np.ndarray | None = None
     relevant: list[np.ndarray] | None = None
     tie_rank: np.ndarray | None = None
+    draws: np.ndarray | None = None
+    seed: int = 42
 
     @property
     def size(self) -> int:
-        """Examples scored: pairs, triplets or queries."""
+        """Examples scored: pairs, triplets, queries or texts."""
         first = next(iter(self.embeddings.values()))
         return len(first)
-
-
-def _encode(fn: Callable[..., Any], texts: list[str], batch_size: int, **kwargs: Any) -> np.ndarray:
-    """``fn`` (a model's encode method) on the distinct ``texts`` once, rows in the order of ``texts``."""
-    unique = list(dict.fromkeys(texts))
-    vectors = np.asarray(
-        fn(unique, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False, **kwargs),
-        dtype=np.float32,
-    )
-    where = {text: i for i, text in enumerate(unique)}
-    return vectors[[where[text] for text in texts]]
 
 
 def encode_dev_set(model: Any, dev_set: Any, batch_size: int = 32) -> EncodedSet:
@@ -87,19 +94,30 @@ def encode_dev_set(model: Any, dev_set: Any, batch_size: int = 32) -> EncodedSet
     )
 
     from skadapt.tasks.bitext_dev import bitext_evaluator
+    from skadapt.tasks.class_dev import class_evaluator
+    from skadapt.tasks.cluster_dev import cluster_evaluator
 
     ev = dev_set.evaluator
     name, metric = ev.name, dev_set.metric
+    for kind, evaluator in (("clustering", cluster_evaluator()), ("classification", class_evaluator())):
+        if isinstance(ev, evaluator):
+            embeddings = {"text": encode_distinct(model.encode, ev.texts, batch_size)}  # prompt in the texts
+            draws = getattr(ev, "draws", None)
+            return EncodedSet(name, kind, metric, embeddings, gold=ev.labels, draws=draws, seed=ev.seed)
     if isinstance(ev, bitext_evaluator()):
-        first, second = (_encode(model.encode, list(s), batch_size) for s in (ev.sentences1, ev.sentences2))
+        first, second = (
+            encode_distinct(model.encode, list(s), batch_size) for s in (ev.sentences1, ev.sentences2)
+        )
         return EncodedSet(name, "bitext", metric, {"first": first, "second": second})
     if isinstance(ev, EmbeddingSimilarityEvaluator):
-        first, second = (_encode(model.encode, list(s), batch_size) for s in (ev.sentences1, ev.sentences2))
+        first, second = (
+            encode_distinct(model.encode, list(s), batch_size) for s in (ev.sentences1, ev.sentences2)
+        )
         gold = np.asarray(ev.scores, dtype=np.float64)
         return EncodedSet(name, "sts", metric, {"first": first, "second": second}, gold=gold)
     if isinstance(ev, TripletEvaluator):
         embeddings = {
-            role: _encode(
+            role: encode_distinct(
                 model.encode, list(texts), batch_size
             )  # symmetric: the query prompt is in the texts
             for role, texts in (
@@ -110,19 +128,19 @@ def encode_dev_set(model: Any, dev_set: Any, batch_size: int = 32) -> EncodedSet
         }
         return EncodedSet(name, "triplets", metric, embeddings)
     if isinstance(ev, BinaryClassificationEvaluator):
-        both = _encode(model.encode, [*ev.sentences1, *ev.sentences2], batch_size)
+        both = encode_distinct(model.encode, [*ev.sentences1, *ev.sentences2], batch_size)
         count = len(ev.sentences1)
         gold = np.asarray(ev.labels, dtype=np.int64)
         return EncodedSet(name, "rte", metric, {"first": both[:count], "second": both[count:]}, gold=gold)
     if isinstance(ev, InformationRetrievalEvaluator):
-        queries = _encode(
+        queries = encode_distinct(
             model.encode_query,
             list(ev.queries),
             batch_size,
             prompt_name=ev.query_prompt_name,
             prompt=ev.query_prompt,
         )
-        corpus = _encode(
+        corpus = encode_distinct(
             model.encode_document,
             list(ev.corpus),
             batch_size,
@@ -173,8 +191,21 @@ def _ndcg(queries: np.ndarray, corpus: np.ndarray, encoded: EncodedSet) -> np.nd
 def example_values(encoded: EncodedSet, transform: Transform | None = None) -> np.ndarray:
     """Per example, what the set's metric is made of after ``transform`` (None: the embeddings as they
     are): the cosine (sts, rte), 1/0 for a correct triplet, the query's nDCG@10 (retrieval), the index of
-    the sentence2 each sentence1 is matched to (bitext)."""
+    the sentence2 each sentence1 is matched to (bitext), 1/0 for a correctly predicted text
+    (classification), and (clustering) a row per text of its cluster in each k-means experiment."""
     mapped = {role: (e if transform is None else transform(e)) for role, e in encoded.embeddings.items()}
+    if encoded.kind == "clustering":
+        from skadapt.tasks.cluster_dev import assignments
+
+        assert encoded.gold is not None and encoded.draws is not None
+        return assignments(mapped["text"], int(encoded.gold.max()) + 1, encoded.draws, encoded.seed)
+    if encoded.kind == "classification":
+        from skadapt.tasks.class_dev import cross_validated
+
+        assert encoded.gold is not None
+        return (cross_validated(mapped["text"], encoded.gold, encoded.seed) == encoded.gold).astype(
+            np.float64
+        )
     if encoded.kind == "bitext":
         from skadapt.tasks.bitext_dev import nearest
 
@@ -202,6 +233,11 @@ def set_metric(encoded: EncodedSet, values: np.ndarray) -> float:
         from skadapt.tasks.bitext_dev import weighted_f1
 
         return float(weighted_f1(values))
+    if encoded.kind == "clustering":
+        from skadapt.tasks.cluster_dev import v_measures
+
+        assert encoded.gold is not None and encoded.draws is not None
+        return float(np.mean(v_measures(encoded.gold, values, encoded.draws)))
     return float(np.mean(values))
 
 
@@ -214,8 +250,13 @@ def _rank_rows(x: np.ndarray) -> np.ndarray:
 def replicate_metrics(encoded: EncodedSet, values: np.ndarray, indices: np.ndarray) -> np.ndarray:
     """The set's metric on each resample (a row of ``indices``); NaN where it is undefined (a constant
     resample, one class only)."""
-    if encoded.kind in ("triplets", "retrieval"):
+    if encoded.kind in ("triplets", "retrieval", "classification"):
         return values[indices].mean(axis=1)
+    if encoded.kind == "clustering":  # each experiment's draw of the resample, its clustering held fixed
+        from skadapt.tasks.cluster_dev import replicate_v_measures
+
+        assert encoded.gold is not None and encoded.draws is not None
+        return replicate_v_measures(encoded.gold, values, encoded.draws, indices)
     if encoded.kind == "bitext":  # the resampled pairs as drawn: gold labels and matches repeated
         from skadapt.tasks.bitext_dev import weighted_f1
 
