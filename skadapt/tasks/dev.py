@@ -68,12 +68,14 @@ class DevSet:
             dropped because a text is an evaluation test text (``contamination``: rows, by task) and the
             examples sharing a text with the training data (``training_overlap``: action, checked,
             overlapping, by dataset and role, examples; None when no training texts were given).
+        parts: The sets a combined evaluator runs in sequence (several dev sets; empty for one).
     """
 
     evaluator: Any
     metric: str
     size: int
     report: list[dict[str, Any]] = field(default_factory=list)
+    parts: list[DevSet] = field(default_factory=list)
 
 
 ROLES = {
@@ -160,6 +162,15 @@ def check_first_row(config: DevSetConfig) -> str:
     for index, name in enumerate(names):
         _label(config, config.label_map.get(str(index), name), None, f"ClassLabel {index} of {column!r}")
     return f"{found}; labels {', '.join(names)}"
+
+
+def count_examples(config: DevSetConfig) -> int:
+    """The examples a dev set's rows make (nli: triplets), before any drop (what a size estimate needs).
+
+    Raises:
+        TrainingDataError: As building it.
+    """
+    return len(_read(config).items)
 
 
 def text_columns(config: DevSetConfig) -> list[str]:
@@ -478,7 +489,7 @@ def build_dev_set(
         [part.evaluator for part in parts], main_score_function=lambda scores: sum(scores) / len(scores)
     )
     reports = [report for part in parts for report in part.report]
-    return DevSet(evaluator, "sequential_score", sum(part.size for part in parts), reports)
+    return DevSet(evaluator, "sequential_score", sum(part.size for part in parts), reports, parts)
 
 
 @dataclass(frozen=True)
