@@ -215,11 +215,11 @@ for arm, path in recipes.items():
     final = recipe.run_dir / ("renorm" if renorm.kept else "finetune")
     model = SentenceTransformer(str(final), device="cpu")
     results[arm] = {
-        "best_checkpoint": tuned.dev.get("best_checkpoint"),
-        "history": tuned.dev.get("history"),
-        "before": tuned.dev.get("before"),
-        "final": tuned.dev.get("final"),
-        "metric": tuned.dev.get("metric"),
+        "best_checkpoint": tuned.dev.best_checkpoint,
+        "history": tuned.dev.history,
+        "before": tuned.dev.before,
+        "final": tuned.dev.final,
+        "metric": tuned.dev.metric,
         "alpha": tuned.interpolation.chosen if tuned.interpolation else None,
         "alpha_scores": tuned.interpolation.scores if tuned.interpolation else None,
         "renorm": renorm.selection.as_json() if renorm.selection else None,

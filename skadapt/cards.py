@@ -1,6 +1,6 @@
 """Model-card helpers the stages share: Hub ids, the language of a corpus, Markdown numbers and tables, the
-training data's licenses (:class:`DataLicense`, restrictions flagged), and the one rendering of a trim
-report (``trim_report.json``).
+training data's licenses (:class:`DataLicense`, restrictions flagged), the dev sets' power
+(:func:`power_table`), and the one rendering of a trim report (``trim_report.json``).
 
 Stages never import each other; what they say about one another's reports is rendered here, once, so the
 trimmed model's own card (``skadapt.trim.card``) and the published card (``skadapt.publish``) word the trim
@@ -12,9 +12,12 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from skadapt.sources import SourceError, parse_source
+
+if TYPE_CHECKING:
+    from skadapt.results.dev import DevSetPower
 
 TRIM_HEADING = "## Vocabulary trimming"
 
@@ -103,6 +106,28 @@ def table(header: list[str], rows: list[list[str]], align: list[str] | None = No
         "|" + "|".join(align) + "|",
         *("| " + " | ".join(row) + " |" for row in rows),
     ]
+
+
+def _power_flag(entry: DevSetPower) -> str:
+    if entry.score is None:
+        return "not computed"
+    flags = ["saturated"] if entry.saturated else []
+    if entry.below_chance:
+        flags.append(f"below chance ({number(entry.chance, 3)})")
+    if entry.saturated_for_all:
+        flags.append("at the top for every candidate")
+    return ", ".join(flags) or "ok"
+
+
+def power_table(power: list[DevSetPower], score: str) -> list[str]:
+    """The dev sets' power (:mod:`skadapt.tasks.dev_power`) as a table: dev set, kind, size, ``score``
+    (the column naming the model measured), the smallest difference it detects, its flags."""
+    rows = [
+        [p.name, p.kind, number(p.size), number(p.score, 3), number(p.mde, 3), _power_flag(p)] for p in power
+    ]
+    return table(
+        ["dev set", "kind", "size", score, "detects ≥", "flag"], rows, ["---", "---", *["---:"] * 3, "---"]
+    )
 
 
 def corpus_fields(value: Any) -> dict[str, Any]:

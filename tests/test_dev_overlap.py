@@ -248,8 +248,8 @@ def test_the_run_reports_them_in_finetune_and_renorm_and_reads_the_training_data
         found = [entry["training_overlap"] for entry in sets]
         return [(r["action"], r["checked"], r["overlapping"], r["by_dataset"]) for r in found]
 
-    assert counts(tuned.dev["sets"]) == counts(chosen.selection.sets) == expected
-    assert tuned.dev["size"] == 5 + 6
+    assert counts(tuned.dev.sets) == counts(chosen.selection.sets) == expected
+    assert tuned.dev.size == 5 + 6
     manifest = json.loads((tmp_path / "run" / "finetune" / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["result"]["dev_overlap"]["dev-retrieval-0"].startswith("7 of 12 examples share a text")
     run_recipe(recipe, from_stage="renorm")  # fine-tuning is done: renormalization reads the sources

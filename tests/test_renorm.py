@@ -333,6 +333,7 @@ def test_dev_selection_scores_every_candidate_and_keeps_none_within_the_noise(
         "replicates",
         "basis",
         "sets",
+        "power",
     ]
     assert report["selection"]["metrics"] == {"sts-0": "sts-0_spearman_cosine"}
     keys = ["name", "scores", "mean", "dimension", "difference", "interval", "beats_none", "lower_bounds"]

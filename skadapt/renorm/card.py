@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from skadapt.cards import number, table
+from skadapt.cards import number, power_table, table
 from skadapt.results import RenormReport
 from skadapt.results.renorm import Selection
 from skadapt.stage import CardContext
@@ -51,7 +51,14 @@ def _selection_lines(selection: Selection | None) -> list[str]:
         )
     sentence = f"`{selection.choice}`: {selection.reason or 'the best mean dev score'}{level}"
     header = ["candidate", "dimension", *sets, "mean", "vs none (points)"]
-    return [sentence, "", *table(header, rows)]
+    power = []
+    if selection.power:
+        intro = (
+            'The dev sets, scored for the input model; "detects ≥" is the smallest difference each tells '
+            "apart with 80% power at alpha 0.05:"
+        )
+        power = ["", intro, "", *power_table(selection.power, "input score")]
+    return [sentence, "", *table(header, rows), *power]
 
 
 def _difference(difference: float | None, interval: list[float] | None) -> str:

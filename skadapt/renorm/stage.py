@@ -40,11 +40,12 @@ from skadapt.renorm.card import card_section
 from skadapt.renorm.config import RenormConfig, RenormError, projection_dims
 from skadapt.renorm.plan import plan_renorm
 from skadapt.results import RenormSummary
+from skadapt.results.dev import DevSetPower
 from skadapt.results.renorm import Candidate, RenormReport, Selection
 from skadapt.sources import corpus_texts
 from skadapt.stage import Input, RunFacts, Stage, StageContext, corpus_input, dev_inputs
 from skadapt.tasks.config import DevSets
-from skadapt.tasks.dev import dev_keys
+from skadapt.tasks.dev import DevSet, dev_keys
 from skadapt.tasks.dev_scores import EncodedSet
 from skadapt.tasks.heldout import TrainingTexts
 from skadapt.tasks.projection import BASIS_TEXTS, basis_of, basis_prompts, dense_module
@@ -272,6 +273,7 @@ def select_on_dev(
     encoded = [encode_dev_set(model, dev_set, batch_size) for dev_set in sets]
     maps, energy = candidate_maps(mu, dims or [], basis_embeddings)
     candidates, choice, reason = choose(encoded, maps, seed)
+    power = _power(encoded, sets, candidates, seed)
     recorded_basis = None if energy is None else {**(basis or {}), "energy_kept": energy}
     selection = Selection(
         metrics=metrics,
@@ -282,8 +284,30 @@ def select_on_dev(
         replicates=REPLICATES,
         basis=recorded_basis,
         sets=[r for dev_set in sets for r in dev_set.report],
+        power=power,
     )
     return selection, next(m for m in maps if m.name == choice)
+
+
+def _power(
+    encoded: list[EncodedSet], sets: list[DevSet], candidates: list[Candidate], seed: int
+) -> list[DevSetPower]:
+    """Each dev set's power for the input model (from the embeddings the candidates are scored on: no
+    encoding more) and ``saturated_for_all`` (every candidate at the metric's top on it); a warning per
+    flag."""
+    from skadapt.tasks.dev_power import at_top_everywhere, flag_lines, saturated_for_all_line, set_power
+
+    power = []
+    for one, dev_set in zip(encoded, sets, strict=True):
+        entry = set_power(one, dev_set.report[0]["kind"] if dev_set.report else None, seed=seed)
+        entry.saturated_for_all = at_top_everywhere(c.scores.get(one.name) for c in candidates)
+        power.append(entry)
+    for line in flag_lines(power, "the input model"):
+        log.warning("renorm: %s", line)
+    for entry in power:
+        if entry.saturated_for_all:
+            log.warning("renorm: %s", saturated_for_all_line(entry, f"all {len(candidates)} candidates"))
+    return power
 
 
 def _sample_embeddings(

@@ -9,7 +9,8 @@ Each stage's ``run`` returns its result (a :class:`StageResult`: its summary), w
 as the manifest's ``result`` and reads back through the same type.
 
 Modules (one per stage that writes a report): ``trim``, ``finetune``, ``renorm``, ``export``, ``evaluate``,
-``robustness``; ``summaries`` (the results of the other stages); ``manifest`` (what the pipeline records);
+``robustness``; ``dev`` (a dev set's power, which the finetune and renorm reports record); ``summaries``
+(the results of the other stages); ``manifest`` (what the pipeline records);
 ``base`` (:class:`StageReport`, :class:`StageResult`, :class:`ReportError`).
 """
 

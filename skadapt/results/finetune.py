@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import Field
 
 from skadapt.results.base import Part, StageReport, StageResult
+from skadapt.results.dev import DevSetPower
 
 
 class TrainedDataset(Part):
@@ -48,6 +49,30 @@ class Interpolation(Part):
     scores: list[dict[str, float]] = Field(default_factory=list)
 
 
+class DevSection(Part):
+    """The dev sets fine-tuning chose on (its other keys are kept as written).
+
+    Attributes:
+        metric: The key of the dev score the choices are made on.
+        size: Examples over all sets.
+        sets: Per set: name, kind, source, rows read, examples, drops and overlaps.
+        before: The evaluator's results for the starting model; ``final`` for the model kept.
+        history: ``[{step, score, seconds}]`` over training (several sets: with ``sets``, each one's score).
+        best_checkpoint: The checkpoint kept, if any.
+        power: Per set, its power for the starting model and ``saturated_for_all`` (at the top for the
+            starting model, every checkpoint scored and the final model).
+    """
+
+    metric: str
+    size: int
+    sets: list[dict[str, Any]] = Field(default_factory=list)
+    before: dict[str, float] = Field(default_factory=dict)
+    final: dict[str, float] = Field(default_factory=dict)
+    history: list[dict[str, Any]] = Field(default_factory=list)
+    best_checkpoint: str | None = None
+    power: list[DevSetPower] = Field(default_factory=list)
+
+
 class TrainingReport(StageReport):
     """What fine-tuning did (:func:`skadapt.train.stage.finetune` builds and writes it).
 
@@ -65,7 +90,8 @@ class TrainingReport(StageReport):
         time_s: Seconds of training and of the whole stage.
         train_metrics: The trainer's metrics (``train_loss``, ...).
         loss_curve: ``[{step, loss}]`` at most 50 points.
-        dev: The dev sets, their scores before/after and over training, the best checkpoint; None without.
+        dev: The dev sets, their scores before/after and over training, the best checkpoint and each set's
+            power; None without.
         interpolation: The interpolation chosen on the dev set, or None.
         contamination: The overlap check against the evaluation test texts.
         versions: Python and the libraries that shape the artifacts.
@@ -87,7 +113,7 @@ class TrainingReport(StageReport):
     time_s: dict[str, float] = Field(default_factory=dict)
     train_metrics: dict[str, Any]
     loss_curve: list[dict[str, Any]] = Field(default_factory=list)
-    dev: dict[str, Any] | None = None
+    dev: DevSection | None = None
     interpolation: Interpolation | None
     contamination: dict[str, Any] | None = None
     versions: dict[str, Any] = Field(default_factory=dict)

@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import Field
 
 from skadapt.results.base import Part, StageReport, StageResult
+from skadapt.results.dev import DevSetPower
 
 
 class Candidate(Part):
@@ -57,6 +58,8 @@ class Selection(Part):
             kept), or None without projection candidates.
         sets: Per dev set: name, kind, source, rows read, examples scored, rows dropped (by reason, and
             those holding an evaluation test text, by task).
+        power: Per dev set, its power for the input model (none), and ``saturated_for_all``: every
+            candidate at the metric's top on it.
     """
 
     metrics: dict[str, str]
@@ -67,6 +70,7 @@ class Selection(Part):
     replicates: int | None = None
     basis: dict[str, Any] | None = None
     sets: list[dict[str, Any]] = Field(default_factory=list)
+    power: list[DevSetPower] = Field(default_factory=list)
 
 
 class RenormReport(StageReport):

@@ -85,12 +85,14 @@ class DevSet:
             retrieval set with a distractor ``corpus`` also its account (source, read, used, dropped as
             repeats, as positives and as evaluation test texts); clustering and classification the
             texts per label (``labels``).
+        parts: The sets a combined evaluator runs in sequence (several dev sets; empty for one).
     """
 
     evaluator: Any
     metric: str
     size: int
     report: list[dict[str, Any]] = field(default_factory=list)
+    parts: list[DevSet] = field(default_factory=list)
 
 
 ROLES = {
@@ -216,6 +218,15 @@ def check_first_row(config: DevSetConfig) -> str:
     for index, name in enumerate(names):
         _label(config, config.label_map.get(str(index), name), None, f"ClassLabel {index} of {column!r}")
     return f"{found}; labels {', '.join(names)}"
+
+
+def count_examples(config: DevSetConfig) -> int:
+    """The examples a dev set's rows make (nli: triplets), before any drop (what a size estimate needs).
+
+    Raises:
+        TrainingDataError: As building it.
+    """
+    return len(_read(config).items)
 
 
 def text_columns(config: DevSetConfig) -> list[str]:
@@ -662,7 +673,7 @@ def build_dev_set(
         [part.evaluator for part in parts], main_score_function=lambda scores: sum(scores) / len(scores)
     )
     reports = [report for part in parts for report in part.report]
-    return DevSet(evaluator, "sequential_score", sum(part.size for part in parts), reports)
+    return DevSet(evaluator, "sequential_score", sum(part.size for part in parts), reports, parts)
 
 
 @dataclass(frozen=True)

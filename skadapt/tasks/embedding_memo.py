@@ -5,10 +5,14 @@ per-task bootstrap (:mod:`skadapt.evaluate.bootstrap`) needs the same embeddings
 tasks share texts. :func:`memoize` wraps one loaded ``SentenceTransformer``'s ``encode`` so that a text
 already encoded with the same prompt and options is served from memory: the embedding its first encode
 computed (encoding it again in another batch could differ in the last float bits, through padding).
+:func:`memoized` does it for one block: the fine-tuning stage's dev sets' power reads the starting model's
+dev embeddings its dev evaluator made, before training changes the model.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -69,6 +73,21 @@ class EncodeMemo:
 
             return torch.from_numpy(result)
         return result
+
+
+@contextmanager
+def memoized(model: Any) -> Iterator[Any]:
+    """``model`` with a memoized ``encode`` (:func:`memoize`) inside the block, and its own after it (one
+    memoized before keeps its memo): what one encoding serves twice, before the model changes."""
+    if hasattr(model, "encode_memo"):
+        yield model
+        return
+    memoize(model)
+    try:
+        yield model
+    finally:
+        del model.encode
+        del model.encode_memo
 
 
 def memoize(model: Any) -> Any:

@@ -35,11 +35,15 @@ def probe_excluded(specs: list[str], exclude: list[str], language: str) -> str:
 
 
 def probe_dev(entry: DevSetConfig) -> str:
-    """Read a dev set's first row as its builder reads it.
+    """Read a dev set's first row as its builder reads it, then count its examples: the smallest difference
+    between two models a set of its kind and size detects (:func:`skadapt.tasks.dev_power.size_line`).
 
     Raises:
-        SkadaptError: The source does not open, or its first row lacks a column or a label.
+        SkadaptError: The source does not open, its first row lacks a column or a label, or a later row
+            cannot be read as its builder reads it.
     """
-    from skadapt.tasks.dev import check_first_row
+    from skadapt.tasks.dev import check_first_row, count_examples
+    from skadapt.tasks.dev_power import size_line
 
-    return check_first_row(entry) + commit_note(entry.source)
+    found = check_first_row(entry)
+    return f"{found}; {size_line(entry.kind, count_examples(entry))}{commit_note(entry.source)}"

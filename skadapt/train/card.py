@@ -1,11 +1,11 @@
 """The ``finetune`` stage's section of the published model card: the training datasets (sizes, losses,
-licenses) and the hyperparameters."""
+licenses), the hyperparameters and the dev sets' power."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from skadapt.cards import UNKNOWN, DataLicense, number, table
+from skadapt.cards import UNKNOWN, DataLicense, number, power_table, table
 from skadapt.results import TrainingReport
 from skadapt.stage import CardContext
 
@@ -49,7 +49,20 @@ def training_section(
         rows.append([name, kind, f"`{source}`", number(examples), str(loss or "-"), license_text])
     lines += table(["dataset", "kind", "source", "examples", "loss", "license"], rows)
     lines += ["", *hyperparameters(report, config, non_default), ""]
-    return lines
+    return lines + dev_power_lines(report)
+
+
+def dev_power_lines(report: TrainingReport | None) -> list[str]:
+    """The dev sets the choices were made on, with their power for the starting model (none recorded: no
+    lines)."""
+    power = report.dev.power if report is not None and report.dev is not None else []
+    if not power:
+        return []
+    intro = (
+        "Dev sets the checkpoint (and any interpolation) was chosen on, scored for the starting model; "
+        '"detects ≥" is the smallest difference each tells apart with 80% power at alpha 0.05:'
+    )
+    return [intro, "", *power_table(power, "start score"), ""]
 
 
 def hyperparameters(

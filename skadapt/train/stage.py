@@ -20,6 +20,14 @@ from skadapt.results import FinetuneSummary, TrainingReport
 from skadapt.stage import RunFacts, Stage, StageContext
 from skadapt.tasks.contamination import judge_overlap, overlapping_rows
 from skadapt.tasks.dev import overlap_line
+from skadapt.tasks.dev_power import (
+    at_top_everywhere,
+    dev_power,
+    flag_lines,
+    saturated_for_all_line,
+    single_sets,
+)
+from skadapt.tasks.embedding_memo import memoized
 from skadapt.tasks.heldout import TrainingTexts
 from skadapt.tasks.rows import TrainingDataError
 from skadapt.tasks.selection import evaluation_texts, suite_files
@@ -40,6 +48,9 @@ from skadapt.train.trainer import copy_logs, save_model, train
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
     from transformers import TrainerCallback
+
+    from skadapt.results.dev import DevSetPower
+    from skadapt.tasks.dev import DevSet
 
 
 log = logging.getLogger(__name__)
@@ -161,7 +172,9 @@ def finetune(
     if config.dev is not None:  # sharing a training text are counted, and dropped unless kept
         dev = build_dev_set(config.dev, config.batch_size, prompts, test_texts, training)
     inference_length = loaded.max_seq_length  # the saved model keeps it: training length is not inference
-    dev_before = dev.evaluator(loaded) if dev is not None else {}
+    with memoized(loaded):  # the dev sets' power reads the embeddings the evaluator made: no encoding more
+        dev_before = dev.evaluator(loaded) if dev is not None else {}
+        power = _starting_power(loaded, dev, config.batch_size, run.seed, ctx.launch.is_main)
     if config.anchor is not None:
         datasets.append(_anchor_dataset(run, config, loaded))
     start = snapshot(loaded) if config.interpolation is not None else None
@@ -183,6 +196,8 @@ def finetune(
     if config.interpolation is not None and dev is not None and start is not None:
         interpolation = choose_interpolation(result.model, start, config.interpolation.grid, dev)
     dev_after = dev.evaluator(result.model) if dev is not None else {}
+    if dev is not None:
+        _mark_saturated_for_all(power, dev, [dev_before, dev_after], result.dev_history, ctx.launch.is_main)
     report = TrainingReport(
         model=artifacts.recorded_path(model, ctx.out_dir.parent),  # relative to the run, if inside it
         seed=run.seed,
@@ -207,6 +222,7 @@ def finetune(
             "final": _floats(dev_after),
             "history": result.dev_history,
             "best_checkpoint": result.best_checkpoint,
+            "power": power,
         },
         interpolation=interpolation,
         contamination=contamination,
@@ -243,6 +259,38 @@ def finetune(
             "dropped": {k: v["dropped"] for k, v in (contamination["dropped"] or {}).items()},
         },
     }
+
+
+def _starting_power(
+    model: SentenceTransformer, dev: DevSet | None, batch_size: int, seed: int, warn: bool
+) -> list[DevSetPower]:
+    """Each dev set's power for the starting model; with ``warn``, a warning per flag it raises."""
+    if dev is None:
+        return []
+    power = dev_power(model, single_sets(dev), batch_size, seed=seed)
+    for line in flag_lines(power, "the starting model") if warn else []:
+        log.warning("finetune: %s", line)
+    return power
+
+
+def _mark_saturated_for_all(
+    power: list[DevSetPower],
+    dev: DevSet,
+    results: list[dict[str, Any]],
+    history: list[dict[str, Any]],
+    warn: bool,
+) -> None:
+    """Set each set's ``saturated_for_all`` from every candidate scored on it: the evaluator's ``results``
+    (the starting and the final model) and the dev ``history`` (one set: its ``score``; several: its
+    ``sets``); with ``warn``, a warning per set at the top for all."""
+    single = not dev.parts
+    for entry, part in zip(power, single_sets(dev), strict=True):
+        scores = [found.get(part.metric) for found in results]
+        scores += [h.get("score") if single else h.get("sets", {}).get(entry.name) for h in history]
+        entry.saturated_for_all = at_top_everywhere(scores)
+        if entry.saturated_for_all and warn:
+            which = f"the starting model, the {len(history)} checkpoints scored and the final model"
+            log.warning("finetune: %s", saturated_for_all_line(entry, which))
 
 
 def _overlap_lines(sets: list[dict[str, Any]]) -> dict[str, str]:

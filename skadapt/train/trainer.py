@@ -54,7 +54,8 @@ class TrainingResult:
         planned_steps: Steps the run was planned for.
         resumed_from: The checkpoint directory name training resumed from, if any.
         loss_curve: ``[{step, loss, epoch}]`` logged training losses.
-        dev_history: ``[{step, score, seconds}]`` dev scores during training and how long each took.
+        dev_history: ``[{step, score, seconds}]`` dev scores during training and how long each took;
+            with several dev sets, ``sets`` holds each one's score (set name -> score).
         best_checkpoint: Name of the checkpoint selected by the dev metric, if any.
         metrics: Trainer metrics of this attempt (runtime, samples/s, ...).
         seconds: Wall time of this attempt's ``train()`` call.
@@ -66,7 +67,7 @@ class TrainingResult:
     planned_steps: int
     resumed_from: str | None
     loss_curve: list[dict[str, float]] = field(default_factory=list)
-    dev_history: list[dict[str, float]] = field(default_factory=list)
+    dev_history: list[dict[str, Any]] = field(default_factory=list)
     best_checkpoint: str | None = None
     metrics: dict[str, float] = field(default_factory=dict)
     seconds: float = 0.0
@@ -292,14 +293,17 @@ def train(
         for e in history
         if "loss" in e
     ]
-    dev_history = []
+    dev_history: list[dict[str, Any]] = []
     if dev is not None:
         key = f"eval_{dev.metric}"
-        dev_history = [
-            {"step": e["step"], "score": float(e[key]), "seconds": round(float(e.get("eval_runtime", 0)), 1)}
-            for e in history
-            if key in e
-        ]
+        parts = {part.evaluator.name: f"eval_{part.metric}" for part in dev.parts}
+        for e in history:
+            if key not in e:
+                continue
+            seconds = round(float(e.get("eval_runtime", 0)), 1)
+            dev_history.append({"step": e["step"], "score": float(e[key]), "seconds": seconds})
+            if parts:
+                dev_history[-1]["sets"] = {name: float(e[k]) for name, k in parts.items() if k in e}
     selected = args.load_best_model_at_end and state.best_model_checkpoint
     best = Path(state.best_model_checkpoint).name if selected else None
     return TrainingResult(
