@@ -85,12 +85,19 @@ class DevSet:
             retrieval set with a distractor ``corpus`` also its account (source, read, used, dropped as
             repeats, as positives and as evaluation test texts); clustering and classification the
             texts per label (``labels``).
+        parts: Several sets run in sequence: each one's own DevSet (empty for one set).
     """
 
     evaluator: Any
     metric: str
     size: int
     report: list[dict[str, Any]] = field(default_factory=list)
+    parts: list[DevSet] = field(default_factory=list)
+
+    @property
+    def sets(self) -> list[DevSet]:
+        """The dev sets it is made of, one evaluator each (itself, when it is one set)."""
+        return self.parts or [self]
 
 
 ROLES = {
@@ -662,7 +669,7 @@ def build_dev_set(
         [part.evaluator for part in parts], main_score_function=lambda scores: sum(scores) / len(scores)
     )
     reports = [report for part in parts for report in part.report]
-    return DevSet(evaluator, "sequential_score", sum(part.size for part in parts), reports)
+    return DevSet(evaluator, "sequential_score", sum(part.size for part in parts), reports, parts)
 
 
 @dataclass(frozen=True)
