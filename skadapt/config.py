@@ -47,8 +47,9 @@ def is_tier(name: str) -> bool:
     return name in TIERS or DIMS_TIER.fullmatch(name) is not None
 
 
-ModelRef = Literal["base", "trim", "finetune", "renorm", "final", "onnx", "onnx-int8", "static"]
-"""A model of the run: the base model, a model stage's output, the last model kept, or a tier of it."""
+ModelRef = Literal["base", "trim", "finetune", "renorm", "final", "plain", "onnx", "onnx-int8", "static"]
+"""A model of the run: the base model, a model stage's output, the last model kept, fine-tuning's plain arm
+(``finetune.plain_arm``), or a tier of it."""
 
 
 class RecipeError(SkadaptError, ValueError):

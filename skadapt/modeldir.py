@@ -19,6 +19,9 @@ from skadapt import artifacts
 
 ST_CONFIG = "config_sentence_transformers.json"
 MODULES = "modules.json"
+PLAIN_ARM_DIR = "plain_arm"
+"""Where fine-tuning keeps its plain sentence-transformers arm inside the model's directory: a reference
+model beside the model, never part of it (publishing leaves it out)."""
 LEGACY_TYPES = {
     name: f"sentence_transformers.models.{name}" for name in ("Transformer", "Pooling", "Normalize", "Dense")
 }

@@ -1,4 +1,4 @@
-"""Fine-tuning that does no harm: WiSE-FT interpolation chosen on dev, the anchor, best checkpoint."""
+"""Fine-tuning that does no harm: WiSE-FT kept only beyond the noise on dev, the anchor, the last weights."""
 
 from __future__ import annotations
 
@@ -44,39 +44,46 @@ def test_interpolation_needs_a_dev_set(tiny_models: dict[str, Path], tmp_path: P
 
 
 @pytest.mark.slow
-def test_interpolation_grid_is_scored_on_dev_and_the_best_is_saved(
+def test_interpolation_keeps_the_fine_tuned_model_unless_a_mixture_beats_it_beyond_the_noise(
     tiny_models: dict[str, Path], tmp_path: Path
 ) -> None:
     base = tiny_models["unigram"]
-    grid = [0.0, 0.5, 1.0]
-    data = recipe_data(base, tmp_path / "run", dev=DEV, epochs=1, interpolation={"grid": grid})
+    data = recipe_data(base, tmp_path / "run", dev=DEV, epochs=1, interpolation={"grid": [0.0, 0.5]})
     recipe = validate_recipe(data)
     out = tmp_path / "model"
     out.mkdir()
     summary = finetune(recipe.context("finetune", str(base), out, tmp_path / "work"))
     report = json.loads((out / REPORT).read_text(encoding="utf-8"))
-    scores = report["interpolation"]["scores"]
-    assert [s["alpha"] for s in scores] == grid
-    best = max(scores, key=lambda s: (s["score"], -s["alpha"]))
-    assert report["interpolation"]["chosen"] == summary["interpolation"] == best["alpha"]
-    # a = 0 is the starting model: its dev score is the "before" score
-    assert scores[0]["score"] == pytest.approx(report["dev"]["before"]["dev_spearman_cosine"], abs=1e-5)
-    # the saved model is the chosen mixture: its dev score is the chosen grid point's
-    assert report["dev"]["final"]["dev_spearman_cosine"] == pytest.approx(best["score"], abs=1e-5)
-    assert report["dev"]["final"]["dev_spearman_cosine"] >= max(s["score"] for s in scores) - 1e-6
+    interpolation = report["interpolation"]
+    scores = {s["alpha"]: s for s in interpolation["scores"]}
+    assert list(scores) == [0.0, 0.5, 1.0]  # a = 1, the reference, is scored though not listed
+    assert "interval" not in scores[1.0] and interpolation["replicates"] == 2000
+    winners = [a for a, s in scores.items() if a != 1.0 and s["interval"][0] > 0]
+    expected = max(winners, key=lambda a: scores[a]["score"], default=1.0)
+    assert interpolation["chosen"] == summary["interpolation"] == expected
+    for alpha, entry in scores.items():  # the difference from a = 1 lies in its interval
+        if alpha != 1.0:
+            low, high = entry["interval"]
+            assert entry["difference"] == pytest.approx(entry["score"] - scores[1.0]["score"], abs=1e-5)
+            assert low <= entry["difference"] <= high
+    # a = 0 is the starting model: its dev score is the "before" score, as the evaluator computes it
+    assert scores[0.0]["score"] == pytest.approx(report["dev"]["before"]["dev_spearman_cosine"], abs=1e-5)
+    # the saved model is the kept mixture: its dev score is that grid point's
+    assert report["dev"]["final"]["dev_spearman_cosine"] == pytest.approx(scores[expected]["score"], abs=1e-5)
 
 
 @pytest.mark.slow
-def test_interpolation_at_zero_gives_back_the_starting_model(
-    tiny_models: dict[str, Path], tmp_path: Path
-) -> None:
-    base = tiny_models["unigram"]
-    data = recipe_data(base, tmp_path / "run", dev=DEV, epochs=1, interpolation={"grid": [0.0]})
-    out = tmp_path / "model"
-    out.mkdir()
-    finetune(validate_recipe(data).context("finetune", str(base), out, tmp_path / "work"))
+def test_interpolation_at_zero_gives_back_the_starting_model(tiny_models: dict[str, Path]) -> None:
+    from sentence_transformers import SentenceTransformer
+
+    from skadapt.train.interpolation import snapshot
+
+    start = SentenceTransformer(str(tiny_models["unigram"]))
+    before = snapshot(start)
+    tuned = {k: v + 1.0 if v.is_floating_point() else v for k, v in before.items()}
+    start.load_state_dict(mix(before, tuned, 0.0))
     texts = _held_out()
-    assert np.abs(_embed(out, texts) - _embed(base, texts)).max() < 1e-5
+    assert np.abs(start.encode(texts) - _embed(tiny_models["unigram"], texts)).max() < 1e-5
 
 
 @pytest.mark.slow
@@ -125,18 +132,19 @@ def test_anchor_sample_leaves_out_evaluation_texts(tiny_models: dict[str, Path],
 
 
 @pytest.mark.slow
-def test_select_best_false_keeps_the_last_step(tiny_models: dict[str, Path], tmp_path: Path) -> None:
-    dev = {**DEV, "select_best": False}
-    # training length = inference length, so that the history and the final score are comparable
-    data = recipe_data(tiny_models["unigram"], tmp_path / "run", dev=dev, epochs=1, max_seq_length=128)
+def test_the_last_weights_are_kept_by_default(tiny_models: dict[str, Path], tmp_path: Path) -> None:
+    # training length = inference length, so that the last step's dev score is the final one
+    data = recipe_data(tiny_models["unigram"], tmp_path / "run", dev=DEV, epochs=1, max_seq_length=128)
     recipe = validate_recipe(data)
+    assert recipe.finetune is not None and recipe.finetune.dev is not None
+    assert not recipe.finetune.dev.select_best
     out = tmp_path / "model"
     out.mkdir()
     finetune(recipe.context("finetune", str(tiny_models["unigram"]), out, tmp_path / "work"))
     report = json.loads((out / REPORT).read_text(encoding="utf-8"))
-    assert report["dev"]["best_checkpoint"] is None
-    last = report["dev"]["history"][-1]
-    assert report["dev"]["final"]["dev_spearman_cosine"] == pytest.approx(last["score"], abs=1e-4)
+    # no checkpoint chosen and no dev evaluation during training: scored before and after only
+    assert report["dev"]["best_checkpoint"] is None and report["dev"]["history"] == []
+    assert report["steps"]["done"] == report["steps"]["planned"]
 
 
 @pytest.mark.slow

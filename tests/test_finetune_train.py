@@ -79,7 +79,7 @@ def test_killed_training_resumes_from_checkpoint(tiny_models: dict[str, Path], t
 
 @pytest.mark.slow
 def test_dev_set_selects_best_checkpoint(tiny_models: dict[str, Path], tmp_path: Path) -> None:
-    dev = {"kind": "sts", "source": str(DATA / "sk_dev_sts.jsonl"), "steps": 4}
+    dev = {"kind": "sts", "source": str(DATA / "sk_dev_sts.jsonl"), "steps": 4, "select_best": True}
     data = recipe_data(tiny_models["unigram"], tmp_path / "run", dev=dev, epochs=1, max_seq_length=128)
     recipe = validate_recipe(data)
     out = tmp_path / "model"

@@ -282,7 +282,7 @@ def test_guided_losses_train_with_a_frozen_copy_of_the_starting_model(
         [qa_dataset(source, loss=loss, hard_negatives=hard)],
         gist={"margin_strategy": "relative", "margin": 0.05},
         mini_batch_size=4,
-        dev={"kind": "sts", "source": str(STS_DEV), "steps": 2},
+        dev={"kind": "sts", "source": str(STS_DEV), "steps": 2, "select_best": True},
         interpolation={"grid": [0.0, 0.5, 1.0]},
     )
     out = tmp_path / "model"

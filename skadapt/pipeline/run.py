@@ -269,9 +269,10 @@ def run_recipe(
 def _record_model(models: dict[str, str], stage: str, stage_dir: Path, result: StageResult) -> None:
     """A model stage's model becomes the run's ``final``; a stage that kept none (its result says
     ``kept: false``, e.g. renormalization that lost on dev) stands for its input model. A tier stage's
-    tiers join ``models`` under their names."""
+    tiers and any stage's side models (fine-tuning's plain arm) join ``models`` under their names."""
     if BY_NAME[stage].makes_tiers:
         models.update({tier: str(stage_dir / path) for tier, path in result.made_tiers().items()})
+    models.update({name: str(stage_dir / path) for name, path in result.side_models().items()})
     if not BY_NAME[stage].makes_model:
         return
     if result.kept:

@@ -22,6 +22,7 @@ from typing import Any
 from skadapt import artifacts
 from skadapt.artifacts import link_or_copy
 from skadapt.cards import hub_id, infer_language
+from skadapt.modeldir import PLAIN_ARM_DIR
 from skadapt.publish.card import REPORTS_DIR, CardFacts, build_card, evaluation_of, is_hub_id
 from skadapt.publish.config import PublishConfig
 from skadapt.publish.errors import PublishError
@@ -100,10 +101,12 @@ class Prepared:
 
 def _link_dir(source: Path, folder: Path) -> None:
     """Every file of the model directory ``source`` into ``folder`` (links, else copies), less
-    :data:`SKIPPED` (its card, its stage manifest) and hidden files."""
+    :data:`SKIPPED` (its card, its stage manifest), hidden files and the plain arm kept beside the model."""
     for path in sorted(source.rglob("*")):
         relative = path.relative_to(source)
-        if path.is_file() and relative.as_posix() not in SKIPPED and not relative.parts[0].startswith("."):
+        top = relative.parts[0]
+        skipped = relative.as_posix() in SKIPPED or top.startswith(".") or top == PLAIN_ARM_DIR
+        if path.is_file() and not skipped:
             link_or_copy(path, folder / relative)
 
 

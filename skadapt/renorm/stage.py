@@ -46,7 +46,7 @@ from skadapt.sources import corpus_texts
 from skadapt.stage import Input, RunFacts, Stage, StageContext, corpus_input, dev_inputs
 from skadapt.tasks.config import DevSets
 from skadapt.tasks.dev import DevSet, dev_keys
-from skadapt.tasks.dev_scores import EncodedSet
+from skadapt.tasks.dev_scores import CONFIDENCE, REPLICATES, EncodedSet
 from skadapt.tasks.heldout import TrainingTexts
 from skadapt.tasks.projection import BASIS_TEXTS, basis_of, basis_prompts, dense_module
 from skadapt.tasks.selection import evaluation_texts, suite_files
@@ -57,10 +57,6 @@ log = logging.getLogger("skadapt.renorm")
 Method = Literal["r1", "r2"]
 PromptChoice = Literal["none", "query", "passage"]
 REPORT = RenormReport.FILE
-CONFIDENCE = 0.95
-"""Family-wise one-sided confidence that a kept candidate beats none (Bonferroni over the candidates)."""
-REPLICATES = 2000
-"""Paired bootstrap resamples of the dev examples."""
 LOWER_BOUNDS = {"90%": 0.10, "95%": 0.05}
 """The looser one-sided bounds each candidate's report gives beside the selection's own level."""
 

@@ -104,6 +104,11 @@ class StageResult(Part):
         """Deployment tiers of the final model it made (name -> path in its directory): none here."""
         return {}
 
+    def side_models(self) -> dict[str, str]:
+        """Reference models it made beside its own (name -> path in its directory), which the evaluation
+        can score but which never become the run's final model: none here."""
+        return {}
+
     @classmethod
     def of(cls, data: dict[str, Any]) -> Self:
         """The result from what a stage's work returned (its values as built; a wrong one is an error)."""

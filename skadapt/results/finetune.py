@@ -41,12 +41,19 @@ class Interpolation(Part):
     Attributes:
         chosen: The coefficient kept (weight of the fine-tuned model).
         metric: The dev metric the choice was made on.
-        scores: ``[{alpha, score}]`` in grid order.
+        scores: ``[{alpha, score, sets, difference, interval}]`` in grid order: the mean dev score, each
+            set's, and (but for a = 1) the difference from a = 1 with its paired bootstrap interval.
+        reason: Why the kept coefficient won.
+        confidence: Family-wise one-sided confidence a mixture needs to replace the fine-tuned model.
+        replicates: Paired bootstrap resamples of the dev examples.
     """
 
     chosen: float
     metric: str
-    scores: list[dict[str, float]] = Field(default_factory=list)
+    scores: list[dict[str, Any]] = Field(default_factory=list)
+    reason: str = ""
+    confidence: float | None = None
+    replicates: int | None = None
 
 
 class DevSection(Part):
@@ -93,6 +100,8 @@ class TrainingReport(StageReport):
         dev: The dev sets, their scores before/after and over training, the best checkpoint and each set's
             power; None without.
         interpolation: The interpolation chosen on the dev set, or None.
+        plain_arm: The plain sentence-transformers arm trained beside the model (``finetune.plain_arm``):
+            its directory (relative to the model's), steps, losses and seconds; None without.
         contamination: The overlap check against the evaluation test texts.
         versions: Python and the libraries that shape the artifacts.
         model_prompts: The prompts saved with the model (written by the main process only).
@@ -115,6 +124,7 @@ class TrainingReport(StageReport):
     loss_curve: list[dict[str, Any]] = Field(default_factory=list)
     dev: DevSection | None = None
     interpolation: Interpolation | None
+    plain_arm: dict[str, Any] | None = None
     contamination: dict[str, Any] | None = None
     versions: dict[str, Any] = Field(default_factory=dict)
     model_prompts: dict[str, str] | None = None
@@ -133,3 +143,9 @@ class FinetuneSummary(StageResult):
     """``done`` and ``planned`` optimizer steps."""
     dev: dict[str, Any] | None = None
     """The dev metric, its score before and after (None without dev sets)."""
+    plain_arm: str | None = None
+    """The plain arm's directory inside the model's (``finetune.plain_arm``), None without."""
+
+    def side_models(self) -> dict[str, str]:
+        """The plain arm, as ``plain``, when it was trained."""
+        return {"plain": self.plain_arm} if self.plain_arm else {}

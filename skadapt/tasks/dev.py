@@ -94,6 +94,11 @@ class DevSet:
     report: list[dict[str, Any]] = field(default_factory=list)
     parts: list[DevSet] = field(default_factory=list)
 
+    @property
+    def sets(self) -> list[DevSet]:
+        """The dev sets it is made of, one evaluator each (itself, when it is one set)."""
+        return self.parts or [self]
+
 
 ROLES = {
     "sts": ("sentence1", "sentence2", "score"),

@@ -42,6 +42,11 @@ Transform = Callable[[np.ndarray], np.ndarray]
 NDCG_AT = 10
 QUERY_CHUNK = 256
 """Queries ranked at once against the whole corpus (bounds the score matrix held)."""
+CONFIDENCE = 0.95
+"""Family-wise one-sided confidence that a candidate beats the reference it would replace (Bonferroni over
+the candidates): what renormalization and WiSE-FT keep a candidate on."""
+REPLICATES = 2000
+"""Paired bootstrap resamples of the dev examples."""
 
 
 @dataclass

@@ -71,10 +71,16 @@ class FinetuneDataset(Section):
 
 
 class DevEvaluation(DevSets):
-    """Dev evaluation during training, used for best-checkpoint selection and interpolation."""
+    """The dev sets of fine-tuning: scored before and after training (the report, each set's power),
+    WiSE-FT's choice, and with ``select_best`` the checkpoint kept."""
 
-    steps: PositiveInt = 500
-    select_best: bool = Field(True, description="Keep the checkpoint with the best dev score")
+    steps: PositiveInt = Field(500, description="select_best: evaluate (and checkpoint) every this many")
+    select_best: bool = Field(
+        False,
+        description="Evaluate every `steps` during training and keep the checkpoint with the best dev score "
+        "(default: the last weights; measured against the plain sentence-transformers arm, the raw best on "
+        "small dev sets chose on noise)",
+    )
 
 
 class AnchorConfig(Section):
@@ -135,6 +141,12 @@ class FinetuneConfig(Section):
     dev: DevEvaluation | None = None
     anchor: AnchorConfig | None = None
     interpolation: InterpolationConfig | None = None
+    plain_arm: bool = Field(
+        False,
+        description="Also train the plain sentence-transformers arm from the same starting model on the "
+        "same data (MNRL, CoSENT on scored pairs, these hyperparameters, the last weights) into plain_arm/ "
+        "beside the model; evaluate.models can then list `plain`, scored beside the fine-tuned model",
+    )
     report_to: Literal["none", "tensorboard", "wandb", "trackio"] = Field(
         "none", description="Where the trainer logs metrics"
     )

@@ -42,6 +42,7 @@ from skadapt.train.loading import load_model
 from skadapt.train.losses import check_loss
 from skadapt.train.matryoshka import resolve_dims
 from skadapt.train.negatives import add_hard_negatives, report_line
+from skadapt.train.plain_arm import PLAIN_ARM_DIR, train_plain_arm
 from skadapt.train.plan import plan_finetune
 from skadapt.train.trainer import copy_logs, save_model, train
 
@@ -194,7 +195,10 @@ def finetune(
     result.model.max_seq_length = inference_length
     interpolation = None
     if config.interpolation is not None and dev is not None and start is not None:
-        interpolation = choose_interpolation(result.model, start, config.interpolation.grid, dev)
+        grid = config.interpolation.grid
+        interpolation = choose_interpolation(
+            result.model, start, grid, dev.sets, batch_size=config.batch_size, seed=run.seed
+        )
     dev_after = dev.evaluator(result.model) if dev is not None else {}
     if dev is not None:
         _mark_saturated_for_all(power, dev, [dev_before, dev_after], result.dev_history, ctx.launch.is_main)
@@ -228,6 +232,11 @@ def finetune(
         contamination=contamination,
         versions=artifacts.library_versions(),
     )
+    if config.plain_arm:
+        report.plain_arm = train_plain_arm(
+            str(model), datasets, config, run.seed, ctx.out_dir / PLAIN_ARM_DIR, ctx.work_dir / PLAIN_ARM_DIR,
+            save=ctx.launch.is_main,
+        )  # fmt: skip
     if ctx.launch.is_main:  # the other ranks of a launch train but never write the model
         report.model_prompts = save_model(result.model, datasets, ctx.out_dir)
         if dims:
@@ -252,6 +261,7 @@ def finetune(
         else {"metric": dev.metric, "before": dev_before.get(dev.metric), "final": dev_after.get(dev.metric)},
         "dev_overlap": {} if dev is None else _overlap_lines(dev.report),
         "interpolation": None if interpolation is None else interpolation.chosen,
+        "plain_arm": None if report.plain_arm is None else PLAIN_ARM_DIR,
         "contamination": {
             "status": contamination["status"],
             "max_rate": contamination["max_rate"],

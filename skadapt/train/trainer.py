@@ -159,7 +159,7 @@ def training_arguments(
     )
 
     dev_args: dict[str, Any] = {"eval_strategy": "no"}
-    if dev is not None and config.dev is not None:
+    if dev is not None and config.dev is not None and config.dev.select_best:
         if config.save_steps % config.dev.steps:
             raise FinetuneSetupError(
                 f"finetune.save_steps ({config.save_steps}) must be a multiple of finetune.dev.steps "
