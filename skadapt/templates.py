@@ -279,7 +279,13 @@ def _finetune(language: Language, name: str, synthetic: bool) -> list[str]:
         else []
     )
     dev = (
-        [*_comment(language.dev_overlap, 2), "  dev:", "    sets:", *_datasets_yaml(language.dev_data, 6)]
+        [
+            *_comment(language.dev_overlap, 2),
+            "  dev:",
+            "    select_best: true                          # keep the checkpoint with the best dev score",
+            "    sets:",
+            *_datasets_yaml(language.dev_data, 6),
+        ]
         if language.dev_data and not synthetic
         else []
     )

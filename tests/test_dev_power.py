@@ -289,7 +289,8 @@ def test_the_training_report_carries_the_starting_models_power(
         {"kind": "sts", "source": str(STS)},
         {"kind": "retrieval", "source": str(_one_passage(tmp_path / "qa.jsonl"))},
     ]
-    data = tiny_recipe(tiny_models["unigram"], tmp_path / "run", dev={"steps": 4, "sets": sets}, epochs=1)
+    dev = {"steps": 4, "select_best": True, "sets": sets}  # evaluated during training too
+    data = tiny_recipe(tiny_models["unigram"], tmp_path / "run", dev=dev, epochs=1)
     recipe = validate_recipe(data)
     out = tmp_path / "model"
     out.mkdir()
