@@ -1,4 +1,4 @@
-"""Does skadapt's fine-tuning beat the obvious script? The plain sentence-transformers arm beside the recipe's.
+"""Does skadapt's fine-tuning beat the obvious script? The plain sentence-transformers arm beside skadapt's.
 
 The **plain arm** is what a user writes by hand in 30 lines (:func:`plain_script`): the base model (not
 trimmed), ``SentenceTransformerTrainer`` with MNRL on the recipe's triplets and pairs, CoSENT on its STS
@@ -12,7 +12,9 @@ recipe's ``finetune`` section, as ``skadapt train`` does, optionally with overri
   index; ``null`` drops one: e.g. ``bare=anchor=null,interpolation=null,dev.select_best=false``,
   ``cosent=datasets.2.loss=cosent``).
 
-Every arm is trained for each seed (42, 43, ...), then all models and the base are scored on the demo suite
+Every arm is trained for each seed (42, 43, ...) (with ``--renorm``, a skadapt arm's model then goes through
+the recipe's renorm section, and its final model is the renormalized one when renorm kept it), then all
+models and the base are scored on the demo suite
 with mteb through skadapt's evaluation (every task type), read two ways: with the recipe's prompt policy
 (``query: `` on the symmetric tasks, as skadapt's evaluation reads them) and without one (mteb's default
 reading of the models' own prompts). Printed per reading: each arm's mean over seeds of every type and the
@@ -54,7 +56,10 @@ def plain_script(base: str, finetune: dict[str, Any], seed: int, out: Path) -> N
         SentenceTransformerTrainingArguments,
         losses,
     )
-    from sentence_transformers.sentence_transformer.training_args import BatchSamplers, MultiDatasetBatchSamplers
+    from sentence_transformers.sentence_transformer.training_args import (
+        BatchSamplers,
+        MultiDatasetBatchSamplers,
+    )
 
     model = SentenceTransformer(base)
     model.max_seq_length = finetune.get("max_seq_length", 256)
@@ -64,7 +69,7 @@ def plain_script(base: str, finetune: dict[str, Any], seed: int, out: Path) -> N
         data = load_dataset("json", data_files=entry["source"], split="train")
         if kind == "sts":
             low, high = entry.get("score_range", [0, 5])
-            data = data.map(lambda r: {"score": (float(r["score"]) - low) / (high - low)})
+            data = data.map(lambda r, low=low, high=high: {"score": (float(r["score"]) - low) / (high - low)})
             data = data.select_columns(["sentence1", "sentence2", "score"])
             loss[name] = losses.CoSENTLoss(model)
             prompts[name] = {"sentence1": "query: ", "sentence2": "query: "}
@@ -74,7 +79,8 @@ def plain_script(base: str, finetune: dict[str, Any], seed: int, out: Path) -> N
             loss[name] = losses.MultipleNegativesRankingLoss(model)
             symmetric = kind in ("triplets", "nli")  # NLI texts are symmetric: query prompt on all
             prompts[name] = {
-                col: "query: " if role == "anchor" or symmetric else "passage: " for role, col in columns.items()
+                col: "query: " if role == "anchor" or symmetric else "passage: "
+                for role, col in columns.items()
             }
         train[name] = data
     args = SentenceTransformerTrainingArguments(
@@ -140,6 +146,21 @@ def train_arm(arm: str, spec: str, seed: int, recipe: dict[str, Any], args: argp
     return target
 
 
+def final_model(tuned: Path, seed: int, recipe: dict[str, Any]) -> Path:
+    """The run's final model after the recipe's renorm section (``renorm/`` beside ``tuned``): the
+    renormalized model when renorm kept it, else ``tuned``."""
+    from skadapt import RenormConfig, renormalize
+
+    out = tuned.parent / "renorm"
+    if not (out / "manifest.json").is_file():
+        renormalize(
+            str(tuned), RenormConfig.model_validate(recipe["renorm"]), language=recipe["language"], out=out,
+            seed=seed, eval_tasks=recipe["evaluate"]["tasks"],
+        )  # fmt: skip
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    return out if manifest.get("result", {}).get("kept", True) else tuned
+
+
 def t_interval(values: list[float]) -> tuple[float, float | None]:
     """Mean and the half-width of its 95% t-interval over seeds (None for one value)."""
     mean = statistics.fmean(values)
@@ -147,7 +168,9 @@ def t_interval(values: list[float]) -> tuple[float, float | None]:
         return mean, None
     from scipy import stats
 
-    return mean, float(stats.t.ppf(0.975, len(values) - 1) * statistics.stdev(values) / math.sqrt(len(values)))
+    return mean, float(
+        stats.t.ppf(0.975, len(values) - 1) * statistics.stdev(values) / math.sqrt(len(values))
+    )
 
 
 def cell(values: list[float]) -> str:
@@ -155,26 +178,47 @@ def cell(values: list[float]) -> str:
     return f"{mean:.2f}" if half is None else f"{mean:.2f} ± {half:.2f}"
 
 
-def score(models: dict[str, str], tasks: list[str], policy: dict[str, str] | None, seed: int) -> Any:
+def score(
+    models: dict[str, str], tasks: list[str], policy: dict[str, str] | None, seed: int, cache: Path
+) -> Any:
     """Every model on the suite through mteb, with paired item-bootstrap draws of the local tasks."""
     from skadapt import score_models
 
-    return score_models(models, tasks, language="slk", prompt_policy=policy, bootstrap=1000, seed=seed)
+    return score_models(
+        models, tasks, language="slk", prompt_policy=policy, bootstrap=1000, seed=seed, cache_dir=cache
+    )
 
 
-def mean_draws(draws: Any, tasks: list[str]) -> Any:
-    """The suite's mean over tasks (x100) on each bootstrap draw (every model the same draws)."""
+def mean_difference_interval(a: Any, b: Any) -> list[float]:
+    """95% interval of the suite's mean over tasks of b - a (x100) from the paired item-bootstrap draws:
+    each task's difference has its own draws (same resamples for both models; clustering's half-samples
+    scaled as the evaluation scales them), the tasks' items are disjoint, so the mean's variance is the sum
+    of the tasks' variances over the squared task count (normal approximation)."""
     import numpy as np
 
-    return 100 * np.mean([np.asarray(draws.values[t], dtype=float) for t in tasks], axis=0)
+    tasks = sorted(a.values)
+    point = float(np.mean([b.points[t] - a.points[t] for t in tasks]))
+    variances = []
+    for task in tasks:
+        diffs = np.asarray(b.values[task], dtype=float) - np.asarray(a.values[task], dtype=float)
+        variances.append((np.nanstd(diffs) * a.scales.get(task, 1.0)) ** 2)
+    half = 1.96 * float(np.sqrt(np.sum(variances))) / len(tasks)
+    return [100 * (point - half), 100 * (point + half)]
 
 
-def summarize(result: Any, arms: list[str], seeds: list[int]) -> dict[str, Any]:
-    """Per arm its scores over seeds; per skadapt arm its difference from the plain arm."""
+def summarize(result: Any, arms: list[str], seeds: list[int], extras: list[str]) -> dict[str, Any]:
+    """Per arm its scores over seeds; per skadapt arm its difference from the plain arm; each extra model's
+    scores (one row, as the base's)."""
     table = result.table
     rows = {row.model: row for row in table.rows}
     types = list(table.types)
-    summary: dict[str, Any] = {"types": types, "base": {"All": rows["base"].All, "Type": rows["base"].Type, **rows["base"].types}}
+    summary: dict[str, Any] = {
+        "types": types,
+        "fixed": {
+            label: {"All": rows[label].All, "Type": rows[label].Type, **rows[label].types}
+            for label in ["base", *extras]
+        },
+    }
     for arm in arms:
         labels = [f"{arm}-{s}" for s in seeds]
         summary[arm] = {
@@ -182,7 +226,6 @@ def summarize(result: Any, arms: list[str], seeds: list[int]) -> dict[str, Any]:
             "Type": [rows[label].Type for label in labels],
             **{t: [rows[label].types.get(t) for label in labels] for t in types},
         }
-    tasks = sorted(result.draws["base"].values) if result.draws else []
     deltas: dict[str, Any] = {}
     for arm in arms:
         if arm == PLAIN:
@@ -190,11 +233,11 @@ def summarize(result: Any, arms: list[str], seeds: list[int]) -> dict[str, Any]:
         per_seed = []
         for s in seeds:
             entry: dict[str, Any] = {"seed": s, "All": rows[f"{arm}-{s}"].All - rows[f"{PLAIN}-{s}"].All}
-            if tasks:
-                import numpy as np
-
-                diffs = mean_draws(result.draws[f"{arm}-{s}"], tasks) - mean_draws(result.draws[f"{PLAIN}-{s}"], tasks)
-                entry["suite_mean_interval"] = [float(np.percentile(diffs, 2.5)), float(np.percentile(diffs, 97.5))]
+            if result.draws:
+                draws = result.draws
+                entry["suite_mean_interval"] = mean_difference_interval(
+                    draws[f"{PLAIN}-{s}"], draws[f"{arm}-{s}"]
+                )
             entry["types"] = {t: rows[f"{arm}-{s}"].types[t] - rows[f"{PLAIN}-{s}"].types[t] for t in types}
             per_seed.append(entry)
         deltas[arm] = per_seed
@@ -207,15 +250,23 @@ def markdown(summary: dict[str, Any], arms: list[str]) -> str:
     types = summary["types"]
     head = ["arm", "All", "Type", *types]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    base = summary["base"]
-    lines.append("| base | " + " | ".join(f"{base[k]:.2f}" for k in ("All", "Type", *types)) + " |")
+    for label, row in summary["fixed"].items():
+        lines.append(f"| {label} | " + " | ".join(f"{row[k]:.2f}" for k in ("All", "Type", *types)) + " |")
     for arm in arms:
-        lines.append(f"| {arm} | " + " | ".join(cell(summary[arm][k]) for k in ("All", "Type", *types)) + " |")
-    lines += ["", "| arm - plain | All (mean over seeds) | per seed [paired 95% item-bootstrap interval] | " + " | ".join(types) + " |",
-              "|" + "---|" * (3 + len(types))]
+        lines.append(
+            f"| {arm} | " + " | ".join(cell(summary[arm][k]) for k in ("All", "Type", *types)) + " |"
+        )
+    lines += [
+        "",
+        "| arm - plain | All (mean over seeds) | per seed [paired 95% item-bootstrap interval] | "
+        + " | ".join(types)
+        + " |",
+        "|" + "---|" * (3 + len(types)),
+    ]
     for arm, per_seed in summary["minus_plain"].items():
         seeds = "; ".join(
-            f"{e['All']:+.2f}" + (" [{:+.2f}, {:+.2f}]".format(*e["suite_mean_interval"]) if "suite_mean_interval" in e else "")
+            f"{e['All']:+.2f}"
+            + (" [{:+.2f}, {:+.2f}]".format(*e["suite_mean_interval"]) if "suite_mean_interval" in e else "")
             for e in per_seed
         )
         by_type = " | ".join(cell([e["types"][t] for e in per_seed]) for t in types)
@@ -226,20 +277,36 @@ def markdown(summary: dict[str, Any], arms: list[str]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--recipe", type=Path, default=ROOT / "recipes" / "demo_sk.yaml")
-    parser.add_argument("--trimmed", type=Path, default=ROOT / "runs" / "demo_sk" / "trim",
-                        help="The recipe's trimmed model (skadapt train RECIPE --only trim)")
+    parser.add_argument(
+        "--trimmed",
+        type=Path,
+        default=ROOT / "runs" / "demo_sk" / "trim",
+        help="The recipe's trimmed model (skadapt train RECIPE --only trim)",
+    )
     parser.add_argument("--seeds", type=int, default=3, help="Seeds per arm (42, 43, ...)")
-    parser.add_argument("--arms", nargs="+", default=["recipe"], help="skadapt arms: recipe or NAME=KEY=VALUE,...")
+    parser.add_argument(
+        "--arms", nargs="+", default=["recipe"], help="skadapt arms: recipe or NAME=KEY=VALUE,..."
+    )
     parser.add_argument("--out", type=Path, default=ROOT / "benchmark" / "results" / "plain_arm")
     parser.add_argument("--readings", nargs="+", choices=["policy", "vanilla"], default=["policy", "vanilla"])
     parser.add_argument("--train-only", action="store_true", help="Train the arms, score nothing")
+    parser.add_argument(
+        "--extra", nargs="*", default=[], help="LABEL=DIR: more models to score, one row each"
+    )
+    parser.add_argument(
+        "--renorm",
+        action="store_true",
+        help="Score each skadapt arm's final model: after the recipe's renorm section (when kept)",
+    )
     args = parser.parse_args()
     import yaml
 
     os.chdir(ROOT)  # the recipes' data paths are relative to the repository
     recipe = yaml.safe_load(args.recipe.read_text(encoding="utf-8"))
     if not args.trimmed.is_dir():
-        parser.error(f"--trimmed {args.trimmed}: no such model; run `skadapt train {args.recipe} --only trim`")
+        parser.error(
+            f"--trimmed {args.trimmed}: no such model; run `skadapt train {args.recipe} --only trim`"
+        )
     specs = {PLAIN: ""}
     for arm in args.arms:
         name, _, spec = arm.partition("=")
@@ -251,15 +318,20 @@ def main() -> None:
     for seed in seeds:
         for arm, spec in specs.items():
             print(f"training {arm}, seed {seed}", flush=True)
-            models[f"{arm}-{seed}"] = str(train_arm(arm, spec, seed, recipe, args))
+            model = train_arm(arm, spec, seed, recipe, args)
+            if args.renorm and arm != PLAIN and "renorm" in recipe:
+                model = final_model(model, seed, recipe)
+            models[f"{arm}-{seed}"] = str(model)
     if args.train_only:
         return
+    extras = dict(extra.split("=", 1) for extra in args.extra)
+    models.update(extras)
     tasks = list(recipe["evaluate"]["tasks"])
     readings = {"policy": recipe["evaluate"].get("prompt_policy"), "vanilla": None}
     report: dict[str, Any] = {"recipe": str(args.recipe), "arms": specs, "seeds": seeds}
     for reading in args.readings:
-        result = score(models, tasks, readings[reading], FIRST_SEED)
-        summary = summarize(result, list(specs), seeds)
+        result = score(models, tasks, readings[reading], FIRST_SEED, args.out / "mteb")
+        summary = summarize(result, list(specs), seeds, list(extras))
         report[reading] = summary
         print(f"\n## {reading} reading\n\n{markdown(summary, list(specs))}", flush=True)
     args.out.mkdir(parents=True, exist_ok=True)
