@@ -28,7 +28,6 @@ def demo_recipe(tiny_models: dict[str, Path], tmp_path: Path, monkeypatch: pytes
         "finetune.max_steps=4",
         "finetune.save_steps=2",
         "finetune.dev.steps=2",
-        "finetune.anchor.samples=40",
         "evaluate.bootstrap=20",
         "export.speed_texts=50",
         "export.speed_repeats=1",
@@ -54,21 +53,27 @@ def test_demo_recipe_runs_every_stage_and_resumes(demo_recipe, tmp_path: Path) -
     assert trim["evaluation_tokenization"]["texts"] > 2000  # the demo suite's texts after trimming
     training = json.loads((run / "finetune" / "training_report.json").read_text())
     assert training["steps"]["done"] == 4
-    assert [d["name"] for d in training["datasets"]] == ["nli", "qa", "sts", "anchor"]
+    assert [d["name"] for d in training["datasets"]] == ["nli", "qa", "sts"]
     assert training["interpolation"]["chosen"] in [p["alpha"] for p in training["interpolation"]["scores"]]
+    kinds = ["sts", "retrieval", "triplets", "clustering", "classification"]  # each set's power, for the start
+    assert [p["kind"] for p in training["dev"]["power"]] == kinds
+    assert training["plain_arm"]["dir"] == "plain_arm" and training["plain_arm"]["steps"] == 4
     renorm = json.loads((run / "renorm" / "renorm_report.json").read_text())
-    candidates = renorm["selection"]["candidates"]  # on fine-tuning's three dev sets and a bitext set
+    candidates = renorm["selection"]["candidates"]  # on fine-tuning's five dev sets and a bitext set
     projections = [f"{r}proj-{d}" for r in ("", "r1+", "r2+") for d in (24, 8)]  # 2/3, 1/3 of 32
     assert [c["name"] for c in candidates] == ["none", "r1", "r2", *projections]
-    assert all(list(c["scores"]) == ["sts-0", "retrieval-1", "triplets-2", "bitext-3"] for c in candidates)
+    sets = ["sts-0", "retrieval-1", "triplets-2", "clustering-3", "classification-4", "bitext-5"]
+    assert all(list(c["scores"]) == sets for c in candidates)
     winners = [c for c in candidates if c["beats_none"]]  # beyond the noise (paired bootstrap)
     best = max((c["mean"] for c in winners), default=None)
     assert renorm["method"] == next((c["name"] for c in winners if c["mean"] == best), "none")
     final_dir = run / "renorm" if renorm["kept"] else run / "finetune"
     final = SentenceTransformer(str(final_dir), device="cpu")  # vanilla loading, no skadapt code
     assert (type(final[-2]).__name__ == "Dense") == renorm["kept"] and type(final[-1]).__name__ == "Normalize"
+    plain = SentenceTransformer(str(run / "finetune" / "plain_arm"), device="cpu")  # vanilla loading too
+    assert plain.encode(["Dobrý deň"]).shape == (1, plain.get_embedding_dimension())
     report = json.loads((run / "evaluate" / "report.json").read_text())
-    stages = ["base", "trim", "finetune", "renorm"] if renorm["kept"] else ["base", "trim", "finetune"]
+    stages = ["base", "trim", "plain", "finetune", *(["renorm"] if renorm["kept"] else [])]
     dims = [f"dims-{d}" for d in (16, 8) if d < renorm["output_dimension"]]  # below a kept projection's
     tiers = ["onnx-int8", "static", *dims]  # the export's, scored beside the final model
     assert [row["model"] for row in report["models"]] == stages + tiers
