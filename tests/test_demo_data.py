@@ -25,6 +25,8 @@ TRAIN_FILES = [
     "bitext_dev",
     "cls_dev",
     "clusters_dev",
+    "qa_dev_corpus",
+    "triplets_dev",
 ]
 SHINGLE = 6  # words: a 6-word sequence in both sides would point at copied text or a shared template
 
@@ -137,6 +139,32 @@ def test_clustering_dev_set_is_well_formed() -> None:
     suite_labels = {r["label"] for r in _rows(DEMO / "suite" / "clusters.jsonl")}
     assert not set(counts) & suite_labels, set(counts) & suite_labels
     assert len({_key(r["text"]) for r in rows}) == len(rows)
+
+
+def _overlap(a: str, b: str) -> float:
+    """Jaccard of the casefolded word sets."""
+    x, y = set(_key(a).split()), set(_key(b).split())
+    return len(x & y) / len(x | y)
+
+
+def test_triplet_dev_set_and_retrieval_distractors_are_well_formed() -> None:
+    """The hand-written triplet dev set: 150 anchor/positive/negative rows whose negatives share no more
+    words with the anchor than the positives do (on average), so word overlap alone does not pick the
+    negative; and the 120 same-topic distractor passages of the retrieval dev corpus, none of them a
+    qa_dev passage."""
+    rows = _rows(DEMO / "train" / "triplets_dev.jsonl")
+    assert len(rows) == 150 and all(set(r) == {"anchor", "positive", "negative"} for r in rows)
+    assert all(r[k].strip() for r in rows for k in r)
+    assert all(len({_key(r["anchor"]), _key(r["positive"]), _key(r["negative"])}) == 3 for r in rows)
+    assert len({_key(r["anchor"]) for r in rows}) == len(rows)
+    positive = sum(_overlap(r["anchor"], r["positive"]) for r in rows) / len(rows)
+    negative = sum(_overlap(r["anchor"], r["negative"]) for r in rows) / len(rows)
+    assert negative <= positive, (negative, positive)
+    corpus = _rows(DEMO / "train" / "qa_dev_corpus.jsonl")
+    assert len(corpus) == 120 and all(set(r) == {"passage"} and r["passage"].strip() for r in corpus)
+    assert len({_key(r["passage"]) for r in corpus}) == len(corpus)
+    qa_dev = {_key(r["passage"]) for r in _rows(DEMO / "train" / "qa_dev.jsonl")}
+    assert not qa_dev & {_key(r["passage"]) for r in corpus}
 
 
 def test_evaluation_labels_are_balanced() -> None:
