@@ -59,7 +59,6 @@ SMOKE_DEMO = [  # the demo recipe, small enough for a CPU minute: every stage, o
     "finetune.max_steps=4",
     "finetune.save_steps=2",
     "finetune.dev.steps=2",
-    "finetune.anchor.samples=16",
     "finetune.interpolation.grid=[0.0,1.0]",
     "export.tiers=[onnx]",
     "export.pca_dims=16",

@@ -150,8 +150,8 @@ USAGE_ERRORS = {
             *["renorm", "org/m", "--out", "{tmp}/o", "--corpus", "c.txt", "--set", "dev.kind=bogus"],
             *["--set", "dev.source=d.jsonl"],
         ],
-        "--set dev.kind: Input should be 'sts', 'retrieval', 'triplets', 'nli', 'rte' or 'bitext' "
-        "(got 'bogus')",
+        "--set dev.kind: Input should be 'sts', 'retrieval', 'triplets', 'nli', 'rte', 'bitext', "
+        "'clustering' or 'classification' (got 'bogus')",
     ),
     "finetune --set a dataset's unknown field": (
         [

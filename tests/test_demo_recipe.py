@@ -55,7 +55,13 @@ def test_demo_recipe_runs_every_stage_and_resumes(demo_recipe, tmp_path: Path) -
     assert training["steps"]["done"] == 4
     assert [d["name"] for d in training["datasets"]] == ["nli", "qa", "sts"]
     assert training["interpolation"]["chosen"] in [p["alpha"] for p in training["interpolation"]["scores"]]
-    kinds = ["sts", "retrieval", "triplets", "clustering", "classification"]  # each set's power, for the start
+    kinds = [
+        "sts",
+        "retrieval",
+        "triplets",
+        "clustering",
+        "classification",
+    ]  # each set's power, for the start
     assert [p["kind"] for p in training["dev"]["power"]] == kinds
     assert training["plain_arm"]["dir"] == "plain_arm" and training["plain_arm"]["steps"] == 4
     renorm = json.loads((run / "renorm" / "renorm_report.json").read_text())

@@ -185,7 +185,7 @@ def test_the_plan_counts_the_dims_tiers_among_the_evaluated_models(tmp_path: Pat
     sets = [f"output_dir={tmp_path / 'run'}", "finetune.matryoshka_dims=[384,256,128,64]"]
     plan = plan_recipe(load_recipe("recipes/demo_sk.yaml", sets))
     tiers = ["onnx-int8", "static", "dims-256", "dims-128", "dims-64"]
-    assert plan.stage("evaluate").work["models"] == ["base", "trim", "finetune", "renorm", *tiers]
+    assert plan.stage("evaluate").work["models"] == ["base", "trim", "plain", "finetune", "renorm", *tiers]
     chosen = plan_recipe(load_recipe("recipes/demo_sk.yaml", [*sets, "export.dims=[32]"]))
     assert chosen.stage("evaluate").work["models"][-1] == "dims-32"
 

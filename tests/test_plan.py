@@ -48,15 +48,16 @@ def test_demo_plan_counts_the_training_rows_and_steps_from_the_files(demo_plan: 
     finetune = demo_plan.stage("finetune")
     rows = {name: len(_lines(TRAIN / f"{name}.jsonl")) for name in ("nli", "qa", "sts")}
     assert {n: d["rows"] for n, d in finetune.work["datasets"].items()} == rows
-    anchor = min(600, rows["qa"])  # finetune.anchor.samples from qa.jsonl
-    assert finetune.work["examples"] == {**rows, "anchor": anchor}
-    batches = sum(math.ceil(n / 16) for n in [*rows.values(), anchor])  # batch_size 16, 1 epoch
-    assert finetune.work["steps"] == batches
-    dev = 2 * len(_lines(TRAIN / "sts_dev.jsonl")) + 2 * len(_lines(TRAIN / "qa_dev.jsonl"))
-    dev += 3 * len(_lines(TRAIN / "nli_dev.jsonl"))
-    # the starting and the chosen model (train/stage.py); the trainer's, every 20 steps and at the last step;
-    # the 6-point interpolation grid
-    evaluations = 2 + math.ceil(batches / 20) + 6
+    assert finetune.work["examples"] == rows  # no anchor
+    batches = sum(math.ceil(n / 16) for n in rows.values())  # batch_size 16, 1 epoch
+    assert finetune.work["steps"] == batches and finetune.work["plain_arm_steps"] == batches
+    dev = 2 * len(_lines(TRAIN / "sts_dev.jsonl")) + len(_lines(TRAIN / "qa_dev.jsonl"))
+    dev += len(_lines(TRAIN / "qa_dev.jsonl")) + len(_lines(TRAIN / "qa_dev_corpus.jsonl"))  # distractors
+    dev += 3 * len(_lines(TRAIN / "triplets_dev.jsonl"))
+    dev += len(_lines(TRAIN / "clusters_dev.jsonl")) + len(_lines(TRAIN / "cls_dev.jsonl"))
+    # the starting and the chosen model (train/stage.py); the 4-point interpolation grid (a = 1 in it);
+    # no evaluation during training (select_best is off)
+    evaluations = 2 + 4
     assert finetune.work["dev_encodes"] == dev * evaluations
     assert finetune.seconds_cpu and finetune.seconds_cpu > 0
     assert finetune.seconds_gpu and finetune.seconds_gpu > 0  # e5-small-trimmed is measured on a GPU
@@ -77,8 +78,9 @@ def test_demo_plan_counts_the_evaluation_texts_per_task_times_the_models(demo_pl
     }
     evaluate = demo_plan.stage("evaluate")
     assert evaluate.work["tasks"] == expected
-    assert evaluate.work["models"] == ["base", "trim", "finetune", "renorm", "onnx-int8", "static", *DIMS]
-    assert evaluate.work["texts_to_encode"] == 9 * sum(expected.values())
+    models = ["base", "trim", "plain", "finetune", "renorm", "onnx-int8", "static", *DIMS]
+    assert evaluate.work["models"] == models
+    assert evaluate.work["texts_to_encode"] == len(models) * sum(expected.values())
     export = demo_plan.stage("export")
     models = 3 + INT8_VARIANTS - 1  # PyTorch, the int8 and static tiers, and every other int8 variant
     assert export.work["speed_texts"] == 1000 and export.work["speed_encodes"] == 3 * models * 1000

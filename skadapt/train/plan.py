@@ -182,17 +182,30 @@ def plan_finetune(config: FinetuneConfig, ctx: PlanContext) -> StagePlan:
                 config.bf16,
             )
         )
+    if config.plain_arm:  # the same tasks without the anchor, at the same batch size
+        tasks = [(name, size) for name, size in sizes if name != ANCHOR_DATASET]
+        plain, _ = steps_of(config, tasks)
+        plan.work["plain_arm_steps"] = plain
+        plan.lines.append(f"plain arm: {plain:,} steps (the same datasets, no anchor)")
+        mean_chars = sum(chars.get(name) or 0.0 for name, _ in tasks) / max(len(tasks), 1)
+        plan.parts.append(
+            train_part(
+                ctx, "training the plain arm", ctx.model, plain, mean_chars, config.batch_size, config.bf16
+            )
+        )
     _contamination(config, ctx, plan, rows_read)
     if config.dev is not None:
         dev_texts, dev_chars = dev_size(config.dev, plan, config.max_seq_length * CHARS_PER_TOKEN)
-        # the starting model; the trainer's, every dev.steps steps and at the last step; the chosen model;
-        # the interpolation grid
-        grid = len(config.interpolation.grid) if config.interpolation else 0
-        evaluations = 2 + -(-total // config.dev.steps) + grid
+        # the starting model; with select_best the trainer's, every dev.steps steps and at the last step;
+        # the chosen model; the interpolation grid and its reference a = 1
+        grid = len({*config.interpolation.grid, 1.0}) if config.interpolation else 0
+        trainer = -(-total // config.dev.steps) if config.dev.select_best else 0
+        evaluations = 2 + trainer + grid
         plan.work["dev_encodes"] = dev_texts * evaluations
+        during = f"every {config.dev.steps} steps and the last; " if trainer else ""
         plan.lines.append(
-            f"dev: {evaluations} evaluations x {dev_texts:,} texts (the starting model; every "
-            f"{config.dev.steps} steps and the last; the chosen model; the interpolation grid)"
+            f"dev: {evaluations} evaluations x {dev_texts:,} texts (the starting model; {during}the chosen "
+            "model; the interpolation grid with a = 1)"
         )
         dev_part = encode_part(ctx, "dev evaluations", ctx.model, dev_texts * evaluations, dev_chars)
         _slice_dev_rate(ctx, dev_part, dev_texts * evaluations)
