@@ -11,9 +11,10 @@ good as the sets' power to tell two models apart. For one model, each set is enc
   independent, each with this ``se``: the stages compare models paired on the same examples, whose
   difference has a smaller standard error when their errors correlate, so it is conservative;
 - its **chance level** (:data:`CHANCE`): what a model that ranks at random scores;
-- two flags: ``saturated`` when ``score + mde >= 1`` (every metric's top): the room left above the score is
-  no larger than the smallest difference the set detects, so not even a perfect model could be told apart
-  from this one (a set at 1.000 has no room at all); ``below_chance`` when ``score < chance``.
+- two flags: ``saturated`` when ``1 - score < mde / 2`` (1: every metric's top): less than half the
+  smallest difference the set detects is left above the score, so a better model has almost nowhere to
+  show it (a set at 1.000 has no room at all; a set far from the top that detects only large differences
+  is low-powered, which its ``mde`` says, not saturated); ``below_chance`` when ``score < chance``.
 
 Without a model (the preflight), :func:`size_mde` estimates the ``mde`` from the kind and size alone.
 """
@@ -162,8 +163,8 @@ def mde_of(se: float) -> float:
 
 
 def _saturated(score: float, mde: float | None) -> bool:
-    """Whether the room above ``score`` is no larger than ``mde`` (None: only a score at the top is)."""
-    return score + (mde or 0.0) >= TOP - AT_TOP
+    """Whether the room above ``score`` is less than half of ``mde`` (None: only a score at the top is)."""
+    return TOP - score < max((mde or 0.0) / 2, AT_TOP)
 
 
 def at_top_everywhere(scores: Iterable[float | None]) -> bool:
@@ -284,8 +285,8 @@ def flag_lines(power: list[DevSetPower], who: str) -> list[str]:
             why = (
                 f"{metric} {entry.score:.3f}"
                 if room <= AT_TOP
-                else f"{metric} {entry.score:.3f}: {room:.3f} below the top, less than the {entry.mde:.2g} "
-                "it can detect"
+                else f"{metric} {entry.score:.3f}: {room:.3f} below the top, less than half the "
+                f"{entry.mde:.2g} it can detect"
             )
             advice = ADVICE.get(entry.kind, "use a harder or larger set")
             lines.append(f"{label} is saturated for {who} ({why}): it cannot tell candidates apart; {advice}")
