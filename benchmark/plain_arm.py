@@ -149,16 +149,16 @@ def train_arm(arm: str, spec: str, seed: int, recipe: dict[str, Any], args: argp
 def final_model(tuned: Path, seed: int, recipe: dict[str, Any]) -> Path:
     """The run's final model after the recipe's renorm section (``renorm/`` beside ``tuned``): the
     renormalized model when renorm kept it, else ``tuned``."""
-    from skadapt import RenormConfig, renormalize
+    from skadapt import RenormConfig, RenormReport, renormalize
 
     out = tuned.parent / "renorm"
-    if not (out / "manifest.json").is_file():
+    if RenormReport.read(out) is None:
         renormalize(
             str(tuned), RenormConfig.model_validate(recipe["renorm"]), language=recipe["language"], out=out,
             seed=seed, eval_tasks=recipe["evaluate"]["tasks"],
         )  # fmt: skip
-    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
-    return out if manifest.get("result", {}).get("kept", True) else tuned
+    report = RenormReport.read(out)
+    return out if report is not None and report.kept else tuned
 
 
 def t_interval(values: list[float]) -> tuple[float, float | None]:
