@@ -17,6 +17,7 @@ from skadapt import artifacts
 from skadapt.modeldir import record_matryoshka_dims
 from skadapt.prompts import model_prompts
 from skadapt.results import FinetuneSummary, TrainingReport
+from skadapt.results.finetune import Interpolation
 from skadapt.stage import RunFacts, Stage, StageContext
 from skadapt.tasks.contamination import judge_overlap, overlapping_rows
 from skadapt.tasks.dev import overlap_line
@@ -199,7 +200,9 @@ def finetune(
         interpolation = choose_interpolation(
             result.model, start, grid, dev.sets, batch_size=config.batch_size, seed=run.seed
         )
-    dev_after = dev.evaluator(result.model) if dev is not None else {}
+    dev_after = {}  # the kept mixture's main scores were computed by the choice: not encoded again
+    if dev is not None:
+        dev_after = _kept_scores(dev, interpolation) if interpolation else dev.evaluator(result.model)
     if dev is not None:
         _mark_saturated_for_all(power, dev, [dev_before, dev_after], result.dev_history, ctx.launch.is_main)
     report = TrainingReport(
@@ -281,6 +284,16 @@ def _starting_power(
     for line in flag_lines(power, "the starting model") if warn else []:
         log.warning("finetune: %s", line)
     return power
+
+
+def _kept_scores(dev: DevSet, interpolation: Interpolation) -> dict[str, float]:
+    """The kept mixture's main score per dev set (under the evaluator's metric key) and, for several
+    sets, their mean (``sequential_score``), as the interpolation's choice scored them."""
+    kept = next(entry for entry in interpolation.scores if entry["alpha"] == interpolation.chosen)
+    scores = {part.metric: kept["sets"][part.evaluator.name] for part in dev.sets}
+    if dev.parts:
+        scores[dev.metric] = kept["score"]
+    return scores
 
 
 def _mark_saturated_for_all(
