@@ -19,7 +19,7 @@ with mteb through skadapt's evaluation (every task type), read two ways: with th
 (``query: `` on the symmetric tasks, as skadapt's evaluation reads them) and without one (mteb's default
 reading of the models' own prompts). Printed per reading: each arm's mean over seeds of every type and the
 mean over tasks (All) and over types (Type) with 95% t-intervals over seeds, then each skadapt arm minus the
-plain arm, per seed (paired item-bootstrap interval of the suite's mean over tasks) and over seeds.
+plain arm, per seed and over seeds (per-task paired intervals: the evaluation report of `plain_arm: true`).
 Finished trainings are reused (their model directory), so a second invocation only evaluates.
 
     nice python benchmark/plain_arm.py [--recipe recipes/demo_sk.yaml] [--seeds 3] [--arms recipe ...]
@@ -181,29 +181,10 @@ def cell(values: list[float]) -> str:
 def score(
     models: dict[str, str], tasks: list[str], policy: dict[str, str] | None, seed: int, cache: Path
 ) -> Any:
-    """Every model on the suite through mteb, with paired item-bootstrap draws of the local tasks."""
+    """Every model on the suite through mteb (the spread that matters here is the seeds')."""
     from skadapt import score_models
 
-    return score_models(
-        models, tasks, language="slk", prompt_policy=policy, bootstrap=1000, seed=seed, cache_dir=cache
-    )
-
-
-def mean_difference_interval(a: Any, b: Any) -> list[float]:
-    """95% interval of the suite's mean over tasks of b - a (x100) from the paired item-bootstrap draws:
-    each task's difference has its own draws (same resamples for both models; clustering's half-samples
-    scaled as the evaluation scales them), the tasks' items are disjoint, so the mean's variance is the sum
-    of the tasks' variances over the squared task count (normal approximation)."""
-    import numpy as np
-
-    tasks = sorted(a.values)
-    point = float(np.mean([b.points[t] - a.points[t] for t in tasks]))
-    variances = []
-    for task in tasks:
-        diffs = np.asarray(b.values[task], dtype=float) - np.asarray(a.values[task], dtype=float)
-        variances.append((np.nanstd(diffs) * a.scales.get(task, 1.0)) ** 2)
-    half = 1.96 * float(np.sqrt(np.sum(variances))) / len(tasks)
-    return [100 * (point - half), 100 * (point + half)]
+    return score_models(models, tasks, language="slk", prompt_policy=policy, seed=seed, cache_dir=cache)
 
 
 def summarize(result: Any, arms: list[str], seeds: list[int], extras: list[str]) -> dict[str, Any]:
@@ -233,11 +214,6 @@ def summarize(result: Any, arms: list[str], seeds: list[int], extras: list[str])
         per_seed = []
         for s in seeds:
             entry: dict[str, Any] = {"seed": s, "All": rows[f"{arm}-{s}"].All - rows[f"{PLAIN}-{s}"].All}
-            if result.draws:
-                draws = result.draws
-                entry["suite_mean_interval"] = mean_difference_interval(
-                    draws[f"{PLAIN}-{s}"], draws[f"{arm}-{s}"]
-                )
             entry["types"] = {t: rows[f"{arm}-{s}"].types[t] - rows[f"{PLAIN}-{s}"].types[t] for t in types}
             per_seed.append(entry)
         deltas[arm] = per_seed
@@ -258,17 +234,11 @@ def markdown(summary: dict[str, Any], arms: list[str]) -> str:
         )
     lines += [
         "",
-        "| arm - plain | All (mean over seeds) | per seed [paired 95% item-bootstrap interval] | "
-        + " | ".join(types)
-        + " |",
+        "| arm - plain | All (mean over seeds) | per seed | " + " | ".join(types) + " |",
         "|" + "---|" * (3 + len(types)),
     ]
     for arm, per_seed in summary["minus_plain"].items():
-        seeds = "; ".join(
-            f"{e['All']:+.2f}"
-            + (" [{:+.2f}, {:+.2f}]".format(*e["suite_mean_interval"]) if "suite_mean_interval" in e else "")
-            for e in per_seed
-        )
+        seeds = "; ".join(f"{e['All']:+.2f}" for e in per_seed)
         by_type = " | ".join(cell([e["types"][t] for e in per_seed]) for t in types)
         lines.append(f"| {arm} | {cell([e['All'] for e in per_seed])} | {seeds} | {by_type} |")
     return "\n".join(lines)
