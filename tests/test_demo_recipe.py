@@ -55,17 +55,11 @@ def test_demo_recipe_runs_every_stage_and_resumes(demo_recipe, tmp_path: Path) -
     assert training["steps"]["done"] == 4
     assert [d["name"] for d in training["datasets"]] == ["nli", "qa", "sts"]
     assert training["interpolation"]["chosen"] in [p["alpha"] for p in training["interpolation"]["scores"]]
-    kinds = [
-        "sts",
-        "retrieval",
-        "triplets",
-        "clustering",
-        "classification",
-    ]  # each set's power, for the start
+    kinds = ["sts", "retrieval", "triplets", "clustering", "classification", "bitext"]  # power at the start
     assert [p["kind"] for p in training["dev"]["power"]] == kinds
     assert training["plain_arm"]["dir"] == "plain_arm" and training["plain_arm"]["steps"] == 4
     renorm = json.loads((run / "renorm" / "renorm_report.json").read_text())
-    candidates = renorm["selection"]["candidates"]  # on fine-tuning's five dev sets and a bitext set
+    candidates = renorm["selection"]["candidates"]  # on fine-tuning's six dev sets
     projections = [f"{r}proj-{d}" for r in ("", "r1+", "r2+") for d in (24, 8)]  # 2/3, 1/3 of 32
     assert [c["name"] for c in candidates] == ["none", "r1", "r2", *projections]
     sets = ["sts-0", "retrieval-1", "triplets-2", "clustering-3", "classification-4", "bitext-5"]

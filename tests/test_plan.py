@@ -55,6 +55,7 @@ def test_demo_plan_counts_the_training_rows_and_steps_from_the_files(demo_plan: 
     dev += len(_lines(TRAIN / "qa_dev.jsonl")) + len(_lines(TRAIN / "qa_dev_corpus.jsonl"))  # distractors
     dev += 3 * len(_lines(TRAIN / "triplets_dev.jsonl"))
     dev += len(_lines(TRAIN / "clusters_dev.jsonl")) + len(_lines(TRAIN / "cls_dev.jsonl"))
+    dev += 2 * len(_lines(TRAIN / "bitext_dev.jsonl"))
     # the starting and the chosen model (train/stage.py); the 4-point interpolation grid (a = 1 in it);
     # no evaluation during training (select_best is off)
     evaluations = 2 + 4
