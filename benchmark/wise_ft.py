@@ -2,15 +2,14 @@
 
 For each fine-tuned model (``--tuned``, e.g. benchmark/plain_arm.py's ``runs/skadapt-SEED/model``) and its
 starting model (``--start``, the recipe's trimmed model), the weights ``(1 - a) start + a tuned`` of every
-``a`` of ``--grid`` are scored on the recipe's dev sets (``--dev finetune`` or ``renorm``: renorm's add a
-bitext set) through :func:`skadapt.train.interpolation.choose_interpolation`, the stage's own choice (a
-mixture replaces ``a = 1`` only beyond the noise). Printed per model: each ``a``'s mean and per-set dev
-scores and its paired interval against ``a = 1``, the kept ``a``, and the ``a`` the raw best mean would
-keep. ``--save`` writes the kept mixture of each model as ``<tuned>-wise`` (and the raw best's as
+``a`` of ``--grid`` are scored on the recipe's fine-tuning dev sets through ``skadapt.wise_ft``, the stage's
+own choice (a mixture replaces ``a = 1`` only beyond the noise). Printed per model: each ``a``'s mean and
+per-set dev scores and its paired interval against ``a = 1``, the kept ``a``, and the ``a`` the raw best
+mean would keep. ``--save`` writes the kept mixture of each model as ``<tuned>-wise`` (and the raw best's as
 ``<tuned>-raw`` when it differs) for scoring on the suite.
 
     python benchmark/wise_ft.py --start runs/demo_sk/trim --tuned runs/plain_arm/runs/skadapt-42/model ...
-        [--recipe recipes/demo_sk.yaml] [--dev renorm] [--grid 0 0.5 0.6 0.7 0.8 0.9] [--save]
+        [--recipe recipes/demo_sk.yaml] [--grid 0 0.5 0.6 0.7 0.8 0.9] [--save]
 """
 
 from __future__ import annotations
@@ -32,7 +31,6 @@ def main() -> None:
     parser.add_argument("--start", type=Path, required=True, help="The starting (trimmed) model")
     parser.add_argument("--tuned", type=Path, nargs="+", required=True, help="Fine-tuned models")
     parser.add_argument("--recipe", type=Path, default=ROOT / "recipes" / "demo_sk.yaml")
-    parser.add_argument("--dev", choices=["finetune", "renorm"], default="renorm")
     parser.add_argument("--grid", type=float, nargs="+", default=[0.0, 0.5, 0.6, 0.7, 0.8, 0.9])
     parser.add_argument("--save", action="store_true", help="Save each kept mixture as <tuned>-wise")
     parser.add_argument("--out", type=Path, default=None, help="JSON of every choice")
@@ -40,21 +38,18 @@ def main() -> None:
     import yaml
     from sentence_transformers import SentenceTransformer
 
-    from skadapt import DevSets, build_dev_sets
-    from skadapt.train.interpolation import choose_interpolation, mix, snapshot
+    from skadapt import DevSets, mix_weights, wise_ft
 
     os.chdir(ROOT)
     recipe = yaml.safe_load(args.recipe.read_text(encoding="utf-8"))
     dev = DevSets.model_validate(
         recipe[args.dev]["dev"] if args.dev == "renorm" else recipe["finetune"]["dev"]
     )
-    start = snapshot(SentenceTransformer(str(args.start), device="cpu"))
+    start = SentenceTransformer(str(args.start), device="cpu")
     results = {}
     for tuned in args.tuned:
         model = SentenceTransformer(str(tuned), device="cpu")
-        sets = build_dev_sets(dev, 16, dict(model.prompts or {}))
-        tuned_state = snapshot(model)
-        chosen = choose_interpolation(model, start, args.grid, sets, batch_size=16, seed=42)
+        chosen = wise_ft(model, start, dev, args.grid, batch_size=16, seed=42)
         raw = max(chosen.scores, key=lambda e: (e["score"], e["alpha"]))["alpha"]
         results[str(tuned)] = {
             "kept": chosen.chosen,
@@ -73,7 +68,8 @@ def main() -> None:
         if args.save:
             model.save(str(tuned.parent / f"{tuned.name}-wise"))
             if raw != chosen.chosen:
-                model.load_state_dict(mix(start, tuned_state, raw))
+                model = SentenceTransformer(str(tuned), device="cpu")
+                mix_weights(model, start, raw)
                 model.save(str(tuned.parent / f"{tuned.name}-raw"))
     if args.out is not None:
         args.out.write_text(json.dumps(results, indent=1), encoding="utf-8")

@@ -29,7 +29,8 @@ The building blocks the stages are made of, for scripts and benchmarks that run 
   chosen on dev as the export stage chooses them), ``quantize_int8`` (every int8 variant, scored
   as the export stage scores them), ``choose_int8`` (the one it keeps), ``measure_speed`` (texts/s as it
   measures them), ``speed_texts``;
-- training data: ``training_datasets``, ``training_texts`` (as fine-tuning builds them),
+- training data: ``training_datasets``, ``training_texts`` (as fine-tuning builds them), ``wise_ft``,
+  ``mix_weights`` (WiSE-FT's choice on dev and its weight mixture),
   ``overlapping_rows``/``folded_words`` (the contamination check), ``task_test_texts``,
   ``split_parallelism`` (the sentence splitter's workers);
 - scoring: ``score_models`` (models on tasks, with item-bootstrap draws, no report), ``rewrite_tasks`` (the
@@ -66,7 +67,7 @@ if TYPE_CHECKING:  # what type checkers (and tests/test_architecture.py) see; lo
     from skadapt.blocks.renorm import renorm_modules
     from skadapt.blocks.sampling import split_parallelism
     from skadapt.blocks.scoring import rewrite_tasks, score_models, task_test_texts
-    from skadapt.blocks.training import training_datasets, training_texts
+    from skadapt.blocks.training import mix_weights, training_datasets, training_texts, wise_ft
     from skadapt.devices import encode_batch_size, training_levers
     from skadapt.evaluate.config import EvaluateConfig
     from skadapt.export.config import ExportConfig
@@ -160,6 +161,8 @@ _EXPORTS: dict[str, str] = {
     "folded_words": "skadapt.tasks.contamination",
     "training_datasets": "skadapt.blocks.training",
     "training_texts": "skadapt.blocks.training",
+    "wise_ft": "skadapt.blocks.training",
+    "mix_weights": "skadapt.blocks.training",
     "split_parallelism": "skadapt.blocks.sampling",
     "score_models": "skadapt.blocks.scoring",
     "rewrite_tasks": "skadapt.blocks.scoring",
@@ -218,6 +221,7 @@ __all__ = [
     "load_recipe",
     "load_suite",
     "measure_speed",
+    "mix_weights",
     "overlapping_rows",
     "plan_recipe",
     "publish_model",
@@ -244,6 +248,7 @@ __all__ = [
     "training_texts",
     "trim_model",
     "validate_recipe",
+    "wise_ft",
 ]
 
 

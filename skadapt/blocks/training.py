@@ -1,11 +1,15 @@
-"""The fine-tuning stage's training data outside a run: its datasets as it builds them, and their texts as
-the dev sets' overlap check sees them."""
+"""The fine-tuning stage's pieces outside a run: its datasets as it builds them, their texts as the dev sets'
+overlap check sees them, and WiSE-FT's choice on the dev sets."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+
+    from skadapt.results.finetune import Interpolation
+    from skadapt.tasks.config import DevSets
     from skadapt.tasks.heldout import TrainingTexts
     from skadapt.train.config import FinetuneConfig, FinetuneDataset
     from skadapt.train.datasets import TaskDataset
@@ -36,3 +40,29 @@ def training_texts(source: FinetuneConfig | list[TaskDataset]) -> TrainingTexts:
     from skadapt.train.stage import training_texts as of_config
 
     return dataset_texts(source) if isinstance(source, list) else of_config(source)
+
+
+def wise_ft(
+    model: SentenceTransformer,
+    start: SentenceTransformer,
+    dev: DevSets,
+    grid: list[float],
+    *,
+    batch_size: int = 32,
+    seed: int = 42,
+) -> Interpolation:
+    """WiSE-FT as fine-tuning chooses it: every ``a`` of ``grid`` (and ``a = 1``) scored on the dev sets,
+    a mixture kept only when it beats the fine-tuned ``model`` beyond the noise; ``model`` is left holding
+    the kept weights (:mod:`skadapt.train.interpolation`)."""
+    from skadapt.tasks.dev import build_dev_sets
+    from skadapt.train.interpolation import choose_interpolation, snapshot
+
+    sets = build_dev_sets(dev, batch_size, dict(model.prompts or {}))
+    return choose_interpolation(model, snapshot(start), grid, sets, batch_size=batch_size, seed=seed)
+
+
+def mix_weights(model: SentenceTransformer, start: SentenceTransformer, alpha: float) -> None:
+    """Give ``model`` the weights ``(1 - alpha) * start + alpha * model`` (WiSE-FT's mixture)."""
+    from skadapt.train.interpolation import mix, snapshot
+
+    model.load_state_dict(mix(snapshot(start), snapshot(model), alpha))
