@@ -42,9 +42,7 @@ def main() -> None:
 
     os.chdir(ROOT)
     recipe = yaml.safe_load(args.recipe.read_text(encoding="utf-8"))
-    dev = DevSets.model_validate(
-        recipe[args.dev]["dev"] if args.dev == "renorm" else recipe["finetune"]["dev"]
-    )
+    dev = DevSets.model_validate(recipe["finetune"]["dev"])
     start = SentenceTransformer(str(args.start), device="cpu")
     results = {}
     for tuned in args.tuned:
