@@ -22,7 +22,6 @@ from skadapt.tasks.dev_power import (
     flag_lines,
     random_ndcg,
     set_power,
-    single_sets,
     size_line,
     size_mde,
 )
@@ -196,12 +195,12 @@ def test_built_sets_a_model_cannot_miss_or_cannot_get_right(
         "apart; add distractor passages or a larger set"
     ) in lines
     combined = build_dev_set(dev)  # the finetune stage's combined set: its parts, named as it names them
-    assert [p.evaluator.name for p in single_sets(combined)] == [
+    assert [p.evaluator.name for p in combined.sets] == [
         "dev-sts-0",
         "dev-retrieval-1",
         "dev-triplets-2",
     ]
-    assert single_sets(build_dev_set(DevSets(kind="sts", source=str(STS))))[0].evaluator.name == "dev"
+    assert build_dev_set(DevSets(kind="sts", source=str(STS))).sets[0].evaluator.name == "dev"
 
 
 def test_the_power_reads_the_embeddings_the_evaluator_made(tiny_models: dict[str, Path]) -> None:
@@ -212,7 +211,7 @@ def test_the_power_reads_the_embeddings_the_evaluator_made(tiny_models: dict[str
     with memoized(model):
         before = dev.evaluator(model)
         misses = model.encode_memo.misses
-        [power] = dev_power(model, single_sets(dev))
+        [power] = dev_power(model, dev.sets)
         assert model.encode_memo.misses == misses and model.encode_memo.hits > 0  # no text encoded again
     assert "encode" not in vars(model) and not hasattr(model, "encode_memo")  # the model's own encode back
     assert power.score == pytest.approx(before[dev.metric], abs=2e-6)

@@ -246,8 +246,8 @@ def dev_power(
     replicates: int = REPLICATES,
     seed: int = 0,
 ) -> list[DevSetPower]:
-    """The power of each built dev set (:func:`skadapt.tasks.dev.build_dev_sets`, or the single sets of a
-    combined one: :func:`single_sets`) for ``model``: each set encoded once; its score, standard error,
+    """The power of each built dev set (:func:`skadapt.tasks.dev.build_dev_sets`, or a combined one's
+    :attr:`~skadapt.tasks.dev.DevSet.sets`) for ``model``: each set encoded once; its score, standard error,
     ``mde``, chance level and flags (see the module docstring). A set of a kind without per-example scores
     gets an entry without them.
     """
@@ -266,11 +266,6 @@ def dev_power(
     for entry in found:
         log.info("dev power: %s", entry.summary)
     return found
-
-
-def single_sets(dev: DevSet) -> list[DevSet]:
-    """The single sets of a dev set :func:`skadapt.tasks.dev.build_dev_set` built (itself when it is one)."""
-    return list(dev.parts) or [dev]
 
 
 def flag_lines(power: list[DevSetPower], who: str) -> list[str]:

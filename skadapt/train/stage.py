@@ -26,7 +26,6 @@ from skadapt.tasks.dev_power import (
     dev_power,
     flag_lines,
     saturated_for_all_line,
-    single_sets,
 )
 from skadapt.tasks.embedding_memo import memoized
 from skadapt.tasks.heldout import TrainingTexts
@@ -203,7 +202,6 @@ def finetune(
     dev_after = {}  # the kept mixture's main scores were computed by the choice: not encoded again
     if dev is not None:
         dev_after = _kept_scores(dev, interpolation) if interpolation else dev.evaluator(result.model)
-    if dev is not None:
         _mark_saturated_for_all(power, dev, [dev_before, dev_after], result.dev_history, ctx.launch.is_main)
     report = TrainingReport(
         model=artifacts.recorded_path(model, ctx.out_dir.parent),  # relative to the run, if inside it
@@ -280,7 +278,7 @@ def _starting_power(
     """Each dev set's power for the starting model; with ``warn``, a warning per flag it raises."""
     if dev is None:
         return []
-    power = dev_power(model, single_sets(dev), batch_size, seed=seed)
+    power = dev_power(model, dev.sets, batch_size, seed=seed)
     for line in flag_lines(power, "the starting model") if warn else []:
         log.warning("finetune: %s", line)
     return power
@@ -307,7 +305,7 @@ def _mark_saturated_for_all(
     (the starting and the final model) and the dev ``history`` (one set: its ``score``; several: its
     ``sets``); with ``warn``, a warning per set at the top for all."""
     single = not dev.parts
-    for entry, part in zip(power, single_sets(dev), strict=True):
+    for entry, part in zip(power, dev.sets, strict=True):
         scores = [found.get(part.metric) for found in results]
         scores += [h.get("score") if single else h.get("sets", {}).get(entry.name) for h in history]
         entry.saturated_for_all = at_top_everywhere(scores)
