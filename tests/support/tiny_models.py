@@ -3,6 +3,10 @@
 ``build_tiny_model(path, kind)`` writes a sentence-transformers directory (Transformer + mean Pooling +
 Normalize, ``query: ``/``passage: `` prompts) whose tokenizer is a Unigram (XLM-R style), WordPiece
 (BERT style) or byte-level BPE (RoBERTa style) model trained by ``tokenizers`` on ``FIXTURE_TEXTS``.
+
+``tokenizers``' trainers break ties in hash-map order, so two trainings on the same text can keep different
+tokens. The tokenizers trained on ``FIXTURE_TEXTS`` are therefore kept in ``tiny_tokenizers/<kind>.json``
+(written by ``python -m tests.support.tiny_models``): every test run sees the same tiny models.
 """
 
 from __future__ import annotations
@@ -41,9 +45,20 @@ _SPECIALS = {  # role -> token, in vocabulary order (ids 0..3)
 _MASK = {"unigram": "<mask>", "bpe": "<mask>", "wordpiece": "[MASK]"}
 
 
+FROZEN = Path(__file__).with_name("tiny_tokenizers")
+
+
 def build_tokenizer(kind: str, texts: list[str] | None = None, vocab_size: int = 300) -> Tokenizer:
-    """Train a small fast tokenizer of ``kind`` (unigram, wordpiece, bpe) on ``texts``."""
-    texts = texts or FIXTURE_TEXTS
+    """A small fast tokenizer of ``kind`` (unigram, wordpiece, bpe) trained on ``texts``; the frozen one for
+    the fixture texts at the default size."""
+    frozen = FROZEN / f"{kind}.json"
+    if texts is None and vocab_size == 300 and frozen.exists():
+        return Tokenizer.from_file(str(frozen))
+    return train_tokenizer(kind, texts or FIXTURE_TEXTS, vocab_size)
+
+
+def train_tokenizer(kind: str, texts: list[str], vocab_size: int = 300) -> Tokenizer:
+    """Train a small fast tokenizer of ``kind`` on ``texts`` (ties broken in ``tokenizers``' hash order)."""
     specials = [*_SPECIALS[kind].values(), _MASK[kind]]
     if kind == "unigram":
         tokenizer = Tokenizer(models.Unigram())
@@ -130,3 +145,9 @@ def build_tiny_model(
 
     shutil.rmtree(raw)
     return path
+
+
+if __name__ == "__main__":
+    FROZEN.mkdir(exist_ok=True)
+    for name in TOKENIZER_KINDS:
+        train_tokenizer(name, FIXTURE_TEXTS).save(str(FROZEN / f"{name}.json"))
