@@ -204,8 +204,8 @@ def run_recipe(
     run_dir.mkdir(parents=True, exist_ok=True)
     handler: logging.Handler | None = None
     if launch.is_main:
+        handler = setup_run_log(run_dir)  # first: the removal of an interrupted run's leftovers is logged
         artifacts.clean_stale(run_dir, recipe.enabled_stages())
-        handler = setup_run_log(run_dir)
     try:
         facts = recipe.run_facts()  # once per run: what stages share (the training texts) is made once
         base = resolve_model(recipe.base_model)
