@@ -129,6 +129,35 @@ def test_no_complete_checkpoint_left_starts_over(
     ]
 
 
+@pytest.mark.slow
+def test_a_damaged_checkpoint_that_cannot_be_set_aside_is_one_clear_error(
+    interrupted: Path, tiny_models: dict[str, Path], tmp_path: Path
+) -> None:
+    """The scratch's parent is immutable (``chattr +i``: tests run as root, where chmod blocks nothing)."""
+    from skadapt.train.checkpoints import CheckpointError
+
+    run = tmp_path / "run"
+    shutil.copytree(interrupted, run)
+    [work] = run.glob(".work/finetune-*")
+    newest = work / "checkpoints" / "checkpoint-4"
+    _unmark(newest)
+    if subprocess.run(["chattr", "+i", str(work.parent)], capture_output=True, check=False).returncode:
+        pytest.skip("chattr +i is not available here (needs root and a file system that supports it)")
+    try:
+        with pytest.raises(CheckpointError) as raised:
+            run_recipe(_recipe(tiny_models["unigram"], run))
+    finally:
+        subprocess.run(["chattr", "-i", str(work.parent)], check=True)
+    aside = work.with_name(f"{work.name}.checkpoint-4.damaged")
+    assert str(raised.value) == (
+        f"checkpoint {newest} cannot be resumed from (it has no completion marker ({MARKER}): its save did "
+        "not finish (the run was stopped while writing it), or an older skadapt wrote it) nor set aside as "
+        f"{aside} (PermissionError: Operation not permitted); move it out of {newest.parent} by hand and run "
+        "the same command again"
+    )
+    assert (newest / "model.safetensors").is_file() and not (run / "finetune").exists()  # nothing lost
+
+
 def _skadapt(recipe: Path, log: Path) -> subprocess.Popen[bytes]:
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]), "OMP_NUM_THREADS": "1"}
     with log.open("wb") as handle:

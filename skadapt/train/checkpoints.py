@@ -71,8 +71,9 @@ def _step(path: Path) -> int | None:
     return int(suffix) if path.name.startswith(PREFIX) and suffix.isdigit() and path.is_dir() else None
 
 
-def set_aside(checkpoint: Path, beside: Path) -> Path:
-    """Rename a damaged ``checkpoint`` to ``<beside>.<checkpoint-N>.damaged`` (``-2``, ... when taken).
+def set_aside(checkpoint: Path, beside: Path, problem: str) -> Path:
+    """Rename a damaged ``checkpoint`` to ``<beside>.<checkpoint-N>.damaged`` (``-2``, ... when taken);
+    ``problem``: what is wrong with it, for the message of a failed rename.
 
     Raises:
         CheckpointError: The rename failed.
@@ -86,8 +87,9 @@ def set_aside(checkpoint: Path, beside: Path) -> Path:
         checkpoint.rename(target)
     except OSError as error:
         raise CheckpointError(
-            f"checkpoint {checkpoint} is damaged and cannot be set aside ({type(error).__name__}: {error}); "
-            "move it out of that directory by hand and run the same command again"
+            f"checkpoint {checkpoint} cannot be resumed from ({problem}) nor set aside as {target} "
+            f"({type(error).__name__}: {error.strerror or error}); move it out of {checkpoint.parent} by "
+            "hand and run the same command again"
         ) from None
     return target
 
@@ -112,7 +114,7 @@ def resume_point(directory: Path, beside: Path | None) -> Path | None:
             return path
         damaged = True
         if beside is not None:
-            aside = set_aside(path, beside)
+            aside = set_aside(path, beside, problem)
             log.warning(
                 "finetune: checkpoint %s cannot be resumed from: %s; set aside as %s (kept, not deleted)",
                 path,
