@@ -506,13 +506,13 @@ def api_page() -> str:
 # --- the pages ------------------------------------------------------------------------------------------
 
 
+PAGES: dict[str, Callable[[], str]] = {"recipe.md": recipe_page, "cli.md": cli_page, "api.md": api_page}
+"""The generated pages (in docs/reference/) and the functions that write them."""
+
+
 def pages() -> dict[Path, str]:
     """Every generated page: its path -> its text."""
-    return {
-        REFERENCE / "recipe.md": recipe_page(),
-        REFERENCE / "cli.md": cli_page(),
-        REFERENCE / "api.md": api_page(),
-    }
+    return {REFERENCE / name: write() for name, write in PAGES.items()}
 
 
 def problems() -> list[str]:
