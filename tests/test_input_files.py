@@ -1,0 +1,128 @@
+"""Every input read right or refused by name: files in another encoding than UTF-8 (cp1250 from Excel),
+YAML keys given twice, ISO 639-1 language codes, blank and repeated training rows, a trim corpus in
+another language, and stage commands with the Hub unreachable."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from skadapt.cli import app
+from skadapt.sources import SourceError, iter_texts
+from skadapt.tasks.suite import SuiteError, load_suite
+
+runner = CliRunner()
+SLOVAK = ["Žltý kôň ťahá voz do mesta.", "Dobrý deň, ako sa máte?", "Mladá lekárka sa učí po nemecky."]
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SKADAPT_CACHE", str(tmp_path / "cache"))
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _recipe(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+# ---------------------------------------------------------------------------------------- not UTF-8 files
+
+
+def _cp1250(path: Path, lines: list[str]) -> Path:
+    """A file saved as Excel and Windows in Central Europe save it: cp1250, not UTF-8."""
+    path.write_bytes("".join(line + "\n" for line in lines).encode("cp1250"))
+    return path
+
+
+def _refused_as_not_utf8(message: str, path: Path, line: int) -> None:
+    text = _flat(message)
+    assert f"{path}:{line}: not UTF-8 text" in text, message
+    assert "re-save it as UTF-8" in text and "iconv -f cp1250 -t utf-8" in text
+    assert "UnicodeDecodeError" not in text and "codec can't decode" not in text
+
+
+def test_a_cp1250_training_file_is_refused_by_the_preflight_naming_file_and_line(
+    tiny_models: dict[str, Path], tmp_path: Path
+) -> None:
+    rows = [{"sentence1": text, "sentence2": "Ahoj.", "score": 3.0} for text in SLOVAK]
+    data = _cp1250(tmp_path / "sts.jsonl", [json.dumps(row, ensure_ascii=False) for row in rows])
+    recipe = _recipe(
+        tmp_path / "r.yaml",
+        f"name: r\nlanguage: slk\nbase_model: {tiny_models['unigram']}\noutput_dir: {tmp_path / 'run'}\n"
+        f"finetune:\n  datasets:\n    - {{name: sts, kind: sts, source: {data}}}\n",
+    )
+    result = runner.invoke(app, ["train", str(recipe), "--check"])
+    assert result.exit_code == 1, result.output
+    _refused_as_not_utf8(result.output, data, 1)
+
+
+def test_a_cp1250_corpus_is_refused_by_trim_naming_file_and_line(
+    tiny_models: dict[str, Path], tmp_path: Path
+) -> None:
+    corpus = _cp1250(tmp_path / "corpus.txt", ["Hello.", "", *SLOVAK])
+    out = tmp_path / "out"
+    args = ["trim", str(tiny_models["unigram"]), "--corpus", str(corpus), "--out", str(out), "--workers", "1"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 1, result.output
+    _refused_as_not_utf8(result.output, corpus, 3)
+    assert _flat(result.output).count("error:") == 1 and not out.exists()
+
+
+def test_every_local_text_reader_names_a_cp1250_file(tmp_path: Path) -> None:
+    csv = _cp1250(tmp_path / "pairs.csv", ["text,label", *(f"{t},1" for t in SLOVAK)])
+    with pytest.raises(SourceError) as table:
+        list(iter_texts(str(csv)))
+    _refused_as_not_utf8(str(table.value), csv, 2)
+
+    suite = _cp1250(tmp_path / "suite.yaml", ["# Slovenské úlohy", "tasks: []"])
+    with pytest.raises(SuiteError) as read:
+        load_suite(suite)
+    _refused_as_not_utf8(str(read.value), suite, 1)
+
+    recipe = _cp1250(tmp_path / "r.yaml", ["name: r", "language: slk", "base_model: m", "# Žilina"])
+    result = runner.invoke(app, ["recipe", "show", str(recipe)])
+    assert result.exit_code == 1
+    _refused_as_not_utf8(result.output, recipe, 4)
+
+
+def test_a_utf8_file_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
+    data = tmp_path / "texts.jsonl"
+    data.write_text("".join(json.dumps({"text": t}, ensure_ascii=False) + "\n" for t in SLOVAK), "utf-8-sig")
+    assert list(iter_texts(str(data))) == SLOVAK
+
+
+# ------------------------------------------------------------------------------------- YAML keys twice
+
+
+def test_a_recipe_with_a_key_twice_is_refused_naming_both_lines(tmp_path: Path) -> None:
+    recipe = _recipe(tmp_path / "r.yaml", "name: r\nlanguage: slk\nseed: 1\nbase_model: m\nseed: 2\n")
+    result = runner.invoke(app, ["recipe", "show", str(recipe)])
+    assert result.exit_code == 1
+    assert f"{recipe}:5: key 'seed' is given twice (lines 3 and 5)" in _flat(result.output)
+
+    nested = _recipe(
+        tmp_path / "n.yaml",
+        "name: r\nlanguage: slk\nbase_model: m\nfinetune:\n  datasets:\n    - name: a\n      kind: sts\n"
+        "      source: a.jsonl\n      kind: pairs\n",
+    )
+    result = runner.invoke(app, ["train", str(nested), "--check"])
+    assert result.exit_code == 1
+    assert f"{nested}:9: key 'kind' is given twice (lines 7 and 9)" in _flat(result.output)
+    assert yaml.safe_load(nested.read_text())["finetune"]["datasets"][0]["kind"] == "pairs"  # what it was
+
+
+def test_a_suite_with_a_key_twice_is_refused_naming_both_lines(tmp_path: Path) -> None:
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        "language: slk\ntasks:\n  - {name: A, type: STS, data: a.jsonl, data: b.jsonl}\n", encoding="utf-8"
+    )
+    with pytest.raises(SuiteError, match=r"suite.yaml:3: key 'data' is given twice \(lines 3 and 3\)"):
+        load_suite(suite)
