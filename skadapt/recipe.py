@@ -60,11 +60,11 @@ class Recipe(Section):
     @field_validator("language")
     @classmethod
     def _known_language(cls, code: str) -> str:
+        """The ISO 639-3 code of the language (``sk`` is read as ``slk``)."""
         try:
-            get_language(code)
+            return get_language(code).code
         except UnknownLanguageError as error:
             raise ValueError(str(error)) from None
-        return code
 
     @model_validator(mode="after")
     def _language_defaults(self) -> Recipe:

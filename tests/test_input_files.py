@@ -12,6 +12,7 @@ import yaml
 from typer.testing import CliRunner
 
 from skadapt.cli import app
+from skadapt.recipe import load_recipe
 from skadapt.sources import SourceError, iter_texts
 from skadapt.tasks.suite import SuiteError, load_suite
 
@@ -126,3 +127,23 @@ def test_a_suite_with_a_key_twice_is_refused_naming_both_lines(tmp_path: Path) -
     )
     with pytest.raises(SuiteError, match=r"suite.yaml:3: key 'data' is given twice \(lines 3 and 3\)"):
         load_suite(suite)
+
+
+# --------------------------------------------------------------------------------------- ISO 639-1 codes
+
+
+def test_iso_639_1_codes_are_taken_in_recipes_suites_and_recipe_new(tmp_path: Path) -> None:
+    from skadapt.tasks.local_tasks import lang_script
+
+    recipe = load_recipe(_recipe(tmp_path / "r.yaml", "name: r\nlanguage: sk\nbase_model: m\n"))
+    assert recipe.language == "slk" and recipe.language_entry.name == "Slovak"
+    assert lang_script("sk") == "slk-Latn"
+
+    result = runner.invoke(app, ["recipe", "new", "--language", "uk"])
+    assert result.exit_code == 0, result.output
+    assert load_recipe(_recipe(tmp_path / "uk.yaml", result.output)).language == "ukr"
+
+    result = runner.invoke(app, ["recipe", "new", "--language", "xx"])
+    assert result.exit_code == 2
+    assert "unknown language 'xx'; known codes (ISO 639-3, ISO 639-1):" in _flat(result.output)
+    assert "slk (sk)" in result.output

@@ -51,7 +51,9 @@ class _Task(BaseModel):
 
     name: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")]
     language: str | list[str] | None = Field(
-        None, description="ISO 639-3 code (slk) or code-script (slk-Latn); a list for bitext pairs"
+        None,
+        description="ISO 639-3 code (slk), ISO 639-1 code (sk) or code-script (slk-Latn); a list for bitext "
+        "pairs",
     )
     description: str = ""
     main_score: str | None = Field(None, description="mteb metric reported as the main score")
