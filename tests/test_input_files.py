@@ -147,3 +147,58 @@ def test_iso_639_1_codes_are_taken_in_recipes_suites_and_recipe_new(tmp_path: Pa
     assert result.exit_code == 2
     assert "unknown language 'xx'; known codes (ISO 639-3, ISO 639-1):" in _flat(result.output)
     assert "slk (sk)" in result.output
+
+
+# ------------------------------------------------------------------------------ blank and repeated rows
+
+
+def _pairs(path: Path, rows: list[tuple[str, str]]) -> Path:
+    lines = [json.dumps({"question": q, "passage": p}, ensure_ascii=False) for q, p in rows]
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+QUESTIONS = [(f"Otázka {i}?", f"Odpoveď na otázku {i} je tu.") for i in range(40)]
+PAIRS_COLUMNS = {"anchor": "question", "positive": "passage"}
+
+
+def test_blank_and_repeated_rows_are_dropped_and_named(tmp_path: Path) -> None:
+    from skadapt.train.config import FinetuneDataset
+    from skadapt.train.datasets import build_task_datasets, drop_summary
+
+    blank = [(f"Prázdna {i}?", " ") for i in range(4)]
+    source = _pairs(tmp_path / "qa.jsonl", QUESTIONS[:20] + blank + [QUESTIONS[0]] * 3 + QUESTIONS[20:])
+    entry = FinetuneDataset(name="qa", kind="pairs", source=str(source), columns=PAIRS_COLUMNS)
+    built = build_task_datasets(entry)[0]
+    assert built.data["anchor"] == [q for q, _ in QUESTIONS]  # each pair once, in order
+    assert built.stats["dropped"] == {"blank": 4, "duplicate": 3}
+    line, warn = drop_summary(built.stats)
+    assert line == "dropped 14.9% of 47 rows (4 blank, 3 duplicate)" and warn  # not "by design"
+
+    sts = tmp_path / "sts.jsonl"
+    rows = [{"sentence1": q, "sentence2": p, "score": 4.0} for q, p in QUESTIONS[:10]]
+    sts.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in [*rows, rows[2]]), "utf-8")
+    repeated = build_task_datasets(FinetuneDataset(name="sts", kind="sts", source=str(sts)))[0]
+    assert len(repeated) == 10 and repeated.stats["dropped"] == {"duplicate": 1}
+
+
+def test_a_source_mostly_blank_or_repeated_is_refused_before_any_model_loads(
+    tiny_models: dict[str, Path], tmp_path: Path
+) -> None:
+    blank = [(f"Prázdna {i}?", "") for i in range(10)]  # a quarter of the passages, one pair 40 times
+    source = _pairs(tmp_path / "qa.jsonl", QUESTIONS[:20] + blank + [QUESTIONS[30]] * 40)
+    recipe = _recipe(
+        tmp_path / "r.yaml",
+        f"name: r\nlanguage: slk\nbase_model: {tiny_models['unigram']}\noutput_dir: {tmp_path / 'run'}\n"
+        f"finetune:\n  datasets:\n    - {{name: qa, kind: pairs, source: {source}, "
+        "columns: {anchor: question, positive: passage}}\n",
+    )
+    result = runner.invoke(app, ["train", str(recipe)])
+    assert result.exit_code == 1, result.output
+    text = _flat(result.output)
+    assert text.count("error:") == 1 and "Traceback" not in result.output
+    assert (
+        f"dataset 'qa': {source}: 49 of 70 rows (70%) are blank (10 without a positive) or repeat an earlier "
+        "row (39), more than 20%" in text
+    )
+    assert not (tmp_path / "run" / "finetune").exists()
