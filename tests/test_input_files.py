@@ -202,3 +202,29 @@ def test_a_source_mostly_blank_or_repeated_is_refused_before_any_model_loads(
         "row (39), more than 20%" in text
     )
     assert not (tmp_path / "run" / "finetune").exists()
+
+
+# ------------------------------------------------------------------------ a trim corpus in another language
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def test_a_trim_on_a_corpus_in_another_language_warns_in_the_log_and_the_report(
+    tiny_models: dict[str, Path], tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    out, english = tmp_path / "en", DATA / "en_corpus.txt"
+    args = ["trim", str(tiny_models["unigram"]), "--language", "sk", "--workers", "1", "--out"]
+    with caplog.at_level("WARNING", logger="skadapt.trim"):
+        result = runner.invoke(app, [*args, str(out), "--corpus", str(english)])
+    assert result.exit_code == 0, result.output  # a warning, not a refusal
+    line = f"trim corpus {english}: 10 of 10 sampled texts are not Slovak"
+    assert f"warning: {line}" in _flat(result.output)
+    assert any(line in record.getMessage() for record in caplog.records)  # run.log and a run's console
+    checked = json.loads((out / "trim_report.json").read_text(encoding="utf-8"))["corpus_language"]
+    assert checked["language"] == "slk" and checked["other"] == checked["checked"] == 10
+    assert line in checked["warning"] and "identified as 'en'" in checked["warning"]
+
+    slovak = runner.invoke(app, [*args, str(tmp_path / "sk"), "--corpus", str(DATA / "sk_corpus.txt")])
+    assert slovak.exit_code == 0 and "not Slovak" not in slovak.output
+    report = json.loads((tmp_path / "sk" / "trim_report.json").read_text(encoding="utf-8"))
+    assert report["corpus_language"]["warning"] is None and report["corpus_language"]["other"] <= 2
