@@ -228,3 +228,70 @@ def test_a_trim_on_a_corpus_in_another_language_warns_in_the_log_and_the_report(
     assert slovak.exit_code == 0 and "not Slovak" not in slovak.output
     report = json.loads((tmp_path / "sk" / "trim_report.json").read_text(encoding="utf-8"))
     assert report["corpus_language"]["warning"] is None and report["corpus_language"]["other"] <= 2
+
+
+# ------------------------------------------------------------------------------------ the Hub unreachable
+
+ROOT = Path(__file__).resolve().parents[1]
+HUB_DOWN_LIMIT_S = 20.0
+"""Before the probe, the Hub clients slept 23 s between five retries (35-50 s in all); the probe answers at
+once. The rest is importing skadapt and mteb: ~4 s of CPU, up to 15 s seen on a machine loaded 5 times
+over its cores."""
+
+
+def test_stage_commands_know_what_they_read_from_the_hub(
+    tiny_models: dict[str, Path], tmp_path: Path
+) -> None:
+    from skadapt.evaluate.config import EvaluateConfig
+    from skadapt.pipeline.alone import hub_uses
+    from skadapt.stage import RunFacts
+    from skadapt.trim.config import TrimConfig
+    from tests.support.suite_fixtures import write_tiny_suite
+
+    facts, local = RunFacts(run_dir=tmp_path, language=None), {"m": str(tiny_models["unigram"])}
+    suite = str(write_tiny_suite(tmp_path / "suite"))
+    tasks = EvaluateConfig(tasks=["SlovakSTS", suite])
+    assert hub_uses("evaluate", tasks, facts, local) == ["evaluate.tasks SlovakSTS"]
+    mirrored = EvaluateConfig(tasks=["SlovakSTS", suite], dataset_mirrors={"SlovakSTS": str(tmp_path)})
+    assert hub_uses("evaluate", mirrored, facts, {**local, "e5": "intfloat/multilingual-e5-small"}) == [
+        "model intfloat/multilingual-e5-small"
+    ]
+    corpus = TrimConfig.model_validate({"corpus": "hub:HuggingFaceFW/fineweb-2:slk_Latn"})
+    assert hub_uses("trim", corpus, facts, local) == ["trim.corpus hub:HuggingFaceFW/fineweb-2:slk_Latn"]
+    assert hub_uses("trim", TrimConfig.model_validate({"corpus": "wordfreq:sk"}), facts, local) == []
+
+
+def test_a_stage_command_with_the_hub_unreachable_stops_at_once_in_one_line(
+    tiny_models: dict[str, Path], tmp_path: Path
+) -> None:
+    import os
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    with socket.socket() as closed:  # bound, never listening: a real connection refusal
+        closed.bind(("127.0.0.1", 0))
+        endpoint = f"http://127.0.0.1:{closed.getsockname()[1]}"
+        env = {k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")}
+        env.update(HF_ENDPOINT=endpoint, HF_HOME=str(tmp_path / "hf"), SKADAPT_CACHE=str(tmp_path / "cache"))
+        out = tmp_path / "out"
+        command = ["evaluate", str(tiny_models["unigram"]), "--tasks", "SlovakSTS", "--out", str(out)]
+        start = time.perf_counter()
+        done = subprocess.run(
+            [sys.executable, "-m", "skadapt", *command], cwd=ROOT, env=env, capture_output=True, text=True
+        )
+        seconds = time.perf_counter() - start
+    output = done.stdout + done.stderr
+    assert done.returncode == 1, output
+    assert seconds < HUB_DOWN_LIMIT_S, output
+    text = _flat(output)
+    assert text.count("error:") == 1 and "Retrying" not in output and "Traceback" not in output
+    assert (
+        f"error: the Hugging Face Hub is unreachable ({endpoint} cannot be reached (ConnectionRefusedError: "
+        in text
+    )
+    assert (
+        "evaluate.tasks SlovakSTS is read from it; nothing was loaded" in text and "HF_HUB_OFFLINE=1" in text
+    )
+    assert not out.exists() and not list(tmp_path.glob(".out.*"))
