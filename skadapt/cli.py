@@ -323,7 +323,7 @@ def recipe_show(recipe: RecipeArg, set_: SetOpt = None) -> None:
 @recipe_app.command("new")
 @handle_errors
 def recipe_new(
-    language: Annotated[str, typer.Option(help="ISO 639-3 code, e.g. ces.")],
+    language: Annotated[str, typer.Option(help="ISO 639-3 or 639-1 code, e.g. ces or cs.")],
     base_model: Annotated[str, typer.Option(help="Model to adapt.")] = "intfloat/multilingual-e5-small",
     name: Annotated[
         str | None, typer.Option(help="Recipe name (default e5_<ISO 639-1 code>_small, e.g. e5_cs_small).")

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from skadapt.errors import SkadaptError
+from skadapt.hub import ADVICE
 from skadapt.hub_errors import HubRefusal, hub_refusal
 from skadapt.llm.probe import probe_llm
 from skadapt.recipe import LLM_STAGES, Recipe
@@ -201,8 +202,7 @@ def gated_checks(recipe: Recipe, declared: list[Input] | None = None) -> list[Ch
             continue
         if isinstance(refusal, str) or refusal.kind != "gated":
             why = (
-                f"the Hub cannot be reached ({refusal}); check the network/proxy, or work offline with "
-                "HF_HUB_OFFLINE=1 and local copies"
+                f"the Hub cannot be reached ({refusal}); {ADVICE}"
                 if isinstance(refusal, str)
                 else refusal.advice()
             )
@@ -306,7 +306,7 @@ def preflight(recipe: Recipe, *, local: bool = False) -> list[Check]:
             Check(
                 "Hugging Face Hub",
                 "endpoint answers",
-                f"{down}; check the network/proxy, or work offline with HF_HUB_OFFLINE=1 and local copies",
+                f"{down}; {ADVICE}",
             )
         )
     gated = gated_checks(recipe, declared) if down is None else []

@@ -26,6 +26,7 @@ from skadapt.synth.config import SynthSTSConfig
 from skadapt.tasks.config import DevSets
 from skadapt.train.config import FinetuneConfig
 from skadapt.trim.config import TrimConfig
+from skadapt.userfiles import DuplicateKeyError, load_yaml, read_text
 
 if TYPE_CHECKING:
     from skadapt.tasks.heldout import SharedTrainingTexts, TrainingTexts
@@ -64,11 +65,11 @@ class Recipe(Section):
     @field_validator("language")
     @classmethod
     def _known_language(cls, code: str) -> str:
+        """The ISO 639-3 code of the language (``sk`` is read as ``slk``)."""
         try:
-            get_language(code)
+            return get_language(code).code
         except UnknownLanguageError as error:
             raise ValueError(str(error)) from None
-        return code
 
     @model_validator(mode="after")
     def _language_defaults(self) -> Recipe:
@@ -269,9 +270,11 @@ def parse_override(text: str) -> tuple[list[str], Any]:
     if not sep or not key.strip():
         raise OptionError(f"--set {text!r}: expected KEY=VALUE, e.g. finetune.epochs=1")
     try:
-        value = yaml.safe_load(raw) if raw.strip() else None
+        value = load_yaml(raw) if raw.strip() else None
     except yaml.YAMLError:
         value = raw
+    except DuplicateKeyError as error:
+        raise OptionError(f"--set {text!r}: {error}") from None
     return key.strip().split("."), value
 
 
@@ -313,9 +316,11 @@ def load_recipe_data(path: str | Path, kind: str = "recipe") -> dict[str, Any]:
     if not path.is_file():
         raise RecipeError(f"{path}: {noun} not found")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_yaml(read_text(path, error=RecipeError))
     except yaml.YAMLError as error:
         raise RecipeError(f"{path}: not valid YAML: {yaml_problem(error)}") from None
+    except DuplicateKeyError as error:
+        raise RecipeError(f"{path}:{error.line}: {error}") from None
     if data is None:
         raise RecipeError(f"{path}: the {kind} is empty")
     if not isinstance(data, dict):

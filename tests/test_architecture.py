@@ -42,6 +42,7 @@ BASE = {
     "model_sources",
     "signedrank",
     "devices",
+    "userfiles",
 }
 LIBRARY = {"sources", "llm", "tasks", "annotate", "cards", "stage", "results", "plan"}
 STAGES = {"trim", "train", "renorm", "evaluate", "robustness", "synth", "human", "publish", "export"}

@@ -17,10 +17,11 @@ from typing import Any
 from pydantic import BaseModel
 
 from skadapt import artifacts
+from skadapt.hub import require_hub
 from skadapt.pipeline.keys import alone_key
 from skadapt.pipeline.launch import other_ranks_done, take_part
 from skadapt.pipeline.run import StageRunner
-from skadapt.stage import Launch, RunFacts, StageContext
+from skadapt.stage import Launch, RunFacts, StageContext, hub_reads, model_input
 from skadapt.stages import BY_NAME, every_stage
 
 
@@ -31,6 +32,14 @@ def alone_work_dir(
     (:func:`~skadapt.pipeline.keys.alone_key`), so that only the same run resumes from it."""
     key, _ = alone_key(stage, config, facts, models)
     return out_dir.parent / f".{out_dir.name}.{stage}-{key[:12]}"
+
+
+def hub_uses(stage: str, config: BaseModel, facts: RunFacts, models: dict[str, str]) -> list[str]:
+    """What ``stage`` run alone reads from the Hub: its Hub models and what its section names
+    (:func:`~skadapt.stage.hub_reads` of its declared inputs: ``hub:`` sources, Hub models, mteb tasks)."""
+    refs = dict.fromkeys(models.values())
+    found = [f"model {ref}" for ref in refs if model_input("model", ref).hub]
+    return found + hub_reads(BY_NAME[stage].inputs(config, facts))
 
 
 def run_alone(
@@ -60,12 +69,15 @@ def run_alone(
 
     Raises:
         OutputExistsError: ``out_dir`` is not empty and ``overwrite`` is not given.
+        HubUnreachableError: The stage reads from the Hub (:func:`hub_uses`), which cannot be reached:
+            probed once, before anything is loaded.
     """
     spec = BY_NAME[stage]
     run = runner or spec.run
     launch = launch or Launch.from_env()
     if not overwrite:
         artifacts.refuse_nonempty(out_dir)
+    require_hub(hub_uses(stage, config, facts, models))  # before anything is loaded
     work_dir = alone_work_dir(stage, config, facts, models, out_dir)
     work_dir.mkdir(parents=True, exist_ok=True)
 
