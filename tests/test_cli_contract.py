@@ -126,6 +126,19 @@ USAGE_ERRORS = {
         ["evaluate", "a={tmp}/m1", "a={tmp}/m2", "--tasks", SUITE],
         "model label 'a' is given twice (a={tmp}/m1 and a={tmp}/m2); give each model its own label",
     ),
+    "evaluate the same model twice": (
+        ["evaluate", "{tmp}", "{tmp}/.", "--tasks", SUITE],
+        "model {tmp}/. is given twice (as ",
+    ),
+    "evaluate the same Hub model under two labels": (
+        ["evaluate", "a=org/m", "b=org/m", "--tasks", SUITE],
+        "model org/m is given twice (as a and as b): a model compared with itself says nothing; give each "
+        "model once",
+    ),
+    "robustness the same model twice": (
+        ["robustness", "org/m", "org/m", "--language", "slk", "--out", "{tmp}/o", "--llm-model", "m"],
+        "model org/m is given twice (as m and as m-2)",
+    ),
     "robustness a label given twice": (
         ["robustness", "a=org/m1", "a=org/m2", "--language", "slk", "--out", "{tmp}/o", "--llm-model", "m"],
         "model label 'a' is given twice (a=org/m1 and a=org/m2)",
