@@ -12,8 +12,9 @@ Layout of a run directory::
 
 A stage is finished when ``<stage>/manifest.json`` exists with ``status: complete`` and the key of the
 current stage config + inputs. Stages write into a hidden temporary directory that is renamed into place
-only after success, so an interrupted stage never looks finished. A manifest's ``sources`` records the
-commit each ``hub:`` source the stage read was at.
+only after success, so an interrupted stage never looks finished. A stage whose directory is, lies inside
+or contains what it reads (the base model, its input files) is refused before it writes. A manifest's
+``sources`` records the commit each ``hub:`` source the stage read was at.
 
 Modules:
     run: ``run_recipe`` (the order, skip/resume, atomic stage directories, manifests).
