@@ -203,6 +203,7 @@ def run_stage(
     Raises:
         OutputExistsError: ``out`` is not empty and ``overwrite`` is not given.
         OutputPathError: ``out`` cannot be written, or is, lies inside or contains what the stage reads.
+        DirectoryInUseError: Another run writes ``out`` (its lock, :mod:`skadapt.outputs`).
         UnknownLanguageError: ``language`` is not registered.
         PipelineError: ``stage`` is not a stage.
         SuiteError: A local suite among ``eval_tasks`` does not exist.

@@ -1,13 +1,18 @@
-"""An output directory that is a file, lies under a file or is read-only is named in one line by the
-preflight and by the run; a stage that would write over its own input is refused."""
+"""A run owns its output directory: a second run on it is refused at once (real processes, real signals),
+a lock left by a killed run is taken over, and an output directory that is a file, lies under a file or is
+read-only is named in one line by the preflight and by the run."""
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -37,6 +42,133 @@ def project(tmp_path: Path, tiny_models: dict[str, Path], monkeypatch: pytest.Mo
         encoding="utf-8",
     )
     return tmp_path
+
+
+def _skadapt(args: list[str], cwd: Path) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200", "SKADAPT_PROGRESS": "0"}
+    return subprocess.Popen(
+        [sys.executable, "-m", "skadapt", *args],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+@pytest.fixture
+def children() -> Iterator[list[subprocess.Popen[str]]]:
+    """Child processes, killed if the test leaves them running (a stopped one is continued first)."""
+    started: list[subprocess.Popen[str]] = []
+    yield started
+    for child in started:
+        if child.poll() is None:
+            child.send_signal(signal.SIGCONT)
+            child.kill()
+            child.wait()
+
+
+def _wait_until(child: subprocess.Popen[str], reached: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + WAIT_S
+    while not reached():
+        assert child.poll() is None, f"the child ended first:\n{child.communicate()[0]}"
+        assert time.monotonic() < deadline, "the child did not get there in time"
+        time.sleep(0.05)
+
+
+@pytest.mark.slow
+def test_a_second_run_is_refused_at_once_and_the_first_finishes(
+    project: Path, children: list[subprocess.Popen[str]]
+) -> None:
+    """Two `skadapt train` on one output_dir: the second, started while the first is in its trim stage
+    (stopped there by SIGSTOP, so the timing is certain), exits 1 at once naming the first's pid and start;
+    a preflight (`--check`) takes no lock; the first, continued, finishes."""
+    run = project / "run"
+    first = _skadapt(["train", "recipe.yaml", "--no-check"], project)
+    children.append(first)
+    _wait_until(first, lambda: (run / ".work").is_dir())  # its trim stage has started: it holds the run
+    first.send_signal(signal.SIGSTOP)
+    start = time.monotonic()
+    second = subprocess.run(
+        [sys.executable, "-m", "skadapt", "train", "recipe.yaml", "--no-check"],
+        cwd=project,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"},
+        capture_output=True,
+        text=True,
+        timeout=WAIT_S,
+    )
+    refused_in = time.monotonic() - start
+    text = _flat(second.stdout + second.stderr)
+    assert second.returncode == 1, text
+    assert "stage trim: running" not in text  # refused before any stage
+    holder = json.loads((run / ".skadapt.lock.json").read_text())
+    assert holder["pid"] == first.pid and holder["command"] == "skadapt train recipe.yaml --no-check"
+    assert (
+        f"error: output_dir {run} is in use by another skadapt run (pid {first.pid} on {holder['host']}, "
+        f"started {holder['started']}: skadapt train recipe.yaml --no-check); wait for it to finish or "
+        "point output_dir elsewhere"
+    ) in text
+    assert refused_in < WAIT_S / 2
+    check = runner.invoke(app, ["train", str(project / "recipe.yaml"), "--check"], env={"COLUMNS": "200"})
+    assert check.exit_code == 0, check.output  # read-only: no lock taken
+    first.send_signal(signal.SIGCONT)
+    output, _ = first.communicate(timeout=WAIT_S)
+    assert first.returncode == 0, output
+    manifest = json.loads((run / "trim" / "manifest.json").read_text())
+    assert manifest["status"] == "complete"
+    assert not [p.name for p in run.iterdir() if p.name.startswith((".skadapt", ".trim"))]  # lock, temp gone
+
+
+HOLD = """
+import sys, time
+from pathlib import Path
+from skadapt.outputs import out_lock, owned
+out = Path(sys.argv[1])
+with owned(out_lock(out), out, "--out"):
+    print("held", flush=True)
+    time.sleep(600)
+"""
+"""Holds a stage command's lock on --out (argv[1]) as the command does, until it is killed."""
+
+
+def test_a_lock_left_by_a_killed_run_is_taken_over(
+    project: Path,
+    tiny_models: dict[str, Path],
+    children: list[subprocess.Popen[str]],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A process holding `skadapt trim`'s --out: the command is refused, naming it; killed by SIGKILL (no
+    clean-up), it leaves its lock and details behind: the next command takes the lock over, says whose
+    it was, and finishes."""
+    out = project / "trimmed"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(out)],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    children.append(holder)
+    assert holder.stdout is not None and holder.stdout.readline() == "held\n", holder.communicate()[0]
+    args = ["trim", str(tiny_models["unigram"]), "--corpus", str(project / "corpus.txt"), "--out", str(out)]
+    args += ["--vocab-size", "150", "--workers", "1", "--parity-documents", "4"]
+    refused = runner.invoke(app, args, env={"COLUMNS": "200"})
+    assert refused.exit_code == 1, refused.output
+    assert f"error: --out {out} is in use by another skadapt run (pid {holder.pid} on " in _flat(
+        refused.output
+    )
+    holder.kill()
+    holder.wait()
+    assert (project / ".trimmed.lock.json").is_file()  # killed: nothing cleaned up
+    with caplog.at_level(logging.WARNING, logger="skadapt"):
+        result = runner.invoke(app, args, env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    taken = [r.getMessage() for r in caplog.records if "taking over the lock" in r.getMessage()]
+    assert len(taken) == 1, taken
+    assert taken[0].startswith(f"--out {out}: taking over the lock of a run that is no longer running (pid ")
+    assert f"(pid {holder.pid} on " in taken[0] and ", started " in taken[0]
+    assert (out / "trim_report.json").is_file()
+    assert not [p.name for p in project.iterdir() if p.name.startswith(".trimmed")]  # lock and scratch gone
 
 
 # ----------------------------------------------------------------- an output directory that cannot be written

@@ -14,7 +14,7 @@ from typing import Any
 
 from skadapt import artifacts
 from skadapt.model_sources import resolve_model
-from skadapt.outputs import refuse_overlap, writable_dir
+from skadapt.outputs import RUN_LOCK, owned, refuse_overlap, writable_dir
 from skadapt.pipeline.failures import stage_failure
 from skadapt.pipeline.keys import stage_key
 from skadapt.pipeline.launch import PipelineError, failure_marker, follow_rank0, other_ranks_done
@@ -204,10 +204,12 @@ def run_recipe(
     run_dir = recipe.run_dir
     writable_dir(run_dir, "output_dir")
     handler: logging.Handler | None = None
-    if launch.is_main:
-        artifacts.clean_stale(run_dir, recipe.enabled_stages())
-        handler = setup_run_log(run_dir)
+    owner = contextlib.ExitStack()
     try:
+        if launch.is_main:
+            handler = setup_run_log(run_dir)
+            owner.enter_context(owned(run_dir / RUN_LOCK, run_dir, "output_dir"))  # one run at a time
+            artifacts.clean_stale(run_dir, recipe.enabled_stages())
         facts = recipe.run_facts()  # once per run: what stages share (the training texts) is made once
         base = resolve_model(recipe.base_model)
         models: dict[str, str] = {"base": base, "final": base}
@@ -264,6 +266,7 @@ def run_recipe(
                 raise RunHalted(reason, stage, outcomes)
         return outcomes
     finally:
+        owner.close()
         if handler is not None:
             logging.getLogger().removeHandler(handler)
             handler.close()
