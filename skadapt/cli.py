@@ -86,6 +86,7 @@ def train(
 
     from skadapt.api import RunOptionError, check_options, run_recipe
     from skadapt.console import console, console_warnings
+    from skadapt.outputs import writable_dir
     from skadapt.pipeline import RunHalted
 
     flags = {"from_stage": "--from", "only": "--only"}
@@ -119,6 +120,7 @@ def train(
         console.print(f"stage [bold]{stage}[/]: {label[event]}")
         (running if event == "start" else finished).append(stage)
 
+    writable_dir(loaded.run_dir, "output_dir")  # before its log is announced (the preflight may be off)
     log_file = escape(str(loaded.run_dir / "run.log"))
     console.print(f"run [bold]{escape(loaded.name)}[/] -> {escape(str(loaded.run_dir))} (log: {log_file})")
     halted: RunHalted | None = None
