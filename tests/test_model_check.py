@@ -12,6 +12,7 @@ import yaml
 from typer.testing import CliRunner
 
 from skadapt.cli import app
+from skadapt.errors import SkadaptError
 from skadapt.languages import LANGUAGES, get_language
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -156,3 +157,24 @@ def test_real_models_pass(
     for language in LANGUAGES.values():
         assert "0% unknown" in check_tokenizer(e5_small, language)
     assert MAX_UNKNOWN == 0.5
+
+
+def test_an_offline_hub_model_is_checked_in_its_cached_copy(
+    tiny_models: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Offline, --check reads the Hub model's copy in the local Hub cache: its tokenizer is checked there."""
+    from huggingface_hub import constants
+
+    from skadapt.model_sources import probe_model
+
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    repo = tmp_path / "hub" / "models--org--tiny"
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / "main").write_text(commit)
+    snapshot = _without_tokenizer(tiny_models["wordpiece"], repo / "snapshots" / commit)
+    with pytest.raises(SkadaptError, match=f"{snapshot}: no tokenizer files"):
+        probe_model("org/tiny")  # what main said: "Hub repository, cached (offline mode)", OK
+    shutil.copy2(tiny_models["wordpiece"] / "tokenizer.json", snapshot / "tokenizer.json")
+    assert "0% unknown in the Slovak sample" in probe_model("org/tiny", get_language("slk"))
