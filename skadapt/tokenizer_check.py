@@ -202,7 +202,8 @@ def _encoder(tokenizer: Any) -> tuple[Callable[[str], list[int]], int | None] | 
     """(text -> ids without special tokens, the unknown id) of a transformers or a ``tokenizers``
     tokenizer; None for anything else."""
     if hasattr(tokenizer, "unk_token_id") and callable(tokenizer):
-        return (lambda text: tokenizer(text, add_special_tokens=False)["input_ids"]), tokenizer.unk_token_id
+        encode = functools.partial(tokenizer, add_special_tokens=False, verbose=False)  # no "longer than"
+        return (lambda text: encode(text)["input_ids"]), tokenizer.unk_token_id
     model = getattr(tokenizer, "model", None)
     if model is None or not hasattr(tokenizer, "token_to_id") or not hasattr(model, "__getstate__"):
         return None

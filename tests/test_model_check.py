@@ -4,6 +4,7 @@ or read the language's text as the unknown token is refused by `skadapt evaluate
 
 from __future__ import annotations
 
+import logging
 import shutil
 from pathlib import Path
 
@@ -178,3 +179,15 @@ def test_an_offline_hub_model_is_checked_in_its_cached_copy(
         probe_model("org/tiny")  # what main said: "Hub repository, cached (offline mode)", OK
     shutil.copy2(tiny_models["wordpiece"] / "tokenizer.json", snapshot / "tokenizer.json")
     assert "0% unknown in the Slovak sample" in probe_model("org/tiny", get_language("slk"))
+
+
+def test_checking_a_good_model_logs_nothing(
+    tiny_models: dict[str, Path], caplog: pytest.LogCaptureFixture
+) -> None:
+    """The samples are longer than the tiny BPE model's 128 tokens in Ukrainian: reading them must not log
+    transformers' "Token indices sequence length is longer" warning at every model load."""
+    from skadapt.tasks.backends import load_sentence_model
+
+    with caplog.at_level(logging.WARNING):
+        load_sentence_model(str(tiny_models["bpe"]))
+    assert not [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
