@@ -19,7 +19,7 @@ export HF_HUB_OFFLINE ?= 1
 export HF_DATASETS_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: install e5 test test-fast test-servers demo lint bench clean
+.PHONY: install e5 test test-fast test-servers demo lint bench docs docs-check clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -28,7 +28,7 @@ $(BIN)/python:
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	# torch first, pinned: the local CPU wheel (an unpinned torch pulls GBs of CUDA packages).
 	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q -e '.[dev,docs]'
 	$(BIN)/pip install -q --no-deps $(OFFLINE_PACKAGES)
 	touch $@
 
@@ -90,5 +90,21 @@ lint: install
 	$(BIN)/ruff check skadapt tests benchmark
 	$(BIN)/ruff format --check skadapt tests benchmark
 
+# The documentation site (docs/, mkdocs.yml): the reference pages are generated from the code first
+# (docs/gen_reference.py: every recipe field, command and public name), then `mkdocs build --strict` writes
+# site/ (a broken link, anchor or docstring reference fails it).
+MKDOCS := NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs
+docs: install
+	$(BIN)/python docs/gen_reference.py
+	$(MKDOCS) build --strict
+
+# `make docs`, then the site looked at in a real browser: headless Chromium screenshots of the home page and
+# the recipe reference, committed under docs/img/ (needs `chromium`, e.g. apt-get install chromium).
+CHROMIUM ?= chromium
+SHOT := $(CHROMIUM) --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1280,900
+docs-check: docs
+	$(SHOT) --screenshot=docs/img/site_home.png file://$(CURDIR)/site/index.html
+	$(SHOT) --screenshot=docs/img/site_recipe_reference.png file://$(CURDIR)/site/reference/recipe.html
+
 clean:
-	rm -rf $(VENV) .pytest_cache runs
+	rm -rf $(VENV) .pytest_cache runs site

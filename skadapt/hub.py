@@ -13,7 +13,11 @@ import os
 import urllib.error
 import urllib.request
 
+from skadapt.errors import SkadaptError
+
 PROBE_TIMEOUT_S = 5.0
+ADVICE = "check the network/proxy, or work offline with HF_HUB_OFFLINE=1 and local copies"
+"""What to do when the Hub cannot be reached (the preflight's lines and :func:`require_hub` say it)."""
 UNREACHABLE_STATUS = frozenset({407, 502, 503, 504})
 """Answers that come from a proxy or gateway, not from the Hub: the Hub is not reached."""
 
@@ -63,3 +67,26 @@ def unreachable_reason(timeout: float = PROBE_TIMEOUT_S) -> str | None:
     if offline():
         return None
     return _probe(endpoint().rstrip("/"), timeout)
+
+
+class HubUnreachableError(SkadaptError, ConnectionError):
+    """The Hub cannot be reached and what is about to run reads from it (:func:`require_hub`)."""
+
+
+def require_hub(uses: list[str]) -> None:
+    """Probe the Hub once (:func:`unreachable_reason`) when something about to run reads from it, before
+    anything is loaded: a stage command then stops in seconds with one line, not after the clients' retries.
+
+    Args:
+        uses: What reads from the Hub (``evaluate.tasks SlovakSTS``, ``model org/name``); none: no probe.
+
+    Raises:
+        HubUnreachableError: The Hub cannot be reached (offline mode reads the caches: never raised).
+    """
+    reason = unreachable_reason() if uses else None
+    if reason is not None:
+        what = ", ".join(uses)
+        raise HubUnreachableError(
+            f"the Hugging Face Hub is unreachable ({reason}), and {what} {'is' if len(uses) == 1 else 'are'} "
+            f"read from it; nothing was loaded: {ADVICE}"
+        )

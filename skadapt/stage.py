@@ -256,6 +256,8 @@ class Input:
             stage of the run writes it; its Hub dataset joins the gated-dataset check.
         hub: Whether checking it needs the Hub (reported as unchecked, with the reason, when it is down).
         network: Whether checking it asks another server (an LLM endpoint); ``--plan`` skips those.
+        reads_hub: Whether the stage reads it from the Hub when it runs, though checking it does not (an
+            mteb task: its metadata is in the installed mteb, its data on the Hub).
     """
 
     field: str
@@ -265,6 +267,17 @@ class Input:
     source: bool = False
     hub: bool = False
     network: bool = False
+    reads_hub: bool = False
+
+
+def hub_reads(inputs: list[Input]) -> list[str]:
+    """What of ``inputs`` a stage reads from the Hub when it runs (``field value`` each): a Hub model, a
+    ``hub:`` source, an mteb task's data."""
+    return [
+        f"{item.field} {item.value}"
+        for item in inputs
+        if item.hub or item.reads_hub or (item.source and item.value.startswith("hub:"))
+    ]
 
 
 def corpus_input(field: str, corpus: CorpusSource) -> Input:
@@ -330,12 +343,23 @@ def dev_inputs(field: str, dev: DevSets | None) -> list[Input]:
     return inputs
 
 
-def task_inputs(field: str, specs: list[str], language: str) -> list[Input]:
-    """Each evaluation task spec of ``field``, resolved as the stage resolves it."""
+def task_inputs(
+    field: str, specs: list[str], language: str | None, mirrors: dict[str, str] | None = None
+) -> list[Input]:
+    """Each evaluation task spec of ``field``, resolved as the stage resolves it; an mteb spec that
+    ``mirrors`` (task name -> local copy) does not name is read from the Hub (a benchmark counts as read
+    from the Hub, though its tasks may all be mirrored)."""
     from skadapt.tasks.probe import probe_task
+    from skadapt.tasks.suite import is_suite_spec
 
     return [
-        Input(field, spec, "known, has the language", partial(probe_task, spec, language))
+        Input(
+            field,
+            spec,
+            "known, has the language",
+            partial(probe_task, spec, language),
+            reads_hub=not is_suite_spec(spec) and spec not in (mirrors or {}),
+        )
         for spec in dict.fromkeys(specs)
     ]
 

@@ -1,4 +1,5 @@
-"""The public API: every name of ``skadapt.__all__`` is the function the README's "Python API" names, the
+"""The public API: every name of ``skadapt.__all__`` is the function the Python API reference names
+(docs/reference/api.md, generated from ``skadapt.__all__`` by docs/gen_reference.py), the
 package root imports nothing until a name is used, and ``run_recipe`` runs a recipe as ``skadapt train``
 does (the synthetic-STS recipe of tests/support/synth_llm.py, against its scripted LLM server)."""
 
@@ -25,11 +26,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _documented() -> dict[str, str]:
-    """Name -> defining module, from the README's "Python API" table."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text.split("### Python API", 1)[1].split("\n#", 1)[0]
-    rows = re.findall(r"^\| `(\w+)` \| `(skadapt[\w.]*)` \|", section, re.MULTILINE)
-    return dict(rows)
+    """Name -> defining module, from the table of the Python API reference (docs/reference/api.md)."""
+    text = (ROOT / "docs" / "reference" / "api.md").read_text(encoding="utf-8")
+    section = text.split("| name | module | what |", 1)[1].split("\n\n", 1)[0]
+    rows = re.findall(r"^\| \[`(\w+)`\]\(#([\w.]+)\) \| `(skadapt[\w.]*)` \|", section, re.MULTILINE)
+    assert all(anchor == f"{module}.{name}" for name, anchor, module in rows)  # each links to its docstring
+    return {name: module for name, _, module in rows}
 
 
 def test_every_public_name_is_the_documented_one() -> None:

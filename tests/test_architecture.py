@@ -5,7 +5,7 @@ units' (a package or a top-level module: the layers below, no circle between uni
 (no circle between any two modules, inside a package too: a piece two modules share lives in a third).
 Every exception class skadapt defines derives from ``SkadaptError``. Layers, low to high:
 
-    base      errors, artifacts, paths, config, languages, signedrank, ... (no skadapt package above them)
+    base      errors, artifacts, outputs, paths, config, languages, ... (no skadapt package above them)
     library   sources, llm, tasks, annotate, cards, stage (the stage contract), results (their reports),
               plan (the pricing every stage's plan shares)
     stages    trim, train, renorm, evaluate, robustness, synth, human, publish — never each other
@@ -43,6 +43,8 @@ BASE = {
     "tokenizer_check",
     "signedrank",
     "devices",
+    "userfiles",
+    "outputs",
 }
 LIBRARY = {"sources", "llm", "tasks", "annotate", "cards", "stage", "results", "plan"}
 STAGES = {"trim", "train", "renorm", "evaluate", "robustness", "synth", "human", "publish", "export"}

@@ -126,6 +126,19 @@ USAGE_ERRORS = {
         ["evaluate", "a={tmp}/m1", "a={tmp}/m2", "--tasks", SUITE],
         "model label 'a' is given twice (a={tmp}/m1 and a={tmp}/m2); give each model its own label",
     ),
+    "evaluate the same model twice": (
+        ["evaluate", "{tmp}", "{tmp}/.", "--tasks", SUITE],
+        "model {tmp}/. is given twice (as ",
+    ),
+    "evaluate the same Hub model under two labels": (
+        ["evaluate", "a=org/m", "b=org/m", "--tasks", SUITE],
+        "model org/m is given twice (as a and as b): a model compared with itself says nothing; give each "
+        "model once",
+    ),
+    "robustness the same model twice": (
+        ["robustness", "org/m", "org/m", "--language", "slk", "--out", "{tmp}/o", "--llm-model", "m"],
+        "model org/m is given twice (as m and as m-2)",
+    ),
     "robustness a label given twice": (
         ["robustness", "a=org/m1", "a=org/m2", "--language", "slk", "--out", "{tmp}/o", "--llm-model", "m"],
         "model label 'a' is given twice (a=org/m1 and a=org/m2)",
@@ -320,6 +333,31 @@ DATA_ERRORS = {
             "datasets=[{name: d, kind: sts, source: d.jsonl}]",
         ],
         "{tmp}/full already exists and is not empty; choose another --out or pass --overwrite",
+    ),
+    "trim onto its own model": (
+        ["trim", "{tmp}/full", "--corpus", "{tmp}/file.txt", "--out", "{tmp}/full", "--overwrite"],
+        "--out {tmp}/full is its input model {tmp}/full: writing it would replace what the run reads; point "
+        "--out elsewhere",
+    ),
+    "trim into its own model": (
+        ["trim", "{tmp}/full", "--corpus", "{tmp}/file.txt", "--out", "{tmp}/full/trimmed"],
+        "--out {tmp}/full/trimmed lies inside its input model {tmp}/full: writing it would change what",
+    ),
+    "trim onto the directory holding its model": (
+        ["trim", "{tmp}/full", "--corpus", "{tmp}/file.txt", "--out", "{tmp}", "--overwrite"],
+        "--out {tmp} contains its input model {tmp}/full: replacing it would delete what the run reads",
+    ),
+    "trim onto the directory holding its corpus": (
+        ["trim", "org/m", "--corpus", "{tmp}/full/kept.txt", "--out", "{tmp}/full", "--overwrite"],
+        "--out {tmp}/full contains its input {tmp}/full/kept.txt: replacing it would delete what the run",
+    ),
+    "a stage command's --out that is a file": (
+        ["trim", "org/m", "--corpus", "c.txt", "--out", "{tmp}/file.txt", "--overwrite"],
+        "--out {tmp}/file.txt is a file, not a directory; point --out elsewhere",
+    ),
+    "a stage command's --out under a file": (
+        ["export", "org/m", "--out", "{tmp}/file.txt/o"],
+        "--out {tmp}/file.txt/o cannot be made: {tmp}/file.txt is a file, not a directory; point --out",
     ),
     "robustness onto a non-empty --out": (
         ["robustness", "org/m", "--language", "slk", "--out", "{tmp}/full", "--llm-model", "m"],

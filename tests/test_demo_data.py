@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from itertools import combinations
 from pathlib import Path
 
 import pytest
@@ -165,6 +166,24 @@ def test_triplet_dev_set_and_retrieval_distractors_are_well_formed() -> None:
     assert len({_key(r["passage"]) for r in corpus}) == len(corpus)
     qa_dev = {_key(r["passage"]) for r in _rows(DEMO / "train" / "qa_dev.jsonl")}
     assert not qa_dev & {_key(r["passage"]) for r in corpus}
+
+
+def test_bitext_dev_set_has_its_forty_groups_of_near_duplicates() -> None:
+    """The bitext dev set: 60 pairs on different topics, then 40 groups of three consecutive pairs whose
+    sentences differ in one detail (a number, a negation, a direction, who did what to whom, a place, a
+    time, a unit, a comparative, a tense), so that only a model that reads the detail pairs them right.
+    Inside a group the Slovak sentences share most words; across groups (and with the first 60) few."""
+    rows = _rows(DEMO / "train" / "bitext_dev.jsonl")
+    assert len(rows) == 180 and all(set(r) == {"sk", "en"} for r in rows)
+    assert len({_key(r["sk"]) for r in rows}) == len({_key(r["en"]) for r in rows}) == len(rows)
+    group = [None] * 60 + [i // 3 for i in range(120)]  # None: a pair of the first 60, a group of its own
+    assert len(set(group[60:])) == 40
+    for i, j in combinations(range(len(rows)), 2):
+        overlap = _overlap(rows[i]["sk"], rows[j]["sk"])
+        if group[i] is not None and group[i] == group[j]:
+            assert overlap >= 0.4, (rows[i]["sk"], rows[j]["sk"], overlap)
+        else:
+            assert overlap < 0.4, (rows[i]["sk"], rows[j]["sk"], overlap)
 
 
 def test_evaluation_labels_are_balanced() -> None:

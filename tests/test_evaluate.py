@@ -94,6 +94,26 @@ def test_finished_tasks_come_from_the_cache(
     assert second[0].score == first[0].score
 
 
+def test_a_cut_short_cached_result_is_set_aside_and_computed_again(
+    tiny_models: dict[str, Path], tiny_suite: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+):
+    tasks = [t for t in select_tasks([str(tiny_suite)], language="slk") if t.metadata.type == "STS"]
+    first = evaluate_model(str(tiny_models["bpe"]), "m", tasks, cache_dir=tmp_path)
+    [cached] = tmp_path.glob("results/*/*/TinySTS.json")
+    with cached.open("r+b") as handle:  # what a kill while mteb writes it leaves: the first part
+        handle.truncate(cached.stat().st_size // 2)
+    kept = cached.read_bytes()
+
+    second = evaluate_model(str(tiny_models["bpe"]), "m", tasks, cache_dir=tmp_path)
+    assert second[0].score == first[0].score
+    aside = cached.with_name("TinySTS.json.damaged")
+    assert [r.getMessage() for r in caplog.records if r.levelname == "WARNING"] == [
+        f"task TinySTS: its cached result {cached} is not readable JSON (cut short?); set aside as {aside}, "
+        "the task is computed again"
+    ]
+    assert aside.read_bytes() == kept and json.loads(cached.read_text())  # kept; the new result cached
+
+
 def test_table1_averages_match_hand_computed_values():
     scores = [
         TaskScore(model="a", task="t1", type="STS", metric="m", score=80.0),

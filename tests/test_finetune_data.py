@@ -309,13 +309,10 @@ def test_answer_role_and_empty_positives(tmp_path: Path) -> None:
     mapped = {"anchor": "q", "positive": "p", "answer": "a"}
     built = build_task_dataset(entry(kind="pairs", source=str(source), columns=mapped))
     assert built.data == {"anchor": ["Kde?", "Kto?", "Čo?"], "positive": ["Tu.", "Ja.", "Nič."]}
-    assert built.stats["dropped"] == {"unanswerable": 3}
-    # without an answer column an empty positive alone marks the row unanswerable
-    no_answer = build_task_dataset(
-        entry(kind="pairs", source=str(source), columns={"anchor": "q", "positive": "p"})
-    )
-    assert no_answer.data["anchor"] == ["Kde?", "Kedy?", "Kto?", "Čo?"]
-    assert no_answer.stats["dropped"] == {"unanswerable": 2}
+    assert built.stats["dropped"] == {"unanswerable": 2, "blank": 1}  # a blank answer is by design
+    # without an answer column an empty positive is a blank row, lost data: 2 of 6 refuse the source
+    with pytest.raises(TrainingDataError, match=r"2 of 6 rows \(33%\) are blank \(2 without a positive\)"):
+        build_task_dataset(entry(kind="pairs", source=str(source), columns={"anchor": "q", "positive": "p"}))
     # max_samples counts answered rows: reading goes on past the unanswerable ones, and stops there
     first_two = build_task_dataset(entry(kind="pairs", source=str(source), columns=mapped, max_samples=2))
     assert first_two.data["anchor"] == ["Kde?", "Kto?"] and first_two.stats["rows_read"] == 5
@@ -334,7 +331,7 @@ QA = {"anchor": "q", "positive": "p"}
             QA | {"answer": "a"},
             r":2: no column 'a' \(answer\)",
         ),
-        ("pairs", [{"q": "Kde?", "p": ""}], QA, r"no training examples left .*\{'unanswerable': 1\}"),
+        ("pairs", [{"q": "Kde?", "p": ""}], QA, r"no training examples left .*\{'blank': 1\}"),
         ("pairs", [{"q": "Kde?", "p": 5}], QA, r"field 'p' \(positive\) must be a non-empty"),
         (
             "triplets",

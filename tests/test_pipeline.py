@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -175,8 +176,11 @@ def test_failing_stage_leaves_no_artifact_and_resumes(tmp_path: Path) -> None:
     assert not list((run / ".work").glob("finetune-*"))
 
 
-def test_stage_killed_by_signal_is_not_taken_for_finished(tmp_path: Path) -> None:
-    """A process killed mid-stage (SIGKILL) leaves only a hidden temp dir; the re-run redoes the stage."""
+def test_stage_killed_by_signal_is_not_taken_for_finished(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A process killed mid-stage (SIGKILL) leaves only a hidden temp dir; the re-run removes it (with a
+    line that names it) and redoes the stage."""
     run = tmp_path / "run"
     script = textwrap.dedent(
         f"""
@@ -211,9 +215,13 @@ def test_stage_killed_by_signal_is_not_taken_for_finished(tmp_path: Path) -> Non
             "trim": {"corpus": "c.txt"},
         }
     )
-    outcomes = run_recipe(recipe, runners={"trim": recorder.runner("trim")})
+    with caplog.at_level(logging.WARNING, logger="skadapt"):
+        outcomes = run_recipe(recipe, runners={"trim": recorder.runner("trim")})
     assert [o.status for o in outcomes] == ["ran"]
     assert not [p for p in run.iterdir() if ".tmp-" in p.name]
+    removed = f"removed {run / leftovers[0]}: left over by an earlier run that stopped before it finished"
+    assert [r.getMessage() for r in caplog.records] == [removed]
+    assert removed in (run / "run.log").read_text(encoding="utf-8")
     assert json.loads((run / "trim" / "manifest.json").read_text())["status"] == "complete"
 
 

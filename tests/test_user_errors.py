@@ -363,6 +363,33 @@ def test_standalone_command_disk_full_is_one_message(
     assert not out.exists() and not [p for p in tmp_path.iterdir() if p.name.startswith(".out.")]
 
 
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_full_disk_in_a_rust_library_is_named_as_one(
+    tiny_models: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A library written in Rust (tokenizers, safetensors) reports a full disk in its own error type whose
+    message ends "(os error 28)": the command names it as a full disk, with its --out, as an OSError."""
+    from tokenizers import Tokenizer
+
+    model = tiny_models["unigram"]
+
+    def saves(*args: object, **kwargs: object) -> dict:
+        Tokenizer.from_file(str(model / "tokenizer.json")).save("/dev/full")  # a real ENOSPC
+        return {}
+
+    monkeypatch.setattr("skadapt.trim.stage.trim_model", saves)  # what the stage runs
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["trim", str(model), "--corpus", "c.txt", "--out", str(out)])
+    assert result.exit_code == 1, result.output
+    text = _flat(result.output)
+    assert text.count("error:") == 1 and "Traceback" not in result.output
+    assert (
+        f"disk full while writing {out} (Exception: No space left on device (os error 28)): free space or "
+        "point --out elsewhere"
+    ) in text
+    assert not out.exists() and not [p for p in tmp_path.iterdir() if p.name.startswith(".out")]
+
+
 def test_standalone_command_library_error_is_one_message_unless_debugging(
     tiny_models: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -28,7 +28,7 @@ def export(
         ),
     ],
     out_dir: Annotated[Path, typer.Option("--out", help="Directory for sheets/ and key.jsonl.")],
-    language: Annotated[str, typer.Option(help="Language of the guidelines (ISO 639-3).")],
+    language: Annotated[str, typer.Option(help="Language of the guidelines (ISO 639-3 or 639-1).")],
     annotators: Annotated[int, typer.Option(min=1, help="Sheets (one per annotator).")] = 3,
     seed: Annotated[int, typer.Option(help="Seed of the sample, the item ids and the sheets' order.")] = 42,
     per_transform: Annotated[
@@ -50,7 +50,9 @@ def export(
     from skadapt.annotate.rewrites import CRITERIA
     from skadapt.annotate.sheetio import refuse_to_replace
     from skadapt.annotate.sheets import SCORE
+    from skadapt.languages import language_code
 
+    language = language_code(language)  # sk -> slk: the guidelines are keyed by ISO 639-3
     if source.resolve().is_relative_to(out_dir.resolve()):
         raise typer.BadParameter(f"--out {out_dir} holds the source {source}; choose another directory")
     if not overwrite:
@@ -123,13 +125,14 @@ def agreement(
 def split(
     sheets: SheetsDir,
     out_dir: Annotated[Path, typer.Option("--out", help="Directory for the train/test dataset and suite.")],
-    language: Annotated[str, typer.Option(help="ISO 639-3 code of the data.")],
+    language: Annotated[str, typer.Option(help="ISO 639-3 or 639-1 code of the data.")],
     dataset: Annotated[Path, typer.Argument(help="The synth-sts dataset/ directory.")],
 ) -> None:
     """Make train + test (annotated pairs scored by the mean rating) and a one-task evaluation suite."""
+    from skadapt.languages import language_code
     from skadapt.synth.dataset import build_test_split
 
-    result = build_test_split(dataset, sheets, out_dir, language)
+    result = build_test_split(dataset, sheets, out_dir, language_code(language))
     out.print(
         f"[green]saved[/] {out_dir / 'dataset'}: train {result['train']}, test {result['test']} pairs "
         f"rated by {result['annotators']} annotators; evaluation suite {out_dir / 'suite.yaml'}"

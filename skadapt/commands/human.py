@@ -38,7 +38,7 @@ def export(
     from skadapt.languages import get_language
     from skadapt.tasks.selection import select_tasks
 
-    get_language(language)  # an unknown code is a usage error before anything is read
+    language = get_language(language).code  # an unknown code is a usage error before anything is read
     tasks = list(config.tasks)
     if not tasks:
         raise typer.BadParameter("give the tasks: --tasks SPEC (repeatable)")

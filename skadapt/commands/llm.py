@@ -33,7 +33,7 @@ def judge_eval(
             "--tasks", "-t", help="STS tasks: a suite .yaml, an mteb task or benchmark (repeatable)."
         ),
     ],
-    language: Annotated[str, typer.Option(help="ISO 639-3 language of the texts (required).")],
+    language: Annotated[str, typer.Option(help="ISO 639-3 or 639-1 language of the texts (required).")],
     out_dir: Annotated[Path, typer.Option("--out", help="Directory for judge_eval.json/.md and ratings.")],
     config: Annotated[JudgeConfig, Options("judge", exclude=frozenset({"llm", "max_gap"}), file=False)],
     llm: Annotated[LLMConfig, Options("llm")],

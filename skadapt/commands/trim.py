@@ -70,8 +70,9 @@ def command(
         overwrite=overwrite,
     )
     report = read_json(out_dir / TrimReport.FILE)  # what it says, whatever the stage's run returns
-    for warning in report["selection"]["warnings"]:
-        out.print(f"[yellow]warning:[/] {warning}")
+    language_warning = (report.get("corpus_language") or {}).get("warning")
+    for warning in [*report["selection"]["warnings"], *([language_warning] if language_warning else [])]:
+        out.print(f"[yellow]warning:[/] {escape(warning)}")
     rows, parameters = report["embedding_rows"], report["parameters"]
     out.print(
         f"[green]trimmed[/] {model} -> {out_dir}: {rows['before']:,} -> {rows['after']:,} embedding rows, "

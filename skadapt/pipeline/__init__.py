@@ -9,11 +9,14 @@ Layout of a run directory::
       renorm/        ...
       evaluate/      results + report + manifest.json
       .work/<stage>-<key>/   resumable scratch (training checkpoints), removed when the stage completes
+      .skadapt.lock(.json)   while a run goes: its lock and who holds it (:mod:`skadapt.outputs`)
 
 A stage is finished when ``<stage>/manifest.json`` exists with ``status: complete`` and the key of the
 current stage config + inputs. Stages write into a hidden temporary directory that is renamed into place
-only after success, so an interrupted stage never looks finished. A manifest's ``sources`` records the
-commit each ``hub:`` source the stage read was at.
+only after success, so an interrupted stage never looks finished. One run at a time owns the directory: a
+second is refused, naming the first; a stage whose directory is, lies inside or contains what it reads (the
+base model, its input files) is refused before it writes. A manifest's ``sources`` records the commit
+each ``hub:`` source the stage read was at.
 
 Modules:
     run: ``run_recipe`` (the order, skip/resume, atomic stage directories, manifests).

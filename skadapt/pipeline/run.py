@@ -15,6 +15,7 @@ from typing import Any
 from skadapt import artifacts
 from skadapt.languages import Language
 from skadapt.model_sources import resolve_model
+from skadapt.outputs import RUN_LOCK, owned, refuse_overlap, writable_dir
 from skadapt.pipeline.failures import stage_failure
 from skadapt.pipeline.keys import stage_key
 from skadapt.pipeline.launch import PipelineError, failure_marker, follow_rank0, other_ranks_done
@@ -202,12 +203,14 @@ def run_recipe(
 
     launch = launch or Launch.from_env()
     run_dir = recipe.run_dir
-    run_dir.mkdir(parents=True, exist_ok=True)
+    writable_dir(run_dir, "output_dir")
     handler: logging.Handler | None = None
-    if launch.is_main:
-        artifacts.clean_stale(run_dir, recipe.enabled_stages())
-        handler = setup_run_log(run_dir)
+    owner = contextlib.ExitStack()
     try:
+        if launch.is_main:
+            handler = setup_run_log(run_dir)  # first: the removal of an interrupted run's leftovers is logged
+            owner.enter_context(owned(run_dir / RUN_LOCK, run_dir, "output_dir"))  # one run at a time
+            artifacts.clean_stale(run_dir, recipe.enabled_stages())
         facts = recipe.run_facts()  # once per run: what stages share (the training texts) is made once
         base = resolve_model(recipe.base_model, facts.language)  # a local one's tokenizer checked
         models: dict[str, str] = {"base": base, "final": base}
@@ -244,6 +247,8 @@ def run_recipe(
                     "run `skadapt train` without --from first"
                 )
             else:
+                where = f"stage {stage}'s directory {run_dir / stage}"
+                refuse_overlap(run_dir / stage, _local_inputs(models, inputs), "output_dir", where)
                 if on_stage:
                     on_stage(stage, "start")
                 base_source = hub_base.pin(models)
@@ -262,9 +267,15 @@ def run_recipe(
                 raise RunHalted(reason, stage, outcomes)
         return outcomes
     finally:
+        owner.close()
         if handler is not None:
             logging.getLogger().removeHandler(handler)
             handler.close()
+
+
+def _local_inputs(models: dict[str, str], inputs: dict[str, Any]) -> list[tuple[str, str]]:
+    """What a stage reads, as (what, path): the run's base model and the files its key fingerprints."""
+    return [("base model", models["base"]), *(("input", path) for path in inputs.get("data", {}))]
 
 
 def _record_model(models: dict[str, str], stage: str, stage_dir: Path, result: StageResult) -> None:

@@ -26,9 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from skadapt.plan.model import StagePlan
-from skadapt.sources import parse_source, resolve_files
+from skadapt.sources import SourceError, parse_source, resolve_files
 from skadapt.sources.files import saved_dataset
 from skadapt.sources.spec import SourceSpec
+from skadapt.userfiles import text_lines
 
 SAMPLE_ROWS = 2000
 """Rows of a local file read for the average text length."""
@@ -136,16 +137,15 @@ def _local_size(spec: str, columns: list[str]) -> SourceSize:
 def _lines(path: Path, columns: list[str]) -> tuple[int, list[int]]:
     """(non-empty lines, text lengths of the first lines' columns) of a JSONL/text file."""
     count, sample = 0, []
-    with path.open(encoding="utf-8") as handle:
-        for line in handle:
-            if not line.strip():
-                continue
-            count += 1
-            if count <= SAMPLE_ROWS:
-                if path.suffix == ".txt":
-                    sample.append(len(line.strip()))
-                else:
-                    sample += _row_texts([json.loads(line)], columns)
+    for line in text_lines(path, error=SourceError):
+        if not line.strip():
+            continue
+        count += 1
+        if count <= SAMPLE_ROWS:
+            if path.suffix == ".txt":
+                sample.append(len(line.strip()))
+            else:
+                sample += _row_texts([json.loads(line)], columns)
     return count, sample
 
 

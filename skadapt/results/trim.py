@@ -36,6 +36,8 @@ class TrimReport(StageReport):
         selection, vocab, parameters, coverage, parity: What was kept and how well it matches.
         exact: Whether the trimmed model is exact on its corpus; ``verdict`` says it in words.
         evaluation_tokenization: How the evaluation suites' texts tokenize after trimming (pipeline only).
+        corpus_language: Whether the corpus is in the run's language (checked texts, those in another
+            language, the warning or None); absent without a language.
     """
 
     FILE = "trim_report.json"
@@ -53,6 +55,7 @@ class TrimReport(StageReport):
     coverage: dict[str, Any]
     parity: dict[str, Any]
     evaluation_tokenization: dict[str, Any] | None = None
+    corpus_language: dict[str, Any] | None = None
 
     @property
     def corpus(self) -> str | None:

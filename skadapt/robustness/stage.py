@@ -104,7 +104,8 @@ def input_files(config: RobustnessConfig, run: RunFacts) -> list[Path]:
 
 def inputs(config: RobustnessConfig, run: RunFacts) -> list[Input]:
     """Its tasks and its judge's LLM."""
-    found = task_inputs("robustness.tasks", list(config.tasks), run.language.code)
+    language = run.language.code if run.language is not None else None
+    found = task_inputs("robustness.tasks", list(config.tasks), language, dict(run.dataset_mirrors))
     return found + judge_inputs("robustness.judge", config.judge)
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from skadapt.sources.rowsource import LabelNames, Rows, RowSource, label_names
 from skadapt.sources.spec import SourceError
+from skadapt.userfiles import not_utf8, text_lines
 
 TABLE_BUILDERS = {".json": "json", ".csv": "csv", ".parquet": "parquet"}
 """File suffix -> ``datasets`` builder of the tabular local formats."""
@@ -42,19 +43,19 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(line number, object)`` for each non-empty line of a JSONL file.
 
     Raises:
-        SourceError: A line that is not valid JSON or not an object, naming ``file:line``.
+        SourceError: A line that is not valid JSON or not an object, a file that is not UTF-8, naming
+            ``file:line``.
     """
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise SourceError(f"{path}:{number}: malformed JSON line ({error.msg})") from None
-            if not isinstance(row, dict):
-                raise SourceError(f"{path}:{number}: expected a JSON object, got {type(row).__name__}")
-            yield number, row
+    for number, line in enumerate(text_lines(path, error=SourceError), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise SourceError(f"{path}:{number}: malformed JSON line ({error.msg})") from None
+        if not isinstance(row, dict):
+            raise SourceError(f"{path}:{number}: expected a JSON object, got {type(row).__name__}")
+        yield number, row
 
 
 def _table_rows(path: Path) -> tuple[LabelNames, Rows]:
@@ -66,16 +67,23 @@ def _table_rows(path: Path) -> tuple[LabelNames, Rows]:
         stream = datasets.load_dataset(builder, data_files=str(path), split="train", streaming=True)
         names = label_names(stream.features)
     except Exception as error:  # datasets raises many types for unreadable files
-        raise SourceError(f"{path}: cannot read as {builder}: {error}") from None
+        raise SourceError(_unreadable(path, builder, error)) from None
 
     def rows() -> Rows:
         try:
             for number, row in enumerate(stream, 1):
                 yield f"{path} row {number}", dict(row)
         except Exception as error:
-            raise SourceError(f"{path}: cannot read as {builder}: {error}") from None
+            raise SourceError(_unreadable(path, builder, error)) from None
 
     return names, rows()
+
+
+def _unreadable(path: Path, builder: str, error: Exception) -> str:
+    """Why ``datasets`` could not read a table file: not UTF-8 text (a text format, named as every reader
+    names it: ``file:line`` and the fix), else its own error."""
+    problem = not_utf8(path) if builder != "parquet" else None
+    return problem or f"{path}: cannot read as {builder}: {error}"
 
 
 def _load_saved(path: Path) -> Any:

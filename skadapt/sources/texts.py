@@ -15,6 +15,7 @@ from skadapt.sources.hub import hub_source
 from skadapt.sources.local import file_rows
 from skadapt.sources.rowsource import Rows, RowSource, check_resume
 from skadapt.sources.spec import SourceError, SourceInterrupted, parse_source
+from skadapt.userfiles import text_lines
 
 
 class TextStream(Iterator[str]):
@@ -118,11 +119,10 @@ class TextStream(Iterator[str]):
     def _file_texts(self, files: list[Path]) -> Iterator[str]:
         for file in files:
             if file.suffix == ".txt":
-                with file.open(encoding="utf-8") as handle:
-                    for line in handle:
-                        text = line.rstrip("\n")
-                        if text.strip():
-                            yield text
+                for line in text_lines(file, error=SourceError):
+                    text = line.rstrip("\n")
+                    if text.strip():
+                        yield text
             else:
                 _, rows = file_rows(file)
                 yield from self._column_texts(rows)

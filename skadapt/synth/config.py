@@ -36,7 +36,10 @@ class SynthSTSConfig(Section):
     contamination_tasks: list[str] | None = Field(
         None, description="Evaluation tasks the train split must not overlap (default: the language's)"
     )
-    contamination: ContaminationConfig = Field(default_factory=ContaminationConfig)
+    contamination: ContaminationConfig = Field(
+        default_factory=ContaminationConfig,
+        description="The check of the source sentences against the contamination tasks' test texts",
+    )
     judge: JudgeConfig | None = Field(
         None,
         description="An LLM judge rating every pair 0-5: its agreement with the intended levels is reported, "

@@ -14,6 +14,7 @@ from typing import Any
 
 from skadapt.errors import SkadaptError
 from skadapt.languages import Language
+from skadapt.userfiles import read_text
 
 LEVELS: tuple[str, ...] = ("0", "1", "2", "3", "4", "5")
 
@@ -191,7 +192,7 @@ def load_template(language: Language, path: str | None = None) -> str:
     file = Path(path)
     if not file.is_file():
         raise PromptTemplateError(f"synth_sts.prompt_template: file not found: {path}")
-    template = file.read_text(encoding="utf-8")
+    template = read_text(file, error=PromptTemplateError)
     if "{sentence}" not in template:
         raise PromptTemplateError(f"synth_sts.prompt_template {path}: it must contain a {{sentence}} field")
     try:

@@ -19,10 +19,14 @@ class DevSetConfig(Section):
     cluster per label) or ``classification`` (text, label: accuracy of mteb's logistic regression,
     cross-validated over the set)."""
 
-    kind: Literal["sts", "retrieval", "triplets", "nli", "rte", "bitext", "clustering", "classification"]
-    source: str
-    columns: dict[str, str] = Field(default_factory=dict)
-    score_range: tuple[float, float] = (0.0, 5.0)
+    kind: Literal["sts", "retrieval", "triplets", "nli", "rte", "bitext", "clustering", "classification"] = (
+        Field(description="What the set holds and how it is scored (the class docstring lists the roles)")
+    )
+    source: str = Field(
+        description="A source spec: a file or glob, a saved dataset, hub:DATASET[:CONFIG[:SPLIT]]"
+    )
+    columns: dict[str, str] = Field(default_factory=dict, description="role -> column name in the source")
+    score_range: tuple[float, float] = Field((0.0, 5.0), description="sts: the range of the source's scores")
     label_map: dict[str, str] = Field(
         default_factory=dict,
         description="nli/rte: source label -> entailment/neutral/contradiction/...; clustering/"
@@ -56,7 +60,7 @@ class DevSets(Section):
     """Dev sets: either one set written inline (``{kind, source, ...}``) or several under ``sets``; with
     several, the dev score is the mean of their main scores."""
 
-    sets: list[DevSetConfig] = Field(min_length=1)
+    sets: list[DevSetConfig] = Field(min_length=1, description="The dev sets (one may be written inline)")
     training_overlap: Literal["drop", "keep"] = Field(
         "drop",
         description="drop: dev rows any of whose texts is a fine-tuning training text (folded as the "
@@ -76,8 +80,14 @@ class DevSets(Section):
 class ContaminationConfig(Section):
     """Overlap check between training texts and evaluation test texts."""
 
-    threshold: Fraction = 0.01
-    allow: bool = False
+    threshold: Fraction = Field(
+        0.01, description="Share of training rows holding an evaluation test text above which action applies"
+    )
+    allow: bool = Field(
+        False,
+        description="Leave a task whose data cannot be reached unchecked (a warning, listed as unreachable) "
+        "instead of stopping: the check fails closed by default",
+    )
     action: Literal["stop", "drop"] = Field(
         "stop",
         description="stop: over the threshold the stage stops; drop: every training row any of whose "

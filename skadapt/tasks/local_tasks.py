@@ -104,10 +104,11 @@ def read_rows(path: Path, row_model: type[_Row]) -> list[Any]:
 
 
 def lang_script(code: str) -> str:
-    """An mteb language-script code (``slk-Latn``) from ``slk`` (via the registry) or ``slk-Latn``."""
+    """An mteb language-script code (``slk-Latn``) from ``slk`` or ``sk`` (via the registry), or as given."""
     if "-" in code:
         return code
-    return f"{code}-{get_language(code).script}"
+    language = get_language(code)
+    return f"{language.code}-{language.script}"
 
 
 def _metadata(spec: Any, suite: Suite, language: str) -> Any:

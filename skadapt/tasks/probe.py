@@ -6,8 +6,8 @@ from skadapt.sources.probe import commit_note
 from skadapt.tasks.config import DevSetConfig
 
 
-def probe_task(spec: str, language: str) -> str:
-    """Resolve an evaluation task spec (a local suite, or mteb tasks with ``language``).
+def probe_task(spec: str, language: str | None) -> str:
+    """Resolve an evaluation task spec (a local suite, or mteb tasks with ``language``, if any).
 
     Raises:
         SkadaptError: The spec names no task, or none with the language.
@@ -18,10 +18,10 @@ def probe_task(spec: str, language: str) -> str:
     if is_suite_spec(spec):
         return f"local suite, {len(load_suite(spec).tasks)} tasks"
     tasks = mteb_tasks(spec, language)
-    return f"{len(tasks)} mteb task(s) with {language}"
+    return f"{len(tasks)} mteb task(s)" + (f" with {language}" if language else "")
 
 
-def probe_excluded(specs: list[str], exclude: list[str], language: str) -> str:
+def probe_excluded(specs: list[str], exclude: list[str], language: str | None) -> str:
     """Check that every excluded task is a task of ``specs``; how many tasks the averages keep.
 
     Raises:

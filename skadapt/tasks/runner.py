@@ -131,11 +131,23 @@ def _has_accelerator() -> bool:
 
 
 def _drop_stale(cache: Any, task: AbsTask, meta: Any) -> None:
-    """Remove a cached result computed on different task data (local tasks carry a data hash)."""
+    """Remove a cached result computed on different task data (local tasks carry a data hash); set aside
+    one that is no JSON (mteb writes it in place: a run killed meanwhile leaves its first part), with a
+    line: the task is computed again."""
     path = cache.get_task_result_path(task.metadata.name, meta)
     data = artifacts.read_json(path)
     if isinstance(data, dict) and data.get("dataset_revision") != task.metadata.revision:
         path.unlink(missing_ok=True)
+    elif data is None and path.is_file():
+        aside = path.with_name(f"{path.name}.damaged")
+        path.replace(aside)
+        log.warning(
+            "task %s: its cached result %s is not readable JSON (cut short?); set aside as %s, the task "
+            "is computed again",
+            task.metadata.name,
+            path,
+            aside,
+        )
 
 
 def task_score(result: Any, task: AbsTask, label: str) -> TaskScore:

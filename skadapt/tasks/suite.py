@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from skadapt.config import require_unique_names
 from skadapt.errors import SkadaptError
 from skadapt.sources import SourceError, iter_jsonl
+from skadapt.userfiles import DuplicateKeyError, load_yaml, read_text
 
 TASK_TYPES = (
     "STS",
@@ -50,7 +51,9 @@ class _Task(BaseModel):
 
     name: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")]
     language: str | list[str] | None = Field(
-        None, description="ISO 639-3 code (slk) or code-script (slk-Latn); a list for bitext pairs"
+        None,
+        description="ISO 639-3 code (slk), ISO 639-1 code (sk) or code-script (slk-Latn); a list for bitext "
+        "pairs",
     )
     description: str = ""
     main_score: str | None = Field(None, description="mteb metric reported as the main score")
@@ -220,13 +223,15 @@ def load_suite(path: str | Path) -> Suite:
     path = Path(path)
     if not path.is_file():
         raise SuiteError(f"{path}: task suite file not found")
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path, error=SuiteError)
     try:
-        data = yaml.safe_load(text)
+        data = load_yaml(text)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
         raise SuiteError(f"{where}: not valid YAML: {getattr(error, 'problem', error)}") from None
+    except DuplicateKeyError as error:
+        raise SuiteError(f"{path}:{error.line}: {error}") from None
     if not isinstance(data, dict):
         raise SuiteError(f"{path}: a task suite must be a mapping with a 'tasks' list")
     lines = _task_lines(text)

@@ -30,17 +30,21 @@ PAIRS_SUFFIX = "_pairs"
 class FinetuneDataset(Section):
     """One training dataset; its kind fixes the columns it needs and the default loss."""
 
-    name: str
-    kind: DatasetKind
+    name: str = Field(description="Dataset name, unique in the section (reports, logs, licenses)")
+    kind: DatasetKind = Field(
+        description="pairs | triplets | nli | rte | sts: the roles its columns fill and its default loss"
+    )
     source: str = Field(description="hub:DATASET[:CONFIG[:SPLIT]] or a local .jsonl/.csv/.parquet file")
     columns: dict[str, str] = Field(default_factory=dict, description="role -> column name in the source")
-    loss: LossName | None = None
+    loss: LossName | None = Field(None, description="Training loss; default: the kind's (mnrl, sts: cosine)")
     label_map: dict[str, str] = Field(
         default_factory=dict, description="source label -> entailment/neutral/..."
     )
-    score_range: tuple[float, float] = (0.0, 5.0)
+    score_range: tuple[float, float] = Field(
+        (0.0, 5.0), description="sts: the source's score range, scaled to [0, 1] (low < high)"
+    )
     prompts: dict[str, str] | None = Field(None, description="role -> prompt; default query:/passage:")
-    max_samples: PositiveInt | None = None
+    max_samples: PositiveInt | None = Field(None, description="Rows read from the source at most")
     hard_negatives: HardNegativesConfig | None = Field(
         None,
         description="kind pairs: add mined (or random same-domain) negatives; trains as triplets/n-tuples",
@@ -94,13 +98,15 @@ class AnchorConfig(Section):
     corpus: CorpusSource = Field(
         description="The anchor texts: file/glob or hub:... spec, or {source, columns, max_documents}"
     )
-    samples: PositiveInt = 2000
-    weight: PositiveFloat = 1.0
+    samples: PositiveInt = Field(
+        2000, description="Corpus sentences drawn (seeded; evaluation texts excluded)"
+    )
+    weight: PositiveFloat = Field(1.0, description="Loss weight: weight x squared distance to the start")
     prompt: str | None = Field(
         None, description="Model prompt name the texts are encoded with; default: document/passage"
     )
-    min_chars: PositiveInt = 32
-    max_chars: PositiveInt = 512
+    min_chars: PositiveInt = Field(32, description="Shortest sentence drawn, in characters")
+    max_chars: PositiveInt = Field(512, description="Longest sentence drawn, in characters")
 
 
 def _default_grid() -> list[float]:
@@ -110,13 +116,19 @@ def _default_grid() -> list[float]:
 class InterpolationConfig(Section):
     """WiSE-FT: weights (1 - a) * start + a * fine-tuned, with ``a`` chosen on the dev set from ``grid``."""
 
-    grid: list[Fraction] = Field(default_factory=_default_grid, min_length=1)
+    grid: list[Fraction] = Field(
+        default_factory=_default_grid,
+        min_length=1,
+        description="Mixing coefficients a scored on dev (a = 1, the fine-tuned model, is scored always)",
+    )
 
 
 class FinetuneConfig(Section):
     """Multi-task contrastive fine-tuning (SkMTEB defaults)."""
 
-    datasets: list[FinetuneDataset] = Field(min_length=1)
+    datasets: list[FinetuneDataset] = Field(
+        min_length=1, description="The training datasets, trained together in one multi-task round"
+    )
     batch_size: PositiveInt = Field(32, description="Examples per batch and device (SkMTEB: 32)")
     learning_rate: PositiveFloat = Field(2e-5, description="Peak learning rate (SkMTEB: 2e-5)")
     warmup_ratio: Fraction = Field(0.1, description="Share of the steps with linear warmup (SkMTEB: 0.1)")
@@ -138,9 +150,15 @@ class FinetuneConfig(Section):
     bf16: bool = Field(False, description="Train in bfloat16 (GPUs that support it)")
     save_steps: PositiveInt = Field(500, description="Checkpoint every this many steps (resume point)")
     save_total_limit: PositiveInt = Field(2, description="Checkpoints kept")
-    dev: DevEvaluation | None = None
-    anchor: AnchorConfig | None = None
-    interpolation: InterpolationConfig | None = None
+    dev: DevEvaluation | None = Field(
+        None, description="Dev sets scored before and after training; WiSE-FT and select_best choose on them"
+    )
+    anchor: AnchorConfig | None = Field(
+        None, description="Distillation towards the frozen starting model on corpus sentences"
+    )
+    interpolation: InterpolationConfig | None = Field(
+        None, description="WiSE-FT: a mixture with the starting model, kept only beyond the noise on dev"
+    )
     plain_arm: bool = Field(
         False,
         description="Also train the plain sentence-transformers arm from the same starting model on the "
@@ -150,7 +168,10 @@ class FinetuneConfig(Section):
     report_to: Literal["none", "tensorboard", "wandb", "trackio"] = Field(
         "none", description="Where the trainer logs metrics"
     )
-    contamination: ContaminationConfig = Field(default_factory=ContaminationConfig)
+    contamination: ContaminationConfig = Field(
+        default_factory=ContaminationConfig,
+        description="The check of the training texts against the evaluation tasks' test texts",
+    )
     matryoshka_dims: list[PositiveInt] | None = Field(
         None,
         description="Matryoshka dimensions, descending (e.g. [384, 256, 128, 64]): every task loss is also "

@@ -2,9 +2,10 @@
 
 - ``pairs``: roles anchor, positive[, negative][, answer] -> columns anchor, positive[, negative]; the
   query prompt on the anchor, the document prompt on the others. Rows without an answer are skipped and
-  counted (``dropped: {unanswerable: N}``): an empty/None positive, or an empty ``answer`` - a column
-  that is only read, never trained on (SQuAD-v2-style ``answers: {text: []}``; a column named
-  ``answer`` or ``answers`` is found without mapping it). An empty anchor stays an error.
+  counted (``dropped: {unanswerable: N}``, by design): an empty ``answer`` - a column that is only read,
+  never trained on (SQuAD-v2-style ``answers: {text: []}``; a column named ``answer`` or ``answers`` is
+  found without mapping it). A row with an answer (or without an answer column) and an empty/None
+  positive is lost data, skipped and counted as ``blank``. An empty anchor stays an error.
 - ``triplets``: roles anchor, positive, negative (symmetric, NLI-style triplets written as such) -> the
   same columns; query prompt on all three.
 - ``nli``: roles premise, hypothesis, label -> columns anchor, positive, negative (triplets); query prompt.
@@ -27,6 +28,11 @@ one is kept as an (anchor, positive) pair, in a second dataset ``<name>_pairs`` 
 layout); neutral rows, contradicted hypotheses without an entailed one and those beyond a premise's
 entailed ones are dropped and counted (the stats' ``dropped``, ``premises``, ``triplets``, ``pairs``).
 RTE keeps the entailment pairs as positives.
+
+Every kind drops a training example that repeats an earlier one of its dataset (all its columns equal:
+the same source row twice), counted as ``duplicate``: it adds no signal, and a pair repeated across a batch
+trains at loss 0 (its copies are the in-batch negatives). Blank and duplicate rows above ``MAX_BROKEN_SHARE``
+of the rows read refuse the dataset (:class:`TrainingDataError`, with the counts and the source).
 
 Dropped rows: :func:`dropped_share` is the share of a source's rows dropped for a reason that is not the
 kind's design (neutral NLI rows, not-entailed RTE rows and unanswerable QA rows are left out by design);
@@ -78,6 +84,12 @@ BY_DESIGN = frozenset({"neutral", "not_entailment", "unanswerable"})
 """Drop reasons that are the dataset kind's design, not lost data: not counted in :func:`dropped_share`."""
 WARN_SHARE = 0.05
 """A source losing more than this share of its rows (by-design drops aside) is a console warning."""
+MAX_BROKEN_SHARE = 0.2
+"""Above this share of its rows blank or repeated, a source is refused rather than trained on. Real data
+has a few (scraped QA with empty passages, STS-style data repeating pairs): dropped, counted, warned about
+above ``WARN_SHARE``. A fifth of the rows is a broken file - a failed export, a join that multiplied rows,
+a spreadsheet filled down - and what is left is not the dataset the recipe names; refusing costs nothing
+(no model is loaded before the datasets are built)."""
 SAMPLE_ROWS = 10_000
 """Rows of an nli source the preflight groups (:func:`sample_grouping`)."""
 
@@ -194,10 +206,13 @@ def _field(row: dict[str, Any], column: str, role: str, dataset: str, where: str
     return column_value(row, column, f"dataset {dataset!r}: {where}", role, error=TrainingDataError)
 
 
-def _unanswerable(row: dict[str, Any], columns: dict[str, str]) -> bool:
-    """A QA row without an answer: a blank positive or a blank answer (a missing column is not: it errs)."""
-    checked = [columns[role] for role in ("positive", "answer") if role in columns]
-    return any(column in row and is_blank(row[column]) for column in checked)
+def _no_answer(row: dict[str, Any], columns: dict[str, str]) -> str | None:
+    """Why a pairs row is not trained on: ``unanswerable`` (a blank answer: by design), ``blank`` (a blank
+    positive: lost data), else None (a missing column is not blank: it errs)."""
+    for role, reason in (("answer", "unanswerable"), ("positive", "blank")):
+        if role in columns and columns[role] in row and is_blank(row[columns[role]]):
+            return reason
+    return None
 
 
 def _label(
@@ -247,7 +262,8 @@ def _rows(source: RowSource, config: FinetuneDataset) -> tuple[Rows, dict[str, s
     """The rows to build from and the role -> column map (resolved on the first row).
 
     With ``max_samples``, pairs and sts stop reading once that many usable rows were read (a pairs row
-    without an answer does not count); nli/rte read everything, as their rows do not map one to one.
+    without an answer or a positive does not count); nli/rte read everything, as their rows do not map one
+    to one.
     """
     rows_iter = iter(source.rows)
     first = next(rows_iter, None)
@@ -258,7 +274,7 @@ def _rows(source: RowSource, config: FinetuneDataset) -> tuple[Rows, dict[str, s
     limit = config.max_samples if config.kind in ("pairs", "sts") else None
     for item in itertools.chain([first], rows_iter):
         rows.append(item)
-        usable += not (config.kind == "pairs" and _unanswerable(item[1], columns))
+        usable += not (config.kind == "pairs" and _no_answer(item[1], columns))
         if limit is not None and usable >= limit:
             break
     return rows, columns
@@ -361,7 +377,7 @@ def build_task_datasets(
     builders = {"pairs": _build_pairs, "triplets": _build_pairs, "nli": _build_nli, "rte": _build_rte}
     builder = builders.get(config.kind, _build_sts)
     parts, stats = builder(rows, columns, config, source)
-    parts = _capped(parts, config.max_samples)
+    parts = _capped(_without_duplicates(parts, stats), config.max_samples)
     roles = default_prompt_roles(config.kind, list(parts[0]))
     for column in config.prompts or {}:
         if column not in roles:
@@ -375,6 +391,7 @@ def build_task_datasets(
             f"({stats.get('dropped', {}) or 'all rows dropped'})"
         )
     stats.update(rows_read=len(rows), source_columns=columns)
+    _refuse_broken(config, stats)
     datasets = []
     for index, data in enumerate(parts):
         if not _size(data):
@@ -386,6 +403,40 @@ def build_task_datasets(
             dataset.resolve_prompts(model_prompts)
         datasets.append(dataset)
     return datasets
+
+
+def _without_duplicates(
+    parts: list[dict[str, list[Any]]], stats: dict[str, Any]
+) -> list[dict[str, list[Any]]]:
+    """Each part without the examples that repeat an earlier one (every column equal), counted in
+    ``stats["dropped"]["duplicate"]``."""
+    kept_parts, repeated = [], 0
+    for data in parts:
+        seen: set[tuple[Any, ...]] = set()
+        keep = []
+        for example in zip(*data.values(), strict=True):
+            keep.append(example not in seen)
+            seen.add(example)
+        repeated += keep.count(False)
+        kept_parts.append(
+            {c: [v for v, k in zip(values, keep, strict=True) if k] for c, values in data.items()}
+        )
+    if repeated:
+        stats.setdefault("dropped", {})["duplicate"] = repeated
+    return kept_parts
+
+
+def _refuse_broken(config: FinetuneDataset, stats: dict[str, Any]) -> None:
+    """Refuse a source whose blank and repeated rows are above ``MAX_BROKEN_SHARE`` of its rows."""
+    dropped, rows = stats.get("dropped", {}), stats["rows_read"]
+    blank, repeated = dropped.get("blank", 0), dropped.get("duplicate", 0)
+    if rows and (blank + repeated) / rows > MAX_BROKEN_SHARE:
+        raise TrainingDataError(
+            f"dataset {config.name!r}: {config.source}: {blank + repeated:,} of {rows:,} rows "
+            f"({(blank + repeated) / rows:.0%}) are blank ({blank:,} without a positive) or repeat an "
+            f"earlier row ({repeated:,}), more than {MAX_BROKEN_SHARE:.0%}: the file looks broken; fix the "
+            "source (fill or remove the blank rows, remove the repeats)"
+        )
 
 
 def _size(data: dict[str, list[Any]]) -> int:
@@ -449,21 +500,22 @@ Built = tuple[list[dict[str, list[Any]]], dict[str, Any]]
 def _build_pairs(rows: Rows, columns: dict[str, str], config: FinetuneDataset, source: RowSource) -> Built:
     roles = [role for role in PAIR_ROLES if role in columns]
     data: dict[str, list[Any]] = {role: [] for role in roles}
-    unanswerable = 0
+    dropped: dict[str, int] = {}
     for where, row in rows:
         texts = {"anchor": _text(row, columns["anchor"], "anchor", config.name, where)}
         if config.kind == "pairs":
             for role in ("positive", "answer"):  # a missing column is an error, a blank one is no answer
                 if role in columns:
                     _field(row, columns[role], role, config.name, where)
-            if _unanswerable(row, columns):
-                unanswerable += 1
+            reason = _no_answer(row, columns)
+            if reason is not None:
+                dropped[reason] = dropped.get(reason, 0) + 1
                 continue
         for role in roles[1:]:
             texts[role] = _text(row, columns[role], role, config.name, where)
         for role in roles:
             data[role].append(texts[role])
-    return [data], {"dropped": {"unanswerable": unanswerable} if unanswerable else {}}
+    return [data], {"dropped": dropped}
 
 
 def _build_sts(rows: Rows, columns: dict[str, str], config: FinetuneDataset, source: RowSource) -> Built:

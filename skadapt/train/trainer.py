@@ -1,9 +1,10 @@
 """Training through ``SentenceTransformerTrainer``: arguments, checkpoint resume, prompts, the report.
 
-Checkpoints go to ``<work_dir>/checkpoints`` every ``save_steps``; when that directory already holds a
-checkpoint (a killed earlier attempt of the same stage), training resumes from the newest one and ends
-with the same number of optimizer steps as an uninterrupted run. Under torchrun only rank 0 writes a
-checkpoint's model files (see :func:`trainer_class`).
+Checkpoints go to ``<work_dir>/checkpoints`` every ``save_steps``, each closed by its completion marker
+(:mod:`skadapt.train.checkpoints`); when that directory already holds a complete checkpoint (a killed
+earlier attempt of the same stage), training resumes from the newest one and ends with the same number of
+optimizer steps as an uninterrupted run; a newer checkpoint that is not complete is set aside. Under
+torchrun only rank 0 writes a checkpoint's model files and its marker (see :func:`trainer_class`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from skadapt.devices import training_levers
 from skadapt.errors import SkadaptError
 from skadapt.modeldir import finalize_model_dir
 from skadapt.train.anchor import ANCHOR_LOSS, make_anchor_loss
+from skadapt.train.checkpoints import mark_complete, resume_point
 from skadapt.train.losses import check_loss, make_loss, needs_no_duplicates
 from skadapt.train.matryoshka import wrap
 
@@ -103,16 +105,6 @@ def saved_prompts(existing: dict[str, str], datasets: list[TaskDataset]) -> dict
                     name += "_"
                 prompts[name] = known[text] = text
     return prompts
-
-
-def last_checkpoint(directory: Path) -> Path | None:
-    """Newest ``checkpoint-N`` directory in ``directory`` that holds a trainer state."""
-    candidates = []
-    for path in directory.glob("checkpoint-*"):
-        suffix = path.name.rpartition("-")[2]
-        if suffix.isdigit() and (path / "trainer_state.json").is_file():
-            candidates.append((int(suffix), path))
-    return max(candidates)[1] if candidates else None
 
 
 FULL_RATIO = 1 - 1e-9
@@ -205,12 +197,16 @@ def training_arguments(
 
 @functools.cache
 def trainer_class() -> type:
-    """``SentenceTransformerTrainer`` whose checkpoint model files are written by the saving rank only.
+    """``SentenceTransformerTrainer`` whose checkpoint model files are written by the saving rank only, and
+    whose checkpoints end with their completion marker (:func:`~skadapt.train.checkpoints.mark_complete`).
 
     transformers 5 calls ``Trainer._save`` on every rank and checks ``args.should_save`` inside it, while
     sentence-transformers' ``_save`` override assumes it only runs on process zero; unguarded, every DDP
     rank writes the same checkpoint files at once. Weights are identical across DDP ranks, so skipping the
-    other ranks loses nothing (tensor-parallel gathers, which need every rank, are not used here).
+    other ranks loses nothing (tensor-parallel gathers, which need every rank, are not used here). The
+    marker is written once every rank has written its files (each its RNG state); the trainer has already
+    removed the checkpoints beyond ``save_total_limit`` by then, never the newest complete one unless the
+    limit is 1.
     """
     from sentence_transformers import SentenceTransformerTrainer
 
@@ -218,6 +214,13 @@ def trainer_class() -> type:
         def _save(self, output_dir: str | None = None, state_dict: Any = None) -> None:
             if self.args.should_save:
                 super()._save(output_dir, state_dict)
+
+        def _save_checkpoint(self, model: Any, trial: Any) -> None:
+            super()._save_checkpoint(model, trial)
+            self.accelerator.wait_for_everyone()
+            if self.args.should_save:
+                run_dir = Path(self._get_output_dir(trial=trial))
+                mark_complete(run_dir / f"checkpoint-{self.state.global_step}")
 
     return RankZeroSaveTrainer
 
@@ -280,7 +283,7 @@ def train(
         evaluator=dev.evaluator if dev is not None else None,
         callbacks=callbacks,
     )
-    checkpoint = last_checkpoint(work_dir / CHECKPOINTS)
+    checkpoint = resume_point(work_dir / CHECKPOINTS, work_dir if args.should_save else None)
     if checkpoint is not None:
         log.info("finetune: resuming from %s", checkpoint)
     start = time.perf_counter()

@@ -64,12 +64,14 @@ def build_report(
     coverage: dict[str, Any],
     exact: bool,
     verdict: str,
+    corpus_language: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The report as a dict (see :func:`write_report`).
 
     ``exact`` and ``verdict`` come from :func:`fidelity`; ``coverage`` is the corpus coverage of the kept
     vocabulary (:class:`skadapt.trim.coverage.CorpusCoverage`), ``parity`` the check on the sample of
-    counted texts.
+    counted texts; ``corpus_language`` whether the corpus is in the run's language
+    (:func:`skadapt.trim.language.corpus_language`; None without a language).
     """
     return {
         "model": model,
@@ -93,6 +95,7 @@ def build_report(
         "verdict": verdict,
         "coverage": coverage,
         "parity": parity,
+        **({"corpus_language": corpus_language} if corpus_language is not None else {}),
         "versions": artifacts.library_versions(),
     }
 

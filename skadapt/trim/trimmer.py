@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from skadapt import artifacts
+from skadapt.languages import UnknownLanguageError, get_language
 from skadapt.modeldir import finalize_model_dir
 from skadapt.sources.config import CorpusSource
 from skadapt.trim import card, counting, model, parity, report, selection, tokenizer
@@ -19,6 +20,7 @@ from skadapt.trim.config import TrimConfig
 from skadapt.trim.coverage import CorpusCoverage, corpus_coverage
 from skadapt.trim.encoder import load_tokenizer
 from skadapt.trim.errors import TrimError
+from skadapt.trim.language import corpus_language
 from skadapt.trim.parallel import ProgressHook
 
 log = logging.getLogger("skadapt.trim")
@@ -107,6 +109,21 @@ def model_prompts(model_dir: Path) -> list[str]:
     return [p for p in (data.get("prompts") or {}).values() if isinstance(p, str) and p]
 
 
+def _corpus_language(spec: str, sample: list[str], code: str | None) -> dict[str, Any] | None:
+    """Whether the corpus is in the language of ``code`` (:func:`skadapt.trim.language.corpus_language`;
+    its warning logged), or None without a registered language."""
+    try:
+        language = get_language(code) if code is not None else None
+    except UnknownLanguageError:
+        language = None
+    if language is None:
+        return None
+    found = corpus_language(spec, sample, language)
+    if found["warning"]:
+        log.warning(found["warning"])
+    return found
+
+
 def _log_fidelity(verdict: str, exact: bool, coverage: CorpusCoverage) -> None:
     if exact:
         log.info(verdict)
@@ -142,7 +159,9 @@ def trim_model(
         use_cache: Read/write the token-count cache.
         show_progress: Show a progress line while counting.
         seed: Seed of the parity sample (the recipe seed).
-        language: Language code for the model card (default: inferred from the corpus spec, if it can be).
+        language: Language code for the model card (default: inferred from the corpus spec, if it can be);
+            a registered language's corpus is checked to be in it (a warning and the report's
+            ``corpus_language``).
 
     Returns:
         A small JSON summary (rows, parameters, coverage, parity, exact, verdict) for manifests and the CLI.
@@ -170,6 +189,7 @@ def trim_model(
             parity_documents=config.parity_documents,
             seed=seed,
         )
+        in_language = _corpus_language(config.corpus.source, counts.sample, language)
         extra = None
         if config.extra_corpus is not None and config.extra_vocab_size > 0:
             extra = _count(
@@ -230,6 +250,7 @@ def trim_model(
             coverage=coverage.summary(),
             exact=exact,
             verdict=verdict,
+            corpus_language=in_language,
         )
         report.write_report(out_dir, trim_report)
         card.write_card(
@@ -260,5 +281,6 @@ def trim_model(
         "verdict": verdict,
         "coverage": coverage.summary(),
         "parity": parity_summary,
-        "warnings": chosen.warnings,
+        "warnings": chosen.warnings
+        + ([in_language["warning"]] if in_language and in_language["warning"] else []),
     }
