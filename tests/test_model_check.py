@@ -105,6 +105,9 @@ def test_check_refuses_a_recipe_whose_base_model_has_a_broken_tokenizer(
 def test_a_stage_command_refuses_it_before_the_stage_starts(
     tiny_models: dict[str, Path], tmp_path: Path
 ) -> None:
+    from skadapt.trim.config import TrimConfig
+    from skadapt.trim.trimmer import trim_model
+
     model = _without_tokenizer(tiny_models["wordpiece"], tmp_path / "model")
     out = tmp_path / "trimmed"
     args = ["trim", str(model), "--out", str(out), "--corpus", str(CORPUS), "--language", "slk"]
@@ -112,6 +115,8 @@ def test_a_stage_command_refuses_it_before_the_stage_starts(
     assert result.exit_code == 1, result.output
     _one_line(result.output, model, "no tokenizer files")
     assert not out.exists()
+    with pytest.raises(SkadaptError, match="no tokenizer files"):  # what trimming a Hub download meets
+        trim_model(str(model), TrimConfig(corpus=str(CORPUS)), tmp_path)
 
 
 def test_the_loader_refuses_what_it_loaded(tiny_models: dict[str, Path], tmp_path: Path) -> None:
