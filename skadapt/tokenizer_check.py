@@ -102,10 +102,11 @@ def _read(model_dir: str, where: str, files: tuple[Any, ...]) -> Reading:
     from tokenizers import Tokenizer
 
     try:
-        return reading(Tokenizer.from_file(str(tokenizer_path)))
+        loaded = Tokenizer.from_file(str(tokenizer_path))
     except Exception as error:  # a truncated or foreign file: tokenizers' message says where
         said = f"{type(error).__name__}: {error}".splitlines()[0][:200]
         raise ModelCheckError(f"{tokenizer_path}: does not load ({said}); {FIX}") from None
+    return reading(loaded)
 
 
 def _transformers_tokenizer(model_dir: str, where: Path) -> Any:
