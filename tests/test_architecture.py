@@ -40,6 +40,7 @@ BASE = {
     "hub",
     "hub_errors",
     "model_sources",
+    "tokenizer_check",
     "signedrank",
     "devices",
     "userfiles",

@@ -217,7 +217,7 @@ def test_a_model_without_tokenizer_files_fails_before_any_onnx_work(
 ) -> None:
     """Without tokenizer files transformers builds a 5-token placeholder tokenizer that passes the parity
     check; the export refuses the directory at once instead."""
-    from skadapt.export.onnx import ExportError
+    from skadapt.tokenizer_check import ModelCheckError
 
     model = tmp_path / "model"
     shutil.copytree(tiny_models["unigram"], model)
@@ -225,11 +225,11 @@ def test_a_model_without_tokenizer_files_fails_before_any_onnx_work(
         (model / name).unlink()
     out = tmp_path / "out"
     out.mkdir()
-    with pytest.raises(ExportError, match="has no tokenizer files"):
+    with pytest.raises(ModelCheckError, match="no tokenizer files"):
         export_tiers(str(model), out, _config(tiers=["onnx"]), TEXTS)
     assert list(out.iterdir()) == []  # nothing copied or exported
     code, output = _export_command(model, tmp_path / "cli", "--speed-corpus", "missing.txt")
-    assert code == 1 and "has no tokenizer files" in output and "missing.txt" not in output, output
+    assert code == 1 and "no tokenizer files" in output and "missing.txt" not in output, output
 
 
 def test_pca_dims_above_the_model_dimension_is_an_error(tiny_models: dict[str, Path], tmp_path: Path) -> None:

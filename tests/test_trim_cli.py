@@ -98,12 +98,17 @@ def test_bad_inputs_fail_clearly_without_output(
     elif setup == "small_n":
         extra = ["--vocab-size", "3"]
     elif setup == "unsupported":
-        from tokenizers import Tokenizer, models
+        from tokenizers import Tokenizer, models, pre_tokenizers
+
+        from skadapt.languages import get_language
 
         model = tmp_path / "word-level"
         shutil.copytree(tiny_models["unigram"], model)
-        vocab = {"<s>": 0, "<pad>": 1, "</s>": 2, "<unk>": 3, "a": 4}
-        Tokenizer(models.WordLevel(vocab, unk_token="<unk>")).save(str(model / "tokenizer.json"))
+        words = [w for w, _ in pre_tokenizers.Whitespace().pre_tokenize_str(get_language("slk").sample_text)]
+        vocab = {w: i for i, w in enumerate(dict.fromkeys(["<s>", "<pad>", "</s>", "<unk>", *words]))}
+        tokenizer = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))  # reads Slovak: not an empty one
+        tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+        tokenizer.save(str(model / "tokenizer.json"))
     elif setup == "bad_option":
         extra = ["--min-frequency", "0"]
     out = tmp_path / "out"

@@ -12,12 +12,14 @@ from skadapt.console import console, fail, handle_errors, out, usage_error
 from skadapt.errors import UsageError
 from skadapt.evaluate.config import EvaluateConfig
 from skadapt.evaluate.verdicts import HARMS
+from skadapt.languages import Language
 
 
-def labelled_models(values: list[str]) -> dict[str, str]:
+def labelled_models(values: list[str], language: Language | None = None) -> dict[str, str]:
     """Label -> resolved model of the positional models (``LABEL=PATH`` names one, else a label is made).
 
-    Every label is checked before any model is resolved (fetched, built).
+    Every label is checked before any model is resolved (fetched, built; a local directory's tokenizer
+    checked on ``language``'s text, :func:`skadapt.model_sources.resolve_model`).
 
     Raises:
         UsageError: ``LABEL=`` without a path, ``=PATH`` without a label, a label given twice, or the same
@@ -57,7 +59,7 @@ def labelled_models(values: list[str]) -> dict[str, str]:
                 "says nothing; give each model once"
             )
         models[label] = path
-    return {label: resolve_model(path) for label, path in models.items()}
+    return {label: resolve_model(path, language) for label, path in models.items()}
 
 
 def _identity(path: str) -> str:
@@ -137,6 +139,7 @@ def command(
     from skadapt.api import run_evaluation
     from skadapt.artifacts import read_json
     from skadapt.evaluate.stage import default_cache_dir
+    from skadapt.languages import resolve_language
     from skadapt.results import HUMAN_SCORES, EvaluationReport
 
     if human is not None and out_dir is None:
@@ -151,7 +154,7 @@ def command(
     check_prompt_policy(config.prompt_policy)
     if language is None:
         _require_local_languages(list(config.tasks))
-    labelled = labelled_models(models)
+    labelled = labelled_models(models, resolve_language(language) if language is not None else None)
     console.print(f"evaluating {', '.join(labelled)} on {', '.join(config.tasks)}")
     with tempfile.TemporaryDirectory(prefix="skadapt-evaluate-") as scratch:
         target = out_dir if out_dir is not None else Path(scratch) / "evaluate"

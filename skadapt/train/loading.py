@@ -13,12 +13,15 @@ if TYPE_CHECKING:
 
 
 def load_model(model: str) -> SentenceTransformer:
-    """Load the starting model (local directory or Hub id) as it is saved (its own max_seq_length).
+    """Load the starting model (local directory or Hub id) as it is saved (its own max_seq_length), once
+    its tokenizer passed :func:`skadapt.tokenizer_check.check_loaded`.
 
     Raises:
-        SkadaptError: The model cannot be loaded.
+        SkadaptError: The model cannot be loaded, or its tokenizer reads ordinary text mostly as unknown.
     """
     from sentence_transformers import SentenceTransformer
+
+    from skadapt.tokenizer_check import check_loaded
 
     try:
         loaded = SentenceTransformer(model)
@@ -27,4 +30,5 @@ def load_model(model: str) -> SentenceTransformer:
             f"cannot load model {model!r} ({type(error).__name__}: {str(error)[:300]}); give a "
             "sentence-transformers directory or a reachable Hub id"
         ) from None
+    check_loaded(loaded, model)
     return loaded

@@ -15,6 +15,7 @@ from skadapt import artifacts
 from skadapt.languages import UnknownLanguageError, get_language
 from skadapt.modeldir import finalize_model_dir
 from skadapt.sources.config import CorpusSource
+from skadapt.tokenizer_check import check_tokenizer
 from skadapt.trim import card, counting, model, parity, report, selection, tokenizer
 from skadapt.trim.config import TrimConfig
 from skadapt.trim.coverage import CorpusCoverage, corpus_coverage
@@ -168,12 +169,15 @@ def trim_model(
 
     Raises:
         TrimError: Bad settings (no corpus, vocab size too small), unsupported tokenizer, failed parity.
+        ModelCheckError: The model's tokenizer is missing, does not load or reads text mostly as unknown.
         SourceError: The corpus cannot be read.
     """
     if config.corpus is None:
         raise TrimError("trim.corpus is not set; pass --corpus FILE|hub:DATASET|wordfreq:LANG")
     with tempfile.TemporaryDirectory(prefix="skadapt-trim-") as scratch:
-        source_dir = model.ensure_sentence_transformers(model.resolve_model_dir(model_ref), Path(scratch))
+        model_dir = model.resolve_model_dir(model_ref)
+        check_tokenizer(model_dir)  # a Hub model's download too: no empty or foreign tokenizer is trimmed
+        source_dir = model.ensure_sentence_transformers(model_dir, Path(scratch))
         subdir = model.transformer_subdir(source_dir)
         transformer_dir = source_dir / subdir
         tokenizer_json = tokenizer.read_tokenizer_json(transformer_dir)
