@@ -111,13 +111,9 @@ def train(
             _contamination_preview(loaded)
             return
 
-    finished: list[str] = []
-    running: list[str] = []
-
     def show(stage: str, event: str) -> None:
         label = {"start": "[cyan]running[/]", "skip": "[dim]up to date, skipped[/]", "done": "[green]done[/]"}
         console.print(f"stage [bold]{stage}[/]: {label[event]}")
-        (running if event == "start" else finished).append(stage)
 
     log_file = escape(str(loaded.run_dir / "run.log"))
     console.print(f"run [bold]{escape(loaded.name)}[/] -> {escape(str(loaded.run_dir))} (log: {log_file})")
@@ -127,19 +123,6 @@ def train(
             outcomes = run_recipe(loaded, from_stage=from_stage, only=only, check=False, on_stage=show)
         except RunHalted as error:  # the run's table and summary first, then the reason, exit 1
             halted, outcomes = error, error.outcomes
-        except KeyboardInterrupt:
-            stopped = running[-1] if running and running[-1] not in finished else None
-            kept = ", ".join(finished) or "none"
-            during = (
-                f" during stage {stopped} (its checkpoints and cached answers are kept)" if stopped else ""
-            )
-            console.print(
-                f"interrupted{during}; finished stages kept in {loaded.run_dir}: {kept}; run the same "
-                "command again to resume",
-                markup=False,
-                soft_wrap=True,
-            )
-            raise SystemExit(130) from None
     table = Table(title=f"run {loaded.name} -> {loaded.run_dir}")
     for column in ("stage", "status", "seconds", "artifact"):
         table.add_column(column)
