@@ -88,14 +88,14 @@ def stage_failure(
 
 
 def resume_point(stage: str, work_dir: Path) -> str:
-    """What a rerun of the interrupted ``stage`` starts from: its newest training checkpoint in
-    ``work_dir``, else what else it keeps there (cached answers, partial results), else nothing."""
+    """What a rerun of the interrupted ``stage`` starts from: its newest complete training checkpoint in
+    ``work_dir`` (one with its trainer state), else what it cached there (answers, partial results)."""
     saved = list(work_dir.glob("**/checkpoint-*/trainer_state.json")) if work_dir.is_dir() else []
     if saved:
         newest = max(saved, key=lambda state: state.stat().st_mtime).parent
         return f"{stage} resumes from its checkpoint {newest}"
     if work_dir.is_dir() and any(work_dir.iterdir()):
-        return f"{stage} resumes from its scratch {work_dir}"
+        return f"{stage} had saved no complete checkpoint; what it cached in {work_dir} is kept"
     return f"{stage} had saved no checkpoint yet"
 
 
