@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
 
+from skadapt import stop
 from skadapt.console import fail, handle_errors, out, usage_error
 from skadapt.languages import LANGUAGES, get_language
 from skadapt.recipe import Recipe, load_recipe, recipe_to_yaml
@@ -16,7 +17,20 @@ from skadapt.templates import render_recipe
 if TYPE_CHECKING:
     from skadapt.pipeline import StageOutcome
 
-app = typer.Typer(
+
+class _Program(typer.Typer):
+    """The ``skadapt`` program: what its console script and ``python -m skadapt`` call (typer's
+    ``CliRunner`` runs the command in its caller's process, not through this). Once the command has run,
+    the process ends as a stop signal says even while the interpreter exits (:func:`stop.end_of_process`)."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().__call__(*args, **kwargs)
+        finally:
+            stop.end_of_process()
+
+
+app = _Program(
     help="Adapt a multilingual text-embedding model to one language: trim, fine-tune, renormalize, evaluate.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,

@@ -8,6 +8,10 @@ cleans up on Ctrl-C cleans up on it, and ``except Exception`` does not catch it)
 -- a finaliser, where Python can only print "Exception ignored", or an ``except BaseException`` -- so the
 pipeline also calls :func:`check` between stages and after each stage returns: the run stops there at the
 latest. A second signal while stopping exits at once.
+
+The ``skadapt`` program itself (not a caller running a command in its own process) ends with
+:func:`end_of_process`: a signal while the interpreter exits ends it at once, and a stopped process exits
+within :data:`GRACE_S` even when a library thread that the stop interrupted mid-way would hold the exit.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from types import FrameType
 from typing import Any, NoReturn
@@ -28,6 +33,9 @@ log = logging.getLogger("skadapt")
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 """The signals that stop a command."""
+GRACE_S = 10.0
+"""How long a stopped process may take to exit before it exits at once (measured: a thread pool's worker
+started just before the stop, never told to end, held the interpreter's exit for good)."""
 
 
 class Stopped(KeyboardInterrupt):
@@ -68,6 +76,7 @@ class _Command:
     pid: int | None = None
     previous: dict[int, Any] = {}  # noqa: RUF012  (state of the one running command)
     unraisable_hook: Any = None
+    stopped: int | None = None  # the signal that stopped the process's last command
 
 
 def requested() -> int | None:
@@ -145,4 +154,30 @@ def on_signals() -> Iterator[None]:
         for signum, handler in _Command.previous.items():
             signal.signal(signum, handler)
         sys.unraisablehook = _Command.unraisable_hook
+        _Command.stopped = _Command.signum if _Command.signum is not None else _Command.stopped
         _Command.signum = _Command.pid = None
+
+
+def _exit_at_once(signum: int, frame: FrameType | None) -> NoReturn:
+    os.write(2, f"\ninterrupted by {signal.Signals(signum).name} while exiting\n".encode())
+    os._exit(128 + signum)
+
+
+def _exit_after_grace(code: int) -> None:
+    time.sleep(GRACE_S)
+    message = f"still exiting {GRACE_S:g} s after the stop (a thread holds the exit): exiting now"
+    os.write(2, f"{message}\n".encode())
+    os._exit(code)
+
+
+def end_of_process() -> None:
+    """The ``skadapt`` program's command has run and the interpreter exits: from now on a stop signal
+    exits at once with its code; after a stop, a daemon thread ends the process with the stop's code if
+    the exit takes longer than :data:`GRACE_S`."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for signum in SIGNALS:
+        signal.signal(signum, _exit_at_once)
+    if _Command.stopped is not None:
+        code = 128 + _Command.stopped
+        threading.Thread(target=_exit_after_grace, args=(code,), name="skadapt-exit", daemon=True).start()
