@@ -111,7 +111,12 @@ def _train(
                 time.sleep(moment.delay)
                 assert process.poll() is None, f"the run ended before {moment}"
                 process.send_signal(signum)
-            code = process.wait(PROCESS_TIMEOUT_S)
+            try:
+                code = process.wait(PROCESS_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                process.send_signal(signal.SIGABRT)  # faulthandler prints every thread's stack
+                process.wait(30)
+                pytest.fail(f"the run hung after {moment}: {_text(stderr, 0)[-6000:]}")
         finally:
             if process.poll() is None:
                 process.kill()
@@ -139,6 +144,8 @@ def _checks_resume(run: Run, kept: list[str], checkpoint: str | None) -> None:
         assert f"stage {stage}: up to date, skipped" in run.log, (stage, run.log[-3000:])
     if checkpoint is not None:
         assert f"finetune: resuming from {checkpoint}" in run.log, run.log[-3000:]
+    reused = ", ".join(kept) or "nothing"
+    print(f"  rerun (exit {run.code}): reused {reused}{f', resumed from {checkpoint}' if checkpoint else ''}")
 
 
 @pytest.fixture
@@ -160,6 +167,7 @@ def _env(tmp_path: Path) -> dict[str, str]:
         "SKADAPT_PROGRESS": "0",
         "OMP_NUM_THREADS": "1",
         "COLUMNS": "300",
+        "PYTHONFAULTHANDLER": "1",
     }
 
 
@@ -175,26 +183,29 @@ def test_each_signal_stops_the_run_where_it_is_and_a_rerun_resumes(
     signals = rng.sample([signal.SIGINT, signal.SIGTERM], 2)
     kept: list[str] = []
     checkpoint: str | None = None
+    rerun = False  # whether the next run resumes an interrupted one
     for signum in signals:
         pending = [stage for stage in STAGES if not (run_dir / stage / "manifest.json").is_file()]
         if not pending:  # the previous signal came after the last stage: resume, then start afresh
             run = _train(recipe, run_dir, env, None, None)
             assert run.code == 0, run.console[-3000:]
             _checks_resume(run, kept, checkpoint)
-            kept, checkpoint, pending = [], None, list(STAGES)
+            kept, checkpoint, pending, rerun = [], None, list(STAGES), False
             shutil.rmtree(run_dir)
         moment = _moment(rng, pending, checkpoint is not None)
         run = _train(recipe, run_dir, env, signum, moment)
         name = signal.Signals(signum).name
         assert run.code == 128 + signum, (name, str(moment), run.code, run.console[-3000:])
         line = run.interrupted_line()
+        print(f"episode {episode}: {name} {moment}: exit {run.code}: {line}")
         assert line.startswith(f"interrupted by {name} ") and line.endswith(
             "run the same command again to resume"
         )
         assert line in run.log, (line, run.log[-3000:])
         assert "Traceback" not in run.console and "Exception ignored" not in run.console, run.console[-3000:]
-        _checks_resume(run, kept, checkpoint)  # this run was the rerun of the previous one
-        kept = _kept(line, run_dir)
+        if rerun:
+            _checks_resume(run, kept, checkpoint)
+        kept, rerun = _kept(line, run_dir), True
         assert all((run_dir / stage / "manifest.json").is_file() for stage in kept)
         during = re.search(r" during stage (\w+);", line)
         if during:
@@ -209,21 +220,25 @@ def test_each_signal_stops_the_run_where_it_is_and_a_rerun_resumes(
     assert all((run_dir / stage / "manifest.json").is_file() for stage in STAGES)
 
 
-# A stage that swallows the stop: the run still stops before the next stage. The signal is sent inside a
-# real regex finaliser (regex's Group.__del__, the one that swallowed Ctrl-C during trim): a weakref's
-# callback sends it as the garbage collector clears the weakrefs, from C (os.killpg, which, unlike
-# os.kill, does not run the handler itself), so the handler runs in the first finaliser called next.
+# A library the stop hits where it cannot pass it on: the run still stops before the next stage, and the
+# process still exits. The signal is sent inside a real regex finaliser (regex's Group.__del__, the one
+# that swallowed Ctrl-C during trim): a weakref's callback sends it as the garbage collector clears the
+# weakrefs, from C (os.killpg, which, unlike os.kill, does not run the handler itself), so the handler
+# runs in the first finaliser called next. The stage also leaves a thread waiting for good, as a thread
+# pool's worker started just before a stop does: it would hold the interpreter's exit.
 SWALLOWING_RUN = textwrap.dedent(
     """
-    import functools, gc, operator, os, signal, sys, weakref
+    import functools, gc, operator, os, signal, sys, threading, weakref
     from dataclasses import replace
     from pathlib import Path
 
     from regex import _regex_core
 
-    from skadapt import stages
+    from skadapt import stages, stop
     from skadapt.cli import app
     from skadapt.results import TrimSummary
+
+    stop.GRACE_S = 0.5
 
     class Sender(weakref.ref):
         send = staticmethod(functools.partial(os.killpg, 0, signal.SIGINT))
@@ -243,6 +258,7 @@ SWALLOWING_RUN = textwrap.dedent(
         del anchor, group
         gc.collect()  # the weakref callback sends the signal; Group.__del__ runs next
         gc.enable()
+        threading.Thread(target=threading.Event().wait, name="left waiting").start()
         (ctx.out_dir / "trimmed").write_text("the stage ran to its end")
         return TrimSummary.of({})
 
@@ -272,11 +288,12 @@ def _two_stage_recipe(tmp_path: Path, model: Path) -> Path:
 
 
 @pytest.mark.slow
-def test_a_signal_a_finaliser_swallows_still_stops_the_run(
+def test_a_signal_a_library_swallows_or_hangs_on_still_stops_the_run(
     tmp_path: Path, tiny_models: dict[str, Path]
 ) -> None:
     """SIGINT inside regex's Group.__del__ (Python can only print it there): the stage goes on to its
-    end, then the run stops, exit 130, before the next stage; the console and run.log say what happened."""
+    end, then the run stops, exit 130, before the next stage; the console and run.log say what happened;
+    a thread the stage left waiting does not keep the process from exiting."""
     recipe = _two_stage_recipe(tmp_path, tiny_models["unigram"])
     ran = tmp_path / "renorm-ran"
     process = subprocess.run(
@@ -284,7 +301,7 @@ def test_a_signal_a_finaliser_swallows_still_stops_the_run(
         env=_env(tmp_path),
         capture_output=True,
         text=True,
-        timeout=PROCESS_TIMEOUT_S,
+        timeout=60,
         start_new_session=True,  # its own process group: the signal reaches it alone
     )
     console, log = process.stderr, (tmp_path / "run" / "run.log").read_text(encoding="utf-8")
@@ -297,6 +314,7 @@ def test_a_signal_a_finaliser_swallows_still_stops_the_run(
     assert swallowed in console and swallowed in log, console
     assert line in console and line in log, console
     assert "Exception ignored" not in console
+    assert "still exiting 0.5 s after the stop (a thread holds the exit): exiting now" in console
     assert (tmp_path / "run" / "trim" / "trimmed").is_file()
     assert not ran.exists() and not (tmp_path / "run" / "renorm").exists()
 
