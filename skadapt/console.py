@@ -347,7 +347,8 @@ def handle_errors(function: Callable[..., Any]) -> Callable[..., Any]:
                 "is kept (a run's finished stages, a stage's checkpoints and cached answers); run the same "
                 "command again to resume"
             )
-            console.print(line, markup=False, soft_wrap=True, emoji=False, highlight=False)
+            # on a line of its own: after the terminal's ^C, or a progress bar the stop cut short
+            console.print(f"\n{line}", markup=False, soft_wrap=True, emoji=False, highlight=False)
             raise SystemExit(stop.exit_code(interrupt)) from None
         except _PASSED_TO_TYPER:
             raise  # fail() exits once, with its own message; typer prints BadParameter & co. and exits 2

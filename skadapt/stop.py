@@ -132,7 +132,7 @@ def _on_unraisable(unraisable: Any) -> None:
         f"run stops when its current stage ends; {_again(stop.signum)} again to stop at once"
     )
     log.warning(message, extra=LOG_ONLY)
-    print(message, file=sys.stderr, flush=True)
+    print(f"\n{message}", file=sys.stderr, flush=True)  # a line of its own, even after a progress bar
 
 
 @contextlib.contextmanager
