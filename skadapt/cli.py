@@ -21,13 +21,11 @@ if TYPE_CHECKING:
 class _Program(typer.Typer):
     """The ``skadapt`` program: what its console script and ``python -m skadapt`` call (typer's
     ``CliRunner`` runs the command in its caller's process, not through this). Once the command has run,
-    the process ends as a stop signal says even while the interpreter exits (:func:`stop.end_of_process`)."""
+    the process ends as a stop signal says even while the interpreter exits (:func:`stop.program`)."""
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        try:
+        with stop.program():
             return super().__call__(*args, **kwargs)
-        finally:
-            stop.end_of_process()
 
 
 app = _Program(

@@ -9,9 +9,12 @@ cleans up on Ctrl-C cleans up on it, and ``except Exception`` does not catch it)
 pipeline also calls :func:`check` between stages and after each stage returns: the run stops there at the
 latest. A second signal while stopping exits at once.
 
-The ``skadapt`` program itself (not a caller running a command in its own process) ends with
-:func:`end_of_process`: a signal while the interpreter exits ends it at once, and a stopped process exits
-within :data:`GRACE_S` even when a library thread that the stop interrupted mid-way would hold the exit.
+Python runs a signal's handler only once the main thread is back in Python code: a long call in C (a
+tokenizer's batch, a collective waiting for a rank that is gone) holds it back. So a watchdog thread
+learns of every signal from C (``signal.set_wakeup_fd``) and ends the process :data:`GRACE_S` after a
+stop signal if it is still there. The ``skadapt`` program itself (:func:`program`; not a caller running a
+command in its own process) keeps the watchdog through the interpreter's exit, which a library thread the
+stop cut short can hold for good, and exits at once on a signal while exiting.
 """
 
 from __future__ import annotations
@@ -22,7 +25,6 @@ import os
 import signal
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from types import FrameType
 from typing import Any, NoReturn
@@ -33,9 +35,10 @@ log = logging.getLogger("skadapt")
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 """The signals that stop a command."""
-GRACE_S = 10.0
-"""How long a stopped process may take to exit before it exits at once (measured: a thread pool's worker
-started just before the stop, never told to end, held the interpreter's exit for good)."""
+GRACE_S = 8.0
+"""How long a stopped process may take to exit before the watchdog ends it (``docker stop`` kills after
+10 s). Measured: rank 0 of a torchrun launch waited in a collective for a rank already gone; a thread
+pool's worker started just before the stop, never told to end, held the interpreter's exit for good."""
 
 
 class Stopped(KeyboardInterrupt):
@@ -76,7 +79,7 @@ class _Command:
     pid: int | None = None
     previous: dict[int, Any] = {}  # noqa: RUF012  (state of the one running command)
     unraisable_hook: Any = None
-    stopped: int | None = None  # the signal that stopped the process's last command
+    program = False  # the process is the skadapt program (see program())
 
 
 def requested() -> int | None:
@@ -95,24 +98,36 @@ def _again(signum: int) -> str:
     return "press Ctrl-C" if signum == signal.SIGINT else f"send {signal.Signals(signum).name}"
 
 
-def _exit_now(signum: int) -> NoReturn:
-    """A second signal while stopping: say so (console, run.log) and exit at once."""
+def _exit_now(signum: int, why: str) -> NoReturn:
+    """Say why the process exits at once (console, run.log) and exit with the signal's code."""
     message = (
-        f"interrupted: {signal.Signals(signum).name} again while stopping, exiting at once; finished stages "
-        "are kept: run the same command again to resume"
+        f"interrupted by {signal.Signals(signum).name}: {why}, exiting at once; finished stages are kept: "
+        "run the same command again to resume"
     )
     log.warning(message, extra=LOG_ONLY)
     os.write(2, f"\n{message}\n".encode())
     os._exit(128 + signum)
 
 
+def _forked() -> None:
+    """A child forked while a command runs (a data loader's worker) owns neither its signals nor its
+    watchdog: a signal does in it what it did before (it would otherwise wake the parent's watchdog)."""
+    if _Command.pid is not None:
+        signal.set_wakeup_fd(-1)
+        for signum, handler in _Command.previous.items():
+            signal.signal(signum, handler)
+
+
+os.register_at_fork(after_in_child=_forked)
+
+
 def _on_signal(signum: int, frame: FrameType | None) -> None:
-    if os.getpid() != _Command.pid:  # a forked child (a data loader's worker): the signal does what it did
+    if os.getpid() != _Command.pid:  # a child forked outside Python: the signal does what it did
         signal.signal(signum, _Command.previous[signum])
         signal.raise_signal(signum)
         return
     if _Command.signum is not None:
-        _exit_now(signum)
+        _exit_now(signum, "again while stopping")
     _Command.signum = signum
     raise Stopped(signum)
 
@@ -135,16 +150,37 @@ def _on_unraisable(unraisable: Any) -> None:
     print(f"\n{message}", file=sys.stderr, flush=True)  # a line of its own, even after a progress bar
 
 
+def _watch(wakeups: int, cancelled: threading.Event) -> None:
+    """The watchdog (a daemon thread): the C signal handler writes each signal's number to ``wakeups``
+    even while the main thread cannot run the Python one; :data:`GRACE_S` after a stop signal, unless the
+    command ended first (``cancelled``), the process exits with the signal's code."""
+    stops: list[int] = []
+    with open(wakeups, "rb", buffering=0) as pipe:
+        while not stops:
+            received = pipe.read(64)
+            if not received:  # the command ended: its end closed the pipe
+                return
+            stops = [signum for signum in received if signum in SIGNALS]
+    if not cancelled.wait(GRACE_S):
+        _exit_now(stops[0], f"still running {GRACE_S:g} s after it (held outside Python, or by a thread)")
+
+
 @contextlib.contextmanager
 def on_signals() -> Iterator[None]:
-    """Own SIGINT and SIGTERM while a command runs (see the module); the previous handlers come back after.
-    Nothing outside the main thread (signals reach only it) or inside a running command (it owns them)."""
+    """Own SIGINT and SIGTERM while a command runs (see the module); the previous handlers come back after,
+    and the watchdog stands down (except in the skadapt program, where it guards the exit). Nothing outside
+    the main thread (signals reach only it) or inside a running command (it owns them)."""
     if threading.current_thread() is not threading.main_thread() or _Command.pid is not None:
         yield
         return
     _Command.signum, _Command.pid = None, os.getpid()
     _Command.previous = {signum: signal.getsignal(signum) or signal.SIG_DFL for signum in SIGNALS}
     _Command.unraisable_hook = sys.unraisablehook
+    wakeups, wakeup = os.pipe()
+    os.set_blocking(wakeup, False)
+    cancelled = threading.Event()
+    threading.Thread(target=_watch, args=(wakeups, cancelled), name="skadapt-stop", daemon=True).start()
+    previous_wakeup = signal.set_wakeup_fd(wakeup, warn_on_full_buffer=False)
     for signum in SIGNALS:
         signal.signal(signum, _on_signal)
     sys.unraisablehook = _on_unraisable
@@ -154,7 +190,10 @@ def on_signals() -> Iterator[None]:
         for signum, handler in _Command.previous.items():
             signal.signal(signum, handler)
         sys.unraisablehook = _Command.unraisable_hook
-        _Command.stopped = _Command.signum if _Command.signum is not None else _Command.stopped
+        signal.set_wakeup_fd(previous_wakeup)
+        os.close(wakeup)
+        if not _Command.program:
+            cancelled.set()
         _Command.signum = _Command.pid = None
 
 
@@ -163,21 +202,15 @@ def _exit_at_once(signum: int, frame: FrameType | None) -> NoReturn:
     os._exit(128 + signum)
 
 
-def _exit_after_grace(code: int) -> None:
-    time.sleep(GRACE_S)
-    message = f"still exiting {GRACE_S:g} s after the stop (a thread holds the exit): exiting now"
-    os.write(2, f"{message}\n".encode())
-    os._exit(code)
-
-
-def end_of_process() -> None:
-    """The ``skadapt`` program's command has run and the interpreter exits: from now on a stop signal
-    exits at once with its code; after a stop, a daemon thread ends the process with the stop's code if
-    the exit takes longer than :data:`GRACE_S`."""
-    if threading.current_thread() is not threading.main_thread():
-        return
-    for signum in SIGNALS:
-        signal.signal(signum, _exit_at_once)
-    if _Command.stopped is not None:
-        code = 128 + _Command.stopped
-        threading.Thread(target=_exit_after_grace, args=(code,), name="skadapt-exit", daemon=True).start()
+@contextlib.contextmanager
+def program() -> Iterator[None]:
+    """The ``skadapt`` program runs its command (its console script, ``python -m skadapt``): a stopped
+    command's watchdog keeps guarding the interpreter's exit, and a signal while exiting exits at once."""
+    _Command.program = True
+    try:
+        yield
+    finally:
+        _Command.program = False
+        if threading.current_thread() is threading.main_thread():
+            for signum in SIGNALS:
+                signal.signal(signum, _exit_at_once)
