@@ -11,8 +11,8 @@ latest. A second signal while stopping exits at once.
 
 Python runs a signal's handler only once the main thread is back in Python code: a long call in C (a
 tokenizer's batch, a collective waiting for a rank that is gone) holds it back. So a watchdog thread
-learns of every signal from C (``signal.set_wakeup_fd``) and ends the process :data:`GRACE_S` after a
-stop signal if it is still there. The ``skadapt`` program itself (:func:`program`; not a caller running a
+learns of every signal from C (``signal.set_wakeup_fd``) and ends the process :func:`grace` seconds after
+a stop signal if it is still there. The ``skadapt`` program itself (:func:`program`; not a caller running a
 command in its own process) keeps the watchdog through the interpreter's exit, which a library thread the
 stop cut short can hold for good, and exits at once on a signal while exiting.
 """
@@ -39,6 +39,18 @@ GRACE_S = 8.0
 """How long a stopped process may take to exit before the watchdog ends it (``docker stop`` kills after
 10 s). Measured: rank 0 of a torchrun launch waited in a collective for a rank already gone; a thread
 pool's worker started just before the stop, never told to end, held the interpreter's exit for good."""
+GRACE_ENV = "SKADAPT_STOP_GRACE_S"
+"""Seconds that replace :data:`GRACE_S` (e.g. more than its cleanup needs, less than a scheduler's wait
+before it kills)."""
+
+
+def grace() -> float:
+    """``$SKADAPT_STOP_GRACE_S`` when it is a positive number of seconds, else :data:`GRACE_S`."""
+    with contextlib.suppress(ValueError):
+        seconds = float(os.environ.get(GRACE_ENV, ""))
+        if seconds > 0:
+            return seconds
+    return GRACE_S
 
 
 class Stopped(KeyboardInterrupt):
@@ -152,8 +164,8 @@ def _on_unraisable(unraisable: Any) -> None:
 
 def _watch(wakeups: int, cancelled: threading.Event) -> None:
     """The watchdog (a daemon thread): the C signal handler writes each signal's number to ``wakeups``
-    even while the main thread cannot run the Python one; :data:`GRACE_S` after a stop signal, unless the
-    command ended first (``cancelled``), the process exits with the signal's code."""
+    even while the main thread cannot run the Python one; :func:`grace` seconds after a stop signal,
+    unless the command ended first (``cancelled``), the process exits with the signal's code."""
     stops: list[int] = []
     with open(wakeups, "rb", buffering=0) as pipe:
         while not stops:
@@ -161,8 +173,9 @@ def _watch(wakeups: int, cancelled: threading.Event) -> None:
             if not received:  # the command ended: its end closed the pipe
                 return
             stops = [signum for signum in received if signum in SIGNALS]
-    if not cancelled.wait(GRACE_S):
-        _exit_now(stops[0], f"still running {GRACE_S:g} s after it (held outside Python, or by a thread)")
+    seconds = grace()
+    if not cancelled.wait(seconds):
+        _exit_now(stops[0], f"still running {seconds:g} s after it (held outside Python, or by a thread)")
 
 
 @contextlib.contextmanager

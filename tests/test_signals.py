@@ -222,9 +222,9 @@ def test_each_signal_stops_the_run_where_it_is_and_a_rerun_resumes(
     assert all((run_dir / stage / "manifest.json").is_file() for stage in STAGES)
 
 
-def _child(trim: str, grace: float) -> str:
+def _child(trim: str) -> str:
     """A ``skadapt train`` process whose trim stage runs ``trim`` (the body of ``trim(ctx)``) and whose
-    renorm stage records that it ran (in ``sys.argv[2]``); the watchdog's grace is ``grace`` seconds."""
+    renorm stage records that it ran (in ``sys.argv[2]``)."""
     return textwrap.dedent(
         """
         import functools, gc, hashlib, operator, os, signal, sys, threading, time, weakref
@@ -233,7 +233,7 @@ def _child(trim: str, grace: float) -> str:
 
         from regex import _regex_core
 
-        from skadapt import stages, stop
+        from skadapt import stages
         from skadapt.cli import app
         from skadapt.results import TrimSummary
 
@@ -246,12 +246,11 @@ def _child(trim: str, grace: float) -> str:
             Path(sys.argv[2]).write_text("renorm ran")
             return {{}}
 
-        stop.GRACE_S = {grace}
         stages.BY_NAME["trim"] = replace(stages.BY_NAME["trim"], run=trim)
         stages.BY_NAME["renorm"] = replace(stages.BY_NAME["renorm"], run=renorm)
         app(["train", sys.argv[1], "--no-check"], prog_name="skadapt")
         """
-    ).format(trim=textwrap.indent(textwrap.dedent(trim), "    "), grace=grace)
+    ).format(trim=textwrap.indent(textwrap.dedent(trim), "    "))
 
 
 # A library the stop hits where it cannot pass it on: the run still stops before the next stage, and the
@@ -280,8 +279,8 @@ SWALLOWED = """
     gc.enable()
     threading.Thread(target=threading.Event().wait, name="left waiting").start()
 """
-SWALLOWING_RUN = _child(SWALLOWED, grace=2.0)
-"""The child of the finaliser test (its grace: time enough for the run to say where it stopped first)."""
+SWALLOWING_RUN = _child(SWALLOWED)
+"""The child of the finaliser test (grace 2 s: time enough for the run to say where it stopped first)."""
 
 # SIGTERM while the main thread is in a long call in C (a tokenizer's batch, a collective waiting for a
 # rank that is gone, here PBKDF2): Python cannot run the handler before the call returns.
@@ -316,7 +315,7 @@ def test_a_signal_a_library_swallows_or_hangs_on_still_stops_the_run(
     ran = tmp_path / "renorm-ran"
     process = subprocess.run(
         [sys.executable, "-c", SWALLOWING_RUN, str(recipe), str(ran)],
-        env=_env(tmp_path),
+        env={**_env(tmp_path), "SKADAPT_STOP_GRACE_S": "2"},
         capture_output=True,
         text=True,
         timeout=60,
@@ -404,11 +403,11 @@ def test_a_stage_command_stops_the_same_way(
 )
 def test_a_signal_while_held_in_c_still_ends_the_run(tmp_path: Path, tiny_models: dict[str, Path]) -> None:
     """SIGTERM while the stage is in a C call that does not return for minutes: the watchdog ends the run
-    ``GRACE_S`` after the signal, exit 143, with the line on the console and in run.log."""
+    its grace after the signal, exit 143, with the line on the console and in run.log."""
     recipe = _two_stage_recipe(tmp_path, tiny_models["unigram"])
     process = subprocess.run(
-        [sys.executable, "-c", _child(HELD_IN_C, grace=0.5), str(recipe), str(tmp_path / "renorm-ran")],
-        env=_env(tmp_path),
+        [sys.executable, "-c", _child(HELD_IN_C), str(recipe), str(tmp_path / "renorm-ran")],
+        env={**_env(tmp_path), "SKADAPT_STOP_GRACE_S": "0.5"},
         capture_output=True,
         text=True,
         timeout=60,
