@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
 
+from skadapt import stop
 from skadapt.console import fail, handle_errors, out, usage_error
 from skadapt.languages import LANGUAGES, get_language
 from skadapt.recipe import Recipe, load_recipe, recipe_to_yaml
@@ -16,7 +17,18 @@ from skadapt.templates import render_recipe
 if TYPE_CHECKING:
     from skadapt.pipeline import StageOutcome
 
-app = typer.Typer(
+
+class _Program(typer.Typer):
+    """The ``skadapt`` program: what its console script and ``python -m skadapt`` call (typer's
+    ``CliRunner`` runs the command in its caller's process, not through this). Once the command has run,
+    the process ends as a stop signal says even while the interpreter exits (:func:`stop.program`)."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        with stop.program():
+            return super().__call__(*args, **kwargs)
+
+
+app = _Program(
     help="Adapt a multilingual text-embedding model to one language: trim, fine-tune, renormalize, evaluate.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -112,13 +124,9 @@ def train(
             _contamination_preview(loaded)
             return
 
-    finished: list[str] = []
-    running: list[str] = []
-
     def show(stage: str, event: str) -> None:
         label = {"start": "[cyan]running[/]", "skip": "[dim]up to date, skipped[/]", "done": "[green]done[/]"}
         console.print(f"stage [bold]{stage}[/]: {label[event]}")
-        (running if event == "start" else finished).append(stage)
 
     writable_dir(loaded.run_dir, "output_dir")  # before its log is announced (the preflight may be off)
     log_file = escape(str(loaded.run_dir / "run.log"))
@@ -129,19 +137,6 @@ def train(
             outcomes = run_recipe(loaded, from_stage=from_stage, only=only, check=False, on_stage=show)
         except RunHalted as error:  # the run's table and summary first, then the reason, exit 1
             halted, outcomes = error, error.outcomes
-        except KeyboardInterrupt:
-            stopped = running[-1] if running and running[-1] not in finished else None
-            kept = ", ".join(finished) or "none"
-            during = (
-                f" during stage {stopped} (its checkpoints and cached answers are kept)" if stopped else ""
-            )
-            console.print(
-                f"interrupted{during}; finished stages kept in {loaded.run_dir}: {kept}; run the same "
-                "command again to resume",
-                markup=False,
-                soft_wrap=True,
-            )
-            raise SystemExit(130) from None
     table = Table(title=f"run {loaded.name} -> {loaded.run_dir}")
     for column in ("stage", "status", "seconds", "artifact"):
         table.add_column(column)

@@ -14,6 +14,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from skadapt import stop
 from skadapt.errors import (
     LOG_ONLY,
     NOT_FOUND,
@@ -33,7 +34,8 @@ EXIT_USER_ERROR = 1
 """An error in the data or the run: a missing or malformed input, a failed stage, an unreachable server."""
 EXIT_USAGE = 2
 """A usage error: the command line itself (an option value, an argument, options that exclude each other);
-typer/click's own usage errors exit 2 too, and Ctrl-C exits 130 (typer's code for ``KeyboardInterrupt``)."""
+typer/click's own usage errors exit 2 too; a stop signal exits 128 + its number: Ctrl-C 130, SIGTERM 143
+(:mod:`skadapt.stop`)."""
 
 PROGRESS_ENV = "SKADAPT_PROGRESS"
 """``1`` shows progress bars even when stderr is not a terminal, ``0`` hides them; unset: terminals only."""
@@ -314,14 +316,19 @@ def handle_errors(function: Callable[..., Any]) -> Callable[..., Any]:
     exit 1. Other errors -- a full disk, a missing permission, an unreachable network or Hub, a library's
     ``ValueError`` -- print one line naming the command, its inputs, the original error and what to do
     (exit 1); set ``SKADAPT_DEBUG=1`` to get their traceback instead.
+
+    The command runs owning SIGINT and SIGTERM (:func:`skadapt.stop.on_signals`): either one stops it
+    where it is, with one line saying where it stopped and what is kept (the run's note,
+    :func:`skadapt.stop.where`), and exit 130 (SIGINT, Ctrl-C) or 143 (SIGTERM).
     """
     command = _command_name(function)
     log = logging.getLogger("skadapt.cli")
 
-    @functools.wraps(function)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
+    def handled(*args: Any, **kwargs: Any) -> Any:
         try:
-            return function(*args, **kwargs)
+            result = function(*args, **kwargs)
+            stop.check()  # a stop a library swallowed: the command ends as stopped all the same
+            return result
         except UsageError as error:
             usage_error(str(error))
         except SkadaptError as error:
@@ -334,14 +341,15 @@ def handle_errors(function: Callable[..., Any]) -> Callable[..., Any]:
                     "to resume)"
                 )
             fail(str(error))
-        except KeyboardInterrupt:
-            console.print(
-                f"interrupted: skadapt {command} stopped; what it finished is kept (a run's finished stages, "
-                "a stage's checkpoints and cached answers); run the same command again to resume",
-                markup=False,
-                soft_wrap=True,
+        except KeyboardInterrupt as interrupt:
+            line = stop.where(interrupt) or (
+                f"interrupted by {stop.signal_name(interrupt)}: skadapt {command} stopped; what it finished "
+                "is kept (a run's finished stages, a stage's checkpoints and cached answers); run the same "
+                "command again to resume"
             )
-            raise SystemExit(130) from None
+            # on a line of its own: after the terminal's ^C, or a progress bar the stop cut short
+            console.print(f"\n{line}", markup=False, soft_wrap=True, emoji=False, highlight=False)
+            raise SystemExit(stop.exit_code(interrupt)) from None
         except _PASSED_TO_TYPER:
             raise  # fail() exits once, with its own message; typer prints BadParameter & co. and exits 2
         except Exception as error:
@@ -352,5 +360,10 @@ def handle_errors(function: Callable[..., Any]) -> Callable[..., Any]:
             if kind == NOT_FOUND and isinstance(culprit, FileNotFoundError):
                 fail(f"file not found: {culprit.filename or culprit}")
             fail(command_failure(command, kwargs, error))
+
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with stop.on_signals():
+            return handled(*args, **kwargs)
 
     return wrapper

@@ -42,6 +42,7 @@ BASE = {
     "model_sources",
     "tokenizer_check",
     "signedrank",
+    "stop",
     "devices",
     "userfiles",
     "outputs",
@@ -274,13 +275,17 @@ def _skadapt_exceptions() -> list[type[BaseException]]:
 def test_every_error_is_a_skadapt_error() -> None:
     """Every exception class defined in skadapt derives from ``SkadaptError`` (the CLI prints those as one
     message; the pipeline passes them through unwrapped). A stdlib base such as ``ValueError`` stays as a
-    second base where callers catch it."""
+    second base where callers catch it. The one exception is no error: a stop signal (``Stopped``, a
+    ``KeyboardInterrupt``), which no ``except Exception`` may catch."""
     from skadapt.errors import SkadaptError
+    from skadapt.stop import Stopped
 
     found = _skadapt_exceptions()
     names = {cls.__name__ for cls in found}
     assert {"TrimError", "RobustnessStageError", "SourceInterrupted", "OptionError"} <= names, names
-    outside = [f"{cls.__module__}.{cls.__qualname__}" for cls in found if not issubclass(cls, SkadaptError)]
+    errors = [cls for cls in found if not issubclass(cls, KeyboardInterrupt)]
+    assert errors == [cls for cls in found if cls is not Stopped]
+    outside = [f"{cls.__module__}.{cls.__qualname__}" for cls in errors if not issubclass(cls, SkadaptError)]
     assert not outside, f"errors outside SkadaptError (skadapt/errors.py): {outside}"
 
 

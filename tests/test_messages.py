@@ -41,8 +41,9 @@ def test_a_section_rule_names_the_rule_not_the_section_repr(tmp_path: Path) -> N
 def test_ctrl_c_says_what_was_kept(
     tmp_path: Path, tiny_models: dict[str, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Ctrl-C during a stage (Python raises KeyboardInterrupt where the stage is) exits 130 with one line
-    naming the stage it stopped in and the finished stages kept; the finished stage is on disk."""
+    """Ctrl-C during a stage (Python raises KeyboardInterrupt where the stage is) exits 130 with one line,
+    in run.log too, naming the stage it stopped in and the finished stages kept; the finished stage is on
+    disk."""
     from skadapt import stages
     from skadapt.results import TrimSummary
 
@@ -67,8 +68,8 @@ def test_ctrl_c_says_what_was_kept(
     path.write_text(yaml.safe_dump(recipe))
     result = CliRunner().invoke(app, ["train", str(path), "--no-check"])
     assert result.exit_code == 130, result.output
-    assert "interrupted during stage renorm" in result.output
-    assert f"finished stages kept in {tmp_path / 'run'}: trim" in result.output
+    line = f"interrupted by SIGINT during stage renorm; finished stages kept in {tmp_path / 'run'}: trim;"
+    assert line in result.output and line in (tmp_path / "run" / "run.log").read_text()
     assert (tmp_path / "run" / "trim" / "marker").is_file() and not (tmp_path / "run" / "renorm").exists()
 
 

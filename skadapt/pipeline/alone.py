@@ -18,9 +18,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from skadapt import artifacts
+from skadapt import artifacts, stop
 from skadapt.hub import require_hub
 from skadapt.outputs import out_lock, owned, refuse_overlap, writable_dir
+from skadapt.pipeline.failures import alone_interruption
 from skadapt.pipeline.keys import alone_key
 from skadapt.pipeline.launch import other_ranks_done, take_part
 from skadapt.pipeline.run import StageRunner
@@ -80,6 +81,8 @@ def run_alone(
         DirectoryInUseError: Another run writes ``out_dir`` (its lock, :mod:`skadapt.outputs`).
         HubUnreachableError: The stage reads from the Hub (:func:`hub_uses`), which cannot be reached:
             probed once, before anything is loaded.
+        KeyboardInterrupt: Ctrl-C or a stop signal (:class:`skadapt.stop.Stopped`), noted with where it
+            stopped (:func:`skadapt.stop.where`); a stop the stage swallowed is raised once it returns.
     """
     spec = BY_NAME[stage]
     run = runner or spec.run
@@ -109,12 +112,21 @@ def run_alone(
         try:
             with artifacts.atomic_dir(out_dir, overwrite=True) as tmp:
                 result = run(context(tmp)) or {}
-        except BaseException:
+        except BaseException as error:
+            if isinstance(error, KeyboardInterrupt):
+                stop.say_where(error, alone_interruption(error, stage, out_dir, work_dir))
             if work_dir.is_dir() and not any(work_dir.iterdir()):  # failed before anything was kept
                 work_dir.rmdir()
             raise
         if other_ranks_done(work_dir, stage, spec.distributed, launch):
             shutil.rmtree(work_dir, ignore_errors=True)
+        signum = stop.requested()
+        if (
+            signum is not None
+        ):  # the stage swallowed a stop: its output is whole; the command stops all the same
+            stopped = stop.Stopped(signum)
+            stop.say_where(stopped, alone_interruption(stopped, stage, out_dir, None))
+            raise stopped
         return result
 
 

@@ -1,4 +1,5 @@
-"""What a failed stage reports: one message naming the stage, its inputs and what to do."""
+"""What a failed stage reports: one message naming the stage, its inputs and what to do; and what an
+interrupted run says: where it stopped, what it kept and what a rerun starts from."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from skadapt.errors import LOG_ONLY, SkadaptError, StageFailedError, describe_error, original_error
+from skadapt.stop import signal_name
 
 log = logging.getLogger("skadapt")
 
@@ -63,7 +65,8 @@ def stage_failure(
     unreachable network.
     """
     if not isinstance(error, Exception):
-        log.error("stage %s: stopped (%s)", stage, type(error).__name__, extra=LOG_ONLY)
+        cause = signal_name(error) if isinstance(error, KeyboardInterrupt) else type(error).__name__
+        log.error("stage %s: stopped (%s)", stage, cause, extra=LOG_ONLY)
         return None
     log.error("stage %s failed: %s", stage, original_error(error), exc_info=error, extra=LOG_ONLY)
     if isinstance(error, SkadaptError):
@@ -82,3 +85,41 @@ def stage_failure(
     if isinstance(error, OSError) and isinstance(failure, OSError):
         failure.errno, failure.strerror, failure.filename = error.errno, error.strerror, error.filename
     return failure
+
+
+def resume_point(stage: str, work_dir: Path) -> str:
+    """What a rerun of the interrupted ``stage`` starts from: its newest complete training checkpoint in
+    ``work_dir`` (one with its trainer state), else what it cached there (answers, partial results)."""
+    saved = list(work_dir.glob("**/checkpoint-*/trainer_state.json")) if work_dir.is_dir() else []
+    if saved:
+        newest = max(saved, key=lambda state: state.stat().st_mtime).parent
+        return f"{stage} resumes from its checkpoint {newest}"
+    if work_dir.is_dir() and any(work_dir.iterdir()):
+        return f"{stage} had saved no complete checkpoint; what it cached in {work_dir} is kept"
+    return f"{stage} had saved no checkpoint yet"
+
+
+def run_interruption(
+    stop: KeyboardInterrupt, run_dir: Path, finished: list[str], running: tuple[str, Path] | None
+) -> str:
+    """The line an interrupted run prints and logs: the stage it stopped in (``running``: the stage and its
+    work directory) or after, the ``finished`` stages it keeps and what the interrupted stage resumes from."""
+    kept = f"finished stages kept in {run_dir}: {', '.join(finished) or 'none'}"
+    if running is not None:
+        stage, work_dir = running
+        where = f"during stage {stage}; {kept}; {resume_point(stage, work_dir)}"
+    else:
+        where = f"{f'after stage {finished[-1]}' if finished else 'before any stage ran'}; {kept}"
+    return f"interrupted by {signal_name(stop)} {where}; run the same command again to resume"
+
+
+def alone_interruption(stop: KeyboardInterrupt, stage: str, out_dir: Path, work_dir: Path | None) -> str:
+    """The line an interrupted stage command prints: during ``stage`` (``work_dir``: its work directory;
+    nothing was written to ``out_dir``), or after it finished (None: ``out_dir`` is complete)."""
+    signal = signal_name(stop)
+    if work_dir is None:
+        return f"interrupted by {signal} after stage {stage} finished: its output {out_dir} is complete"
+    return (
+        f"interrupted by {signal} during stage {stage}; nothing was written to {out_dir}; "
+        f"{resume_point(stage, work_dir)}; run the same command again to resume"
+    )

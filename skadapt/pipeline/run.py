@@ -12,11 +12,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from skadapt import artifacts
+from skadapt import artifacts, stop
+from skadapt.errors import LOG_ONLY
 from skadapt.languages import Language
 from skadapt.model_sources import resolve_model
 from skadapt.outputs import RUN_LOCK, owned, refuse_overlap, writable_dir
-from skadapt.pipeline.failures import stage_failure
+from skadapt.pipeline.failures import run_interruption, stage_failure
 from skadapt.pipeline.keys import stage_key
 from skadapt.pipeline.launch import PipelineError, failure_marker, follow_rank0, other_ranks_done
 from skadapt.pipeline.runlog import setup_run_log
@@ -87,6 +88,11 @@ def _failed(recipe: Recipe, stage: str, models: dict[str, str], error: BaseExcep
     return error if failure is None else failure
 
 
+def _work_dir(run_dir: Path, stage: str, key: str) -> Path:
+    """The stage's resumable scratch (checkpoints), kept when it is interrupted or fails."""
+    return run_dir / ".work" / f"{stage}-{key[:12]}"
+
+
 def _run_stage(
     recipe: Recipe,
     facts: RunFacts,
@@ -100,7 +106,7 @@ def _run_stage(
 ) -> StageOutcome:
     run_dir = recipe.run_dir
     spec = BY_NAME[stage]
-    work_dir = run_dir / ".work" / f"{stage}-{key[:12]}"
+    work_dir = _work_dir(run_dir, stage, key)
     work_dir.mkdir(parents=True, exist_ok=True)
     if not launch.is_main:
         start = time.perf_counter()
@@ -153,6 +159,8 @@ def _run_stage(
         if launch.world_size > 1:
             with contextlib.suppress(OSError):  # e.g. the disk is full: the error below matters more
                 failure_marker(run_dir, stage, key, launch).touch()
+        if not isinstance(error, KeyboardInterrupt):
+            stop.check()  # a library turned a stop signal into its own error: the run stops all the same
         failure = _failed(recipe, stage, models, error)
         if failure is error:
             raise
@@ -188,6 +196,9 @@ def run_recipe(
         PipelineError: ``--from``/``--only`` name a stage that is not in the recipe, or need earlier
             stages that are not finished.
         RunHalted: A stage's result stops the run (its ``halt``); the later stages do not run.
+        KeyboardInterrupt: Ctrl-C, or a stop signal (:class:`skadapt.stop.Stopped`), even one a library
+            swallowed in a stage (the run stops when the stage returns): logged, and noted on the exception
+            (:func:`skadapt.stop.where`), with where the run stopped and what it keeps.
     """
     stages = recipe.enabled_stages()
     for name, option in (("--from", from_stage), ("--only", only)):
@@ -206,6 +217,8 @@ def run_recipe(
     writable_dir(run_dir, "output_dir")
     handler: logging.Handler | None = None
     owner = contextlib.ExitStack()
+    outcomes: list[StageOutcome] = []
+    running: tuple[str, Path] | None = None  # the stage being run, and its work directory
     try:
         if launch.is_main:
             handler = setup_run_log(run_dir)  # first: the removal of an interrupted run's leftovers is logged
@@ -216,8 +229,8 @@ def run_recipe(
         models: dict[str, str] = {"base": base, "final": base}
         hub_base = HubBaseModel(recipe.base_model, facts.language)
         upstream: list[str] = []
-        outcomes = []
         for stage in stages:
+            stop.check()  # a stop swallowed where it was raised ends the run before the next stage
             key, inputs = stage_key(recipe, stage, upstream)
             stage_dir = run_dir / stage
             manifest = StageManifest.read(stage_dir)
@@ -252,13 +265,16 @@ def run_recipe(
                 if on_stage:
                     on_stage(stage, "start")
                 base_source = hub_base.pin(models)
+                running = (stage, _work_dir(run_dir, stage, key))
                 outcomes.append(
                     _run_stage(
                         recipe, facts, stage, run_order[stage], models, key, inputs, launch, base_source
                     )
                 )
+                running = None
                 if on_stage:
                     on_stage(stage, "done")
+                stop.check()
             _record_model(models, stage, stage_dir, outcomes[-1].result)
             upstream.append(key)
             reason = BY_NAME[stage].halt(getattr(recipe, stage), outcomes[-1].result)
@@ -266,6 +282,11 @@ def run_recipe(
                 log.error("stage %s: the run stops: %s", stage, reason)
                 raise RunHalted(reason, stage, outcomes)
         return outcomes
+    except KeyboardInterrupt as interrupt:
+        line = run_interruption(interrupt, run_dir, [o.stage for o in outcomes], running)
+        log.warning(line, extra=LOG_ONLY)  # run.log; the CLI prints it
+        stop.say_where(interrupt, line)
+        raise
     finally:
         owner.close()
         if handler is not None:
