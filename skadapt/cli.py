@@ -85,7 +85,7 @@ def train(
     from rich.markup import escape
 
     from skadapt.api import RunOptionError, check_options, run_recipe
-    from skadapt.console import console, console_warnings
+    from skadapt.console import console, console_warnings, verbose_console
     from skadapt.pipeline import RunHalted
 
     flags = {"from_stage": "--from", "only": "--only"}
@@ -122,7 +122,7 @@ def train(
     log_file = escape(str(loaded.run_dir / "run.log"))
     console.print(f"run [bold]{escape(loaded.name)}[/] -> {escape(str(loaded.run_dir))} (log: {log_file})")
     halted: RunHalted | None = None
-    with console_warnings():  # warnings reach the console as they happen, not only run.log
+    with console_warnings(verbose_console()):  # warnings reach the console as they happen
         try:
             outcomes = run_recipe(loaded, from_stage=from_stage, only=only, check=False, on_stage=show)
         except RunHalted as error:  # the run's table and summary first, then the reason, exit 1
