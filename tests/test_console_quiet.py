@@ -73,3 +73,12 @@ def test_verbose_from_the_flag_or_the_environment(monkeypatch: pytest.MonkeyPatc
     assert verbose_console()
     monkeypatch.setenv("SKADAPT_VERBOSE", "0")
     assert not verbose_console()
+
+
+def test_train_has_a_verbose_flag() -> None:
+    from typer.testing import CliRunner
+
+    from skadapt.cli import app
+
+    result = CliRunner().invoke(app, ["train", "--help"], env={"COLUMNS": "200"})
+    assert "--verbose" in result.output
