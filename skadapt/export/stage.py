@@ -53,6 +53,7 @@ from skadapt.sources.config import CorpusSource
 from skadapt.stage import Input, RunFacts, Stage, StageContext, corpus_input
 from skadapt.tasks.backends import EXPORT_MODEL_DIR, EXPORT_REPORT, ONNX_DIR, load_sentence_model
 from skadapt.tasks.config import DevSets
+from skadapt.tasks.embedding_memo import memoize
 from skadapt.tasks.selection import evaluation_texts, suite_files, suites_in
 
 log = logging.getLogger("skadapt.export")
@@ -254,6 +255,9 @@ def export_tiers(
     if "onnx" in config.tiers:
         tiers["onnx"] = f"{MODEL_DIR}/{ONNX_DIR}/{FP32_FILE}"
     made: Variants | None = None
+    # the parent's dev embeddings, encoded once: for the int8 choice and for the dims bases' (the fitting
+    # texts never hold a dev text, so they are encoded as they were, in the same calls)
+    memoize(model)
     if "onnx-int8" in config.tiers:
         family = cpu_family() if config.quantization == "auto" else config.quantization
         log.info("export: int8 variants for %s", family)
@@ -302,6 +306,8 @@ def export_tiers(
             training=training,
             seed=seed,
         )
+    memo = model.encode_memo
+    log.info("export: the parent's embeddings: %d served from memory, %d encoded", memo.hits, memo.misses)
     del model
     measured: dict[str, Any] = {}
     speed = _speed(out, model_dir, tiers, made, texts, config, measured)  # dims: the parent's encoder
