@@ -14,7 +14,9 @@ The CPU family is the exporting machine's (:func:`cpu_family`, from its CPU flag
 one. The kept variant (:func:`choose`) is, among the variants faster than the PyTorch parent on this
 machine and within :data:`MAX_DEV_LOSS` points of it on the dev sets, the one whose embeddings agree best
 with the parent's on the dev texts; when none qualifies the best-agreeing faster (else any) variant is kept
-and the tier is marked not worth deploying, with the reason.
+and the tier is marked not worth deploying, with the reason. The export stage ranks the variants on that
+agreement first and dev-scores and times only the best ones within the bar (:func:`pick_finalists`): the
+choice is the same unless the best of them is not faster than the parent.
 """
 
 from __future__ import annotations

@@ -8,9 +8,13 @@ Writes into its directory:
   exporting machine's CPU family; its mean and minimum cosine to PyTorch are reported);
 - ``static/``: the model2vec static model (also a sentence-transformers directory);
 - ``export_report.json`` / ``export.md``: parity, sizes, and texts/s, load time and peak memory of the
-  PyTorch model, of every tier and of every int8 variant, measured in one run on the same texts, batch
-  size and threads, on the machine named there (CPU, cores); a tier slower than PyTorch there is said to
-  be, in plain words, as is the int8 tier's verdict (deployable, or not worth deploying and why).
+  PyTorch model, of every tier and of the int8 finalists (the variants ranked on their agreement with the
+  parent on dev texts, dev-scored in that order until :data:`skadapt.export.int8.FINALISTS` pass the dev
+  bar: only those can be kept), measured in one run on the same texts, batch size and threads, on the
+  machine named there (CPU, cores), in rounds that stop once every finalist's speed ratio to PyTorch is
+  on one side of 1 in every round, or at a time budget (``speed_rounds`` says how); a tier slower than
+  PyTorch there is said to be, in plain words, as is the int8 tier's verdict (deployable, or not worth
+  deploying and why).
 
 The tiers' quality is measured by the evaluate stage, on the recipe's tasks beside the model they came
 from (``evaluate`` adds every tier of this stage to its table; its verdict states the loss with its
