@@ -263,7 +263,25 @@ def quiet_libraries(verbose: bool = False) -> Iterator[None]:
         undo.append(hf_logging.disable_propagation)
     except ImportError:
         pass
-    env = {"HF_DATASETS_DISABLE_PROGRESS_BARS": "1", "TQDM_DISABLE": "1"}  # tqdm: where not passed
+    try:  # tqdm reads TQDM_DISABLE when imported: a bar that does not say (model2vec's, the model
+        # card's) is off by default from here on
+        import tqdm.std
+
+        bar_init = tqdm.std.tqdm.__init__
+
+        def quiet_init(self: Any, *args: Any, **kwargs: Any) -> None:
+            kwargs.setdefault("disable", True)
+            bar_init(self, *args, **kwargs)
+
+        tqdm.std.tqdm.__init__ = quiet_init  # type: ignore[method-assign]
+
+        def restore_bars() -> None:
+            tqdm.std.tqdm.__init__ = bar_init  # type: ignore[method-assign]
+
+        undo.append(restore_bars)
+    except ImportError:
+        pass
+    env = {"HF_DATASETS_DISABLE_PROGRESS_BARS": "1", "TQDM_DISABLE": "1"}  # for child processes
     saved_env = {key: os.environ.get(key) for key in env}
     os.environ.update(env)
     if "datasets" in sys.modules:  # read from the environment when imported later

@@ -60,7 +60,12 @@ def test_library_progress_bars_are_off_inside_and_restored_after(monkeypatch: py
         assert not hf_logging.is_progress_bar_enabled()
         assert logging.getLogger("transformers").propagate  # into run.log, not straight onto stderr
         assert logging.getLogger("sentence_transformers").level == logging.WARNING
+        from tqdm.auto import tqdm
+
+        assert tqdm(range(2), desc="Encoding tokens").disable  # a library bar that does not say
+        assert not tqdm(range(2), disable=False).disable  # one that does
     assert "TQDM_DISABLE" not in os.environ and hf_logging.is_progress_bar_enabled()
+    assert not tqdm(range(2), file=open(os.devnull, "w")).disable  # noqa: SIM115
     assert logging.getLogger("sentence_transformers").level == before
     with quiet_libraries(verbose=True):
         assert "TQDM_DISABLE" not in os.environ
