@@ -92,12 +92,20 @@ def train(
             "memory, disk) from metadata and measured rates, and exit; nothing is downloaded or run.",
         ),
     ] = False,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose",
+            help="Show third-party progress bars and known-harmless library warnings on the console too "
+            "(without it they go to run.log only, where they can).",
+        ),
+    ] = False,
 ) -> None:
     """Run a recipe stage by stage; finished stages are skipped, an interrupted run resumes."""
     from rich.markup import escape
 
     from skadapt.api import RunOptionError, check_options, run_recipe
-    from skadapt.console import console, console_warnings
+    from skadapt.console import console, console_warnings, verbose_console
     from skadapt.outputs import writable_dir
     from skadapt.pipeline import RunHalted
 
@@ -132,7 +140,7 @@ def train(
     log_file = escape(str(loaded.run_dir / "run.log"))
     console.print(f"run [bold]{escape(loaded.name)}[/] -> {escape(str(loaded.run_dir))} (log: {log_file})")
     halted: RunHalted | None = None
-    with console_warnings():  # warnings reach the console as they happen, not only run.log
+    with console_warnings(verbose_console(verbose)):  # warnings reach the console as they happen
         try:
             outcomes = run_recipe(loaded, from_stage=from_stage, only=only, check=False, on_stage=show)
         except RunHalted as error:  # the run's table and summary first, then the reason, exit 1

@@ -39,6 +39,9 @@ typer/click's own usage errors exit 2 too; a stop signal exits 128 + its number:
 
 PROGRESS_ENV = "SKADAPT_PROGRESS"
 """``1`` shows progress bars even when stderr is not a terminal, ``0`` hides them; unset: terminals only."""
+VERBOSE_ENV = "SKADAPT_VERBOSE"
+"""Set (non-empty, not ``0``) to show third-party progress bars and known-harmless library warnings on the
+console as ``--verbose`` does."""
 DEBUG_ENV = "SKADAPT_DEBUG"
 """Set (non-empty) to let unexpected errors of standalone commands end in their traceback."""
 
@@ -206,16 +209,116 @@ def counting_forward_passes(
 # ----------------------------------------------------------------------------------------------- warnings
 
 
+HARMLESS = (
+    "TracerWarning",  # torch.onnx export of a traced model: the graph is checked against PyTorch after
+    "Exporting aten::index operator",
+    "warmup_ratio",  # transformers' deprecation of the training argument fine-tuning passes on
+    "PAD/BOS/EOS",  # the tokenizer's special tokens copied into the model config
+    "pre-processing before quantization",  # onnxruntime's quantizer advice (root logger)
+    "pin_memory",
+    "To copy construct from a tensor",
+    "get_sentence_embedding_dimension",
+    "fill_missing parameter is deprecated",
+)
+"""Known-harmless third-party warnings (a piece of their text): in the run's log only, on the console with
+``--verbose``."""
+QUIET_LOGGERS = ("sentence_transformers",)
+"""Third-party loggers held at WARNING without ``--verbose``: sentence-transformers draws its ``Batches``
+bar whenever its logger passes INFO (its INFO lines, evaluator figures, then stay out of the log too)."""
+
+
+def verbose_console(flag: bool = False) -> bool:
+    """Whether the console shows third-party progress bars and notices: ``flag`` (``--verbose``), else
+    ``$SKADAPT_VERBOSE``."""
+    return flag or os.environ.get(VERBOSE_ENV, "") not in ("", "0")
+
+
+def third_party_notice(record: logging.LogRecord) -> bool:
+    """Whether a record is a known-harmless third-party warning (:data:`HARMLESS`)."""
+    if record.name == "skadapt" or record.name.startswith("skadapt."):
+        return False
+    text = record.getMessage()
+    return any(piece in text for piece in HARMLESS)
+
+
+@contextlib.contextmanager
+def quiet_libraries(verbose: bool = False) -> Iterator[None]:
+    """Without ``verbose``: no third-party progress bars (tqdm's, Hugging Face Hub's, transformers' and
+    datasets'), transformers' log records through the root logger (into the run's log, not straight onto
+    stderr), :data:`QUIET_LOGGERS` at WARNING. Undone on exit; with ``verbose`` nothing changes."""
+    if verbose:
+        yield
+        return
+    import sys
+
+    levels = {name: logging.getLogger(name).level for name in QUIET_LOGGERS}
+    for name in QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING)
+    undo: list[Callable[[], None]] = []
+    try:  # transformers' bars off turns the Hub's off (an environment variable would outlast the block)
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+        hf_logging.disable_default_handler()
+        hf_logging.enable_propagation()
+        undo += [hf_logging.enable_progress_bar, hf_logging.enable_default_handler]
+        undo.append(hf_logging.disable_propagation)
+    except ImportError:
+        pass
+    try:  # tqdm reads TQDM_DISABLE when imported: a bar that does not say (model2vec's, the model
+        # card's) is off by default from here on
+        import tqdm.std
+
+        bar_init = tqdm.std.tqdm.__init__
+
+        def quiet_init(self: Any, *args: Any, **kwargs: Any) -> None:
+            kwargs.setdefault("disable", True)
+            bar_init(self, *args, **kwargs)
+
+        tqdm.std.tqdm.__init__ = quiet_init  # type: ignore[method-assign]
+
+        def restore_bars() -> None:
+            tqdm.std.tqdm.__init__ = bar_init  # type: ignore[method-assign]
+
+        undo.append(restore_bars)
+    except ImportError:
+        pass
+    env = {"HF_DATASETS_DISABLE_PROGRESS_BARS": "1", "TQDM_DISABLE": "1"}  # for child processes
+    saved_env = {key: os.environ.get(key) for key in env}
+    os.environ.update(env)
+    if "datasets" in sys.modules:  # read from the environment when imported later
+        import datasets
+
+        datasets.disable_progress_bars()
+        undo.append(datasets.enable_progress_bars)
+    try:
+        yield
+    finally:
+        for key, value in saved_env.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        for step in undo:
+            step()
+        for name, level in levels.items():
+            logging.getLogger(name).setLevel(level)
+
+
 class ConsoleWarnings(logging.Handler):
     """Prints WARNING+ log records (python ``warnings`` included, via ``logging.captureWarnings``) on the
-    console, once each; records logged with ``extra=LOG_ONLY`` stay in the log files."""
+    console, once each; records logged with ``extra=LOG_ONLY`` stay in the log files, and so do known-harmless
+    third-party warnings (:func:`third_party_notice`) unless ``verbose``."""
 
-    def __init__(self, level: int = logging.WARNING) -> None:
+    def __init__(self, level: int = logging.WARNING, verbose: bool = True) -> None:
         super().__init__(level)
         self._seen: set[tuple[str, int, str]] = set()
+        self.verbose = verbose
 
     def emit(self, record: logging.LogRecord) -> None:
         if getattr(record, "skadapt_log_only", False):
+            return
+        if not self.verbose and third_party_notice(record):
             return
         try:
             message = _warning_text(record)
@@ -239,13 +342,21 @@ def _warning_text(record: logging.LogRecord) -> str:
 
 
 @contextlib.contextmanager
-def console_warnings() -> Iterator[ConsoleWarnings]:
-    """While active, warnings reach the console as they happen, besides any log file (e.g. ``run.log``).
+def console_warnings(verbose: bool = True) -> Iterator[ConsoleWarnings]:
+    """While active, warnings reach the console as they happen, besides any log file (e.g. ``run.log``);
+    without ``verbose``, not the known-harmless third-party ones (:data:`HARMLESS`), nor any third-party
+    progress bar (:func:`quiet_libraries`).
 
     Installs :class:`ConsoleWarnings` on the root logger and routes python ``warnings`` into logging
     (``logging.captureWarnings``), so that a run's log file gets them too; both are undone on exit.
     """
-    handler = ConsoleWarnings()
+    with quiet_libraries(verbose), _console_warnings(verbose) as handler:
+        yield handler
+
+
+@contextlib.contextmanager
+def _console_warnings(verbose: bool) -> Iterator[ConsoleWarnings]:
+    handler = ConsoleWarnings(verbose=verbose)
     root = logging.getLogger()
     root.addHandler(handler)
     capturing = getattr(logging, "_warnings_showwarning", None) is not None

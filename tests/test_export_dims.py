@@ -117,10 +117,14 @@ def test_the_report_gives_bytes_per_vector_and_the_int8_spread_over_rounds(
     spread = int8["speedup_rounds"]
     # seconds per pass, rounded to 0.1 ms: a few % of a tiny model's pass, hence the relative tolerance
     ratios = [p / i for p, i in zip(pytorch["passes"], int8["passes"], strict=True)]
-    assert spread["rounds"] == 3 and spread["min"] <= spread["median"] <= spread["max"]
+    # 3 rounds at most, 2 when they already put every int8 finalist on one side of PyTorch's speed
+    rounds = report["speed_rounds"]["rounds"]
+    assert rounds in (2, 3) and report["speed_rounds"]["max_rounds"] == 3
+    assert (rounds == 2) == (report["speed_rounds"]["why"] == "decided")
+    assert spread["rounds"] == rounds and spread["min"] <= spread["median"] <= spread["max"]
     assert spread["min"] == pytest.approx(min(ratios), rel=0.05)
     assert spread["max"] == pytest.approx(max(ratios), rel=0.05)
-    assert pytorch["speedup_rounds"] == {"min": 1.0, "median": 1.0, "max": 1.0, "rounds": 3}
+    assert pytorch["speedup_rounds"] == {"min": 1.0, "median": 1.0, "max": 1.0, "rounds": rounds}
     text = (out / "export.md").read_text(encoding="utf-8")
     assert f"| {spread['min']:.2f} / {spread['median']:.2f} / {spread['max']:.2f} |" in text
     assert "| dims-8 | 8 | first | 32 |" in text and "(parent: 128)" in text

@@ -14,7 +14,9 @@ The CPU family is the exporting machine's (:func:`cpu_family`, from its CPU flag
 one. The kept variant (:func:`choose`) is, among the variants faster than the PyTorch parent on this
 machine and within :data:`MAX_DEV_LOSS` points of it on the dev sets, the one whose embeddings agree best
 with the parent's on the dev texts; when none qualifies the best-agreeing faster (else any) variant is kept
-and the tier is marked not worth deploying, with the reason.
+and the tier is marked not worth deploying, with the reason. The export stage ranks the variants on that
+agreement first and dev-scores and times only the best ones within the bar (:func:`pick_finalists`): the
+choice is the same unless the best of them is not faster than the parent.
 """
 
 from __future__ import annotations
@@ -215,7 +217,7 @@ def choose(
     """The kept variant (see the module doc): among the faster-than-parent variants within
     :data:`MAX_DEV_LOSS` dev points of the parent, the best agreement (ties: the earlier variant); without
     one, the best-agreeing faster variant (else the best-agreeing one) and the reason it is not worth
-    deploying."""
+    deploying. Candidates without a speed-up (not timed: no finalists) are never kept."""
 
     def agreement(candidate: Int8Candidate) -> float:
         return candidate.agreement if candidate.agreement is not None else float("-inf")
@@ -223,12 +225,14 @@ def choose(
     def close(candidate: Int8Candidate) -> bool:
         return parent_dev is None or candidate.dev is None or candidate.dev >= parent_dev - MAX_DEV_LOSS
 
-    faster = [c for c in candidates if c.speedup > 1.0]
+    timed = [c for c in candidates if c.speedup is not None]  # the others are no finalists: never kept
+    faster = [c for c in timed if (c.speedup or 0.0) > 1.0]
     eligible = [c for c in faster if close(c)]
-    pool = eligible or faster or candidates
+    pool = eligible or faster or timed or candidates
     kept = max(pool, key=lambda c: (agreement(c), -candidates.index(c)))
-    if kept.speedup <= 1.0:
-        worth, reason = False, f"slower than the PyTorch model on this machine ({kept.speedup:.2f}x)"
+    speedup = kept.speedup or 0.0
+    if speedup <= 1.0:
+        worth, reason = False, f"slower than the PyTorch model on this machine ({speedup:.2f}x)"
     elif not close(kept):
         assert parent_dev is not None and kept.dev is not None
         worth = False
@@ -292,6 +296,9 @@ class Made(BaseModel):
     path: Path
     dev: float | None
     agreement: float | None
+    finalist: bool = True
+    """Whether it is timed and may be kept (:func:`pick_finalists`); the others are not dev-scored either
+    when they cannot be a finalist."""
 
 
 class Variants(BaseModel):
@@ -305,6 +312,42 @@ class Variants(BaseModel):
 
 AGREEMENT_TEXTS = 1000
 """Texts the agreement is measured on at most (dev texts, else corpus texts)."""
+FINALISTS = 2
+"""Variants timed by the export stage: the best-agreeing ones within :data:`MAX_DEV_LOSS` of the parent."""
+
+
+def agreement_order(made: list[Made]) -> list[int]:
+    """Indices of ``made`` by agreement, best first (ties: the earlier variant, as :func:`choose` breaks
+    them; no agreement last)."""
+
+    def key(i: int) -> tuple[float, int]:
+        agreement = made[i].agreement
+        return (-(agreement if agreement is not None else float("-inf")), i)
+
+    return sorted(range(len(made)), key=key)
+
+
+def pick_finalists(made: list[Made], parent_dev: float | None, count: int, score: Any = None) -> list[Made]:
+    """Mark the ``count`` variants that go on to be timed: in order of agreement (:func:`agreement_order`),
+    those within :data:`MAX_DEV_LOSS` dev points of ``parent_dev``, each dev-scored by ``score`` (index ->
+    dev score; None: the ``dev`` already set) only until ``count`` pass; fewer passing: the best-agreeing
+    others fill up. :func:`choose` keeps the best-agreeing faster variant within the bar, so it keeps the
+    same one among these as among all, unless the first of them is not faster than the parent.
+    """
+    order = agreement_order(made)
+    chosen: list[int] = []
+    for i in order:
+        if len(chosen) >= count:
+            break
+        if score is not None:
+            made[i].dev = score(i)
+        dev = made[i].dev
+        if parent_dev is None or dev is None or dev >= parent_dev - MAX_DEV_LOSS:
+            chosen.append(i)
+    chosen += [i for i in order if i not in chosen][: count - len(chosen)]
+    for i, item in enumerate(made):
+        item.finalist = i in chosen
+    return [made[i] for i in order if i in chosen]
 
 
 def make_variants(
@@ -317,11 +360,14 @@ def make_variants(
     dev: Any = None,
     test_texts: dict[str, list[str]] | None = None,
     batch_size: int = 32,
+    finalists: int | None = None,
 ) -> Variants:
     """Quantize every variant of ``fp32`` into its folder (:func:`variant_file`) and score each on the dev
     sets ``dev`` (rows holding one of ``test_texts`` dropped) beside the PyTorch ``model``, and its
     agreement with ``model`` on the dev texts (without dev sets: the corpus texts; without those: none).
-    ``corpus_texts`` (the export corpus) calibrate the static variant; without them there is none."""
+    ``corpus_texts`` (the export corpus) calibrate the static variant; without them there is none. With
+    ``finalists``, the variants are ranked on agreement first and dev-scored in that order only until that
+    many pass the dev bar (:func:`pick_finalists`): the others keep ``dev`` None and are no finalists."""
     from skadapt.tasks.backends import load_sentence_model
     from skadapt.tasks.dev import build_dev_sets
 
@@ -347,9 +393,14 @@ def make_variants(
             agreement = round(
                 float((encode_for_agreement(tier, texts, batch_size) * reference).sum(1).mean()), 6
             )
-        made.append(
-            Made(variant=variant, path=path, dev=dev_score(tier, sets) if sets else None, agreement=agreement)
-        )
+        scored = dev_score(tier, sets) if sets and finalists is None else None
+        made.append(Made(variant=variant, path=path, dev=scored, agreement=agreement))
+    if finalists is not None:
+
+        def score(i: int) -> float | None:
+            return dev_score(load_sentence_model(str(made[i].path)), sets) if sets else None
+
+        pick_finalists(made, parent_dev, finalists, score)
     return Variants(
         family=family,
         made=made,

@@ -11,7 +11,8 @@ a time (load time is timed alone), each warming up over the first batch and timi
 sets how often a pass repeats the texts (at least ``SKADAPT_SPEED_MIN_PASS_S``, default 2 s: a static model
 encodes 1,000 texts in a tenth of a second). Then the models take turns: ``repeats`` rounds, in each every
 model times one pass, so that a slow stretch of a shared machine falls on every model alike; each model's
-fastest pass counts.
+fastest pass counts. The caller may stop the rounds early: when the figures already decide what they are
+measured for (:func:`ratios_clear_of`), or at a time budget.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import sys
 import tempfile
 import time
 import traceback
+from collections.abc import Callable
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import IO, Any
@@ -44,6 +46,12 @@ def min_pass_seconds() -> float:
     """How long a timed pass lasts at least: ``SKADAPT_SPEED_MIN_PASS_S``, default 2 s (the test suite
     sets a tenth of a second: it checks how the rounds are run and recorded, not the figures)."""
     return float(os.environ.get("SKADAPT_SPEED_MIN_PASS_S") or 2.0)
+
+
+def speed_budget_seconds() -> float:
+    """How long the timed rounds of one measurement may last once the fewest are run:
+    ``SKADAPT_SPEED_BUDGET_S``, default 60 s."""
+    return float(os.environ.get("SKADAPT_SPEED_BUDGET_S") or 60.0)
 
 
 class _ForkServer:
@@ -153,9 +161,24 @@ class _Worker:
 
 
 def measure_models(
-    models: dict[str, str], texts_file: Path, batch_size: int, repeats: int, threads: int
+    models: dict[str, str],
+    texts_file: Path,
+    batch_size: int,
+    repeats: int,
+    threads: int,
+    *,
+    min_repeats: int | None = None,
+    budget_s: float | None = None,
+    decided: Callable[[dict[str, list[float]]], bool] | None = None,
+    stopped: dict[str, Any] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Measure every model (label -> reference) in one process of its own (see the module doc).
+
+    ``repeats`` rounds at most; after ``min_repeats`` (default: all of them) the rounds stop as soon as
+    ``decided`` (label -> the seconds of its passes so far) says the figures decide what they are for, or
+    the timed rounds have lasted ``budget_s`` seconds. ``stopped``, when given, receives ``rounds`` (run),
+    ``max_rounds``, ``budget_s``, ``seconds`` (of the timed rounds) and ``why`` (``decided``, ``budget`` or
+    ``rounds``).
 
     Returns:
         Label -> ``{texts_per_s, seconds, passes, rounds, load_s, peak_rss_mb, texts, threads, pid}``:
@@ -166,22 +189,40 @@ def measure_models(
         ExportError: A measuring process failed.
     """
     texts = len(json.loads(texts_file.read_text(encoding="utf-8")))
+    least = repeats if min_repeats is None else max(1, min(min_repeats, repeats))
     workers: dict[str, _Worker] = {}
+    why = "rounds"
     try:
         for label, ref in models.items():
             workers[label] = _Worker(ref, texts_file, batch_size, threads)
         loaded = {label: worker.ask("load") for label, worker in workers.items()}
         passes: dict[str, list[float]] = {label: [] for label in workers}
-        for _ in range(repeats):
+        start = time.perf_counter()
+        for done in range(1, repeats + 1):
             for label, worker in workers.items():
                 passes[label].append(worker.ask("pass")["seconds"])
+            if done >= least and done < repeats:
+                if decided is not None and decided(passes):
+                    why = "decided"
+                    break
+                if budget_s is not None and time.perf_counter() - start >= budget_s:
+                    why = "budget"
+                    break
         ended = {label: worker.ask("end") for label, worker in workers.items()}
+        if stopped is not None:
+            stopped.update(
+                rounds=done,
+                max_rounds=repeats,
+                budget_s=budget_s,
+                seconds=round(time.perf_counter() - start, 1),
+                why=why,
+            )
     finally:
         for worker in workers.values():
             worker.close()
     rows = {}
     for label in workers:
-        rounds = loaded[label]["rounds"]
+        rounds = loaded[label]["rounds"]  # repetitions of the texts in one pass
         best = min(passes[label])
         rows[label] = {
             "texts_per_s": round(rounds * texts / best, 2),
@@ -204,6 +245,13 @@ def measure(ref: str, texts_file: Path, batch_size: int, repeats: int, threads: 
         ExportError: The measuring process failed.
     """
     return measure_models({ref: ref}, texts_file, batch_size, repeats, threads)[ref]
+
+
+def ratios_clear_of(passes: list[float], reference: list[float], threshold: float = 1.0) -> bool:
+    """Whether a model's speed ratio to ``reference`` lies on one side of ``threshold`` in every round (at
+    least two): its interval over the rounds, min to max, excludes it."""
+    ratios = [ref / own for own, ref in zip(passes, reference, strict=True)]
+    return len(ratios) >= 2 and (min(ratios) > threshold or max(ratios) < threshold)
 
 
 def round_ratios(passes: list[float], reference: list[float]) -> dict[str, float | int]:

@@ -8,9 +8,13 @@ Writes into its directory:
   exporting machine's CPU family; its mean and minimum cosine to PyTorch are reported);
 - ``static/``: the model2vec static model (also a sentence-transformers directory);
 - ``export_report.json`` / ``export.md``: parity, sizes, and texts/s, load time and peak memory of the
-  PyTorch model, of every tier and of every int8 variant, measured in one run on the same texts, batch
-  size and threads, on the machine named there (CPU, cores); a tier slower than PyTorch there is said to
-  be, in plain words, as is the int8 tier's verdict (deployable, or not worth deploying and why).
+  PyTorch model, of every tier and of the int8 finalists (the variants ranked on their agreement with the
+  parent on dev texts, dev-scored in that order until :data:`skadapt.export.int8.FINALISTS` pass the dev
+  bar: only those can be kept), measured in one run on the same texts, batch size and threads, on the
+  machine named there (CPU, cores), in rounds that stop once every finalist's speed ratio to PyTorch is
+  on one side of 1 in every round, or at a time budget (``speed_rounds`` says how); a tier slower than
+  PyTorch there is said to be, in plain words, as is the int8 tier's verdict (deployable, or not worth
+  deploying and why).
 
 The tiers' quality is measured by the evaluate stage, on the recipe's tasks beside the model they came
 from (``evaluate`` adds every tier of this stage to its table; its verdict states the loss with its
@@ -32,10 +36,18 @@ from skadapt.export.config import ExportConfig
 from skadapt.export.corpus import Corpus, fit_corpus
 from skadapt.export.dims import dims_markdown, export_dims, tier_dims
 from skadapt.export.dims_choice import fit_and_choose
-from skadapt.export.int8 import MAX_DEV_LOSS, Variants, choose, cpu_family, machine, make_variants
+from skadapt.export.int8 import (
+    FINALISTS,
+    MAX_DEV_LOSS,
+    Variants,
+    choose,
+    cpu_family,
+    machine,
+    make_variants,
+)
 from skadapt.export.onnx import FP32_FILE, ExportError, copy_model_dir, export_fp32, int8_file
 from skadapt.export.plan import plan_export
-from skadapt.export.speed import measure_models, round_ratios
+from skadapt.export.speed import measure_models, ratios_clear_of, round_ratios, speed_budget_seconds
 from skadapt.export.static import distill_static
 from skadapt.export.static_train import train_static
 from skadapt.languages import Language
@@ -46,6 +58,7 @@ from skadapt.sources.config import CorpusSource
 from skadapt.stage import Input, RunFacts, Stage, StageContext, corpus_input
 from skadapt.tasks.backends import EXPORT_MODEL_DIR, EXPORT_REPORT, ONNX_DIR, load_sentence_model
 from skadapt.tasks.config import DevSets
+from skadapt.tasks.embedding_memo import memoize
 from skadapt.tasks.selection import evaluation_texts, suite_files, suites_in
 from skadapt.tokenizer_check import check_tokenizer
 
@@ -237,6 +250,9 @@ def export_tiers(
     if "onnx" in config.tiers:
         tiers["onnx"] = f"{MODEL_DIR}/{ONNX_DIR}/{FP32_FILE}"
     made: Variants | None = None
+    # the parent's dev embeddings, encoded once: for the int8 choice and for the dims bases' (the fitting
+    # texts never hold a dev text, so they are encoded as they were, in the same calls)
+    memoize(model)
     if "onnx-int8" in config.tiers:
         family = cpu_family() if config.quantization == "auto" else config.quantization
         log.info("export: int8 variants for %s", family)
@@ -249,6 +265,7 @@ def export_tiers(
             dev=dev,
             test_texts=test_texts,
             batch_size=config.batch_size,
+            finalists=FINALISTS,
         )
     static: dict[str, Any] | None = None
     if "static" in config.tiers:
@@ -284,8 +301,11 @@ def export_tiers(
             training=training,
             seed=seed,
         )
+    memo = model.encode_memo
+    log.info("export: the parent's embeddings: %d served from memory, %d encoded", memo.hits, memo.misses)
     del model
-    speed = _speed(out, model_dir, tiers, made, texts, config)  # a dims tier runs its parent's encoder
+    measured: dict[str, Any] = {}
+    speed = _speed(out, model_dir, tiers, made, texts, config, measured)  # dims: the parent's encoder
     int8 = None
     if made is not None:
         int8 = _keep_int8(made, speed, model_dir)
@@ -303,6 +323,7 @@ def export_tiers(
         "static": static,
         "tiers": {**tiers, **{name: tier["path"] for name, tier in dims.items()}},
         "speed": {label: speed[label] for label in ["pytorch", *tiers] if label in speed},
+        "speed_rounds": measured,
         "machine": machine(),
         "int8": int8,
         "dimension": dimension,
@@ -322,10 +343,15 @@ def _speed(
     made: Variants | None,
     texts: list[str],
     config: ExportConfig,
+    measured: dict[str, Any] | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """Texts/s, load time, peak memory and size of the PyTorch model, each tier and each int8 variant
-    (``int8 <variant>``) in one run (:func:`skadapt.export.speed.measure_models`: one process per model that
-    loads once, the models taking turns over ``speed_repeats`` rounds)."""
+    """Texts/s, load time, peak memory and size of the PyTorch model, each tier and each int8 finalist
+    (``int8 <variant>``; :func:`skadapt.export.int8.pick_finalists`) in one run
+    (:func:`skadapt.export.speed.measure_models`: one process per model that loads once, the models taking
+    turns over ``speed_repeats`` rounds at most: after two, the rounds stop once every int8 finalist's
+    speed ratio to PyTorch is on one side of 1 in every round — faster or slower is what the choice
+    reads — or after :func:`skadapt.export.speed.speed_budget_seconds` of rounds). ``measured`` receives
+    how the rounds went (rounds, their cap, the budget, the seconds, why they stopped)."""
     import torch
 
     texts_file = out / ".speed_texts.json"
@@ -334,9 +360,23 @@ def _speed(
     for tier, rel in tiers.items():
         files = [out / rel] if tier == "static" else _deploy_files(model_dir, Path(rel).name)
         models[tier] = (str(out / rel), files)
+    finalists = [f"int8 {item.variant.name}" for item in made.made if item.finalist] if made else []
     for item in made.made if made is not None else []:
-        models[f"int8 {item.variant.name}"] = (str(item.path), _deploy_files(model_dir, item.path.name))
-    log.info("export: measuring %s (%d rounds)", ", ".join(models), config.speed_repeats)
+        if item.finalist:
+            models[f"int8 {item.variant.name}"] = (str(item.path), _deploy_files(model_dir, item.path.name))
+
+    def decided(passes: dict[str, list[float]]) -> bool:
+        return all(ratios_clear_of(passes[label], passes["pytorch"]) for label in finalists)
+
+    budget = speed_budget_seconds()
+    log.info(
+        "export: measuring %s (%d rounds at most, fewer once the int8 finalists' speed-ups are clear, "
+        "%.0f s budget)",
+        ", ".join(models),
+        config.speed_repeats,
+        budget,
+    )
+    stopped: dict[str, Any] = {}
     try:
         rows = measure_models(
             {label: ref for label, (ref, _) in models.items()},
@@ -344,9 +384,21 @@ def _speed(
             config.batch_size,
             config.speed_repeats,
             torch.get_num_threads(),
+            min_repeats=2,
+            budget_s=budget,
+            decided=decided,
+            stopped=stopped,
         )
     finally:
         texts_file.unlink(missing_ok=True)
+    log.info(
+        "export: speed measured in %d of %d rounds (%s)",
+        stopped["rounds"],
+        stopped["max_rounds"],
+        stopped["why"],
+    )
+    if measured is not None:
+        measured.update(stopped, finalists=[label.removeprefix("int8 ") for label in finalists])
     base = rows["pytorch"]
     for label, row in rows.items():
         row["size_mb"] = _size_mb(models[label][1])
@@ -363,8 +415,8 @@ def _keep_int8(made: Variants, speed: dict[str, dict[str, Any]], model_dir: Path
         Int8Candidate(
             name=item.variant.name,
             settings=item.variant.settings(),
-            speedup=speed[f"int8 {item.variant.name}"]["speedup"],
-            texts_per_s=speed[f"int8 {item.variant.name}"]["texts_per_s"],
+            speedup=speed.get(f"int8 {item.variant.name}", {}).get("speedup"),
+            texts_per_s=speed.get(f"int8 {item.variant.name}", {}).get("texts_per_s"),
             dev=item.dev,
             agreement=item.agreement,
         )
@@ -372,7 +424,7 @@ def _keep_int8(made: Variants, speed: dict[str, dict[str, Any]], model_dir: Path
     ]
     choice = choose(candidates, made.parent_dev, made.family, made.agreement_texts)
     for item in made.made:
-        row = speed.pop(f"int8 {item.variant.name}")
+        row = speed.pop(f"int8 {item.variant.name}", None)
         if item.variant.name == choice.kept:
             speed["onnx-int8"] = row
             item.path.replace(model_dir / ONNX_DIR / int8_file(made.family))
@@ -442,7 +494,7 @@ def markdown(report: dict[str, Any]) -> str:
         f"Measured on {where.get('cpu', 'this machine')} ({where.get('cores', '?')} cores), each model in "
         f"one process of its own that loads it once, on the same {first['texts']} texts, batch size "
         f"{report['settings']['batch_size']}, {first['threads']} threads, the models taking turns: the "
-        f"fastest of {report['settings']['speed_repeats']} rounds, each one pass repeating the texts until "
+        f"fastest of {_rounds_words(report)}, each one pass repeating the texts until "
         "it lasts 2 s or more; × per round: its texts/s over PyTorch's in the same round. Quality: the "
         "evaluation report.",
     ]
@@ -450,6 +502,19 @@ def markdown(report: dict[str, Any]) -> str:
     lines += ["", *(f"- **{note}**" for note in notes.values())] if notes else []
     lines += [*int8_markdown(report.get("int8")), *dims_markdown(report)]
     return "\n".join(lines) + "\n"
+
+
+def _rounds_words(report: dict[str, Any]) -> str:
+    """How many rounds the speed took and why it stopped, in words."""
+    rounds = report.get("speed_rounds") or {}
+    if not rounds:
+        return f"{report['settings']['speed_repeats']} rounds"
+    why = {
+        "decided": "stopped when every int8 finalist's ratio to PyTorch was on one side of 1 in every round",
+        "budget": f"stopped at the {rounds.get('budget_s') or 0:.0f} s budget",
+        "rounds": "all of them",
+    }.get(rounds.get("why", ""), "")
+    return f"{rounds['rounds']} rounds (of {rounds['max_rounds']} at most; {why}; {rounds['seconds']:.0f} s)"
 
 
 def int8_markdown(int8: dict[str, Any] | None) -> list[str]:
@@ -463,7 +528,8 @@ def int8_markdown(int8: dict[str, Any] | None) -> list[str]:
         "",
         f"Kept: **{int8['kept']}** ({int8['reason']}). Chosen among the variants faster than PyTorch here "
         f"and within {MAX_DEV_LOSS:g} dev points of it (PyTorch: {parent}), by the mean cosine of its "
-        f"embeddings to PyTorch's on {int8['agreement_texts']}.",
+        f"embeddings to PyTorch's on {int8['agreement_texts']}. Ranked on that agreement first: dev-scored "
+        f"in its order until {FINALISTS} pass the dev bar, and only those timed (—: not needed to decide).",
         "",
         "| variant | settings | × PyTorch | dev (×100) | agreement |",
         "|---|---|---|---|---|",
@@ -472,7 +538,8 @@ def int8_markdown(int8: dict[str, Any] | None) -> list[str]:
         dev = f"{row['dev']:.2f}" if row.get("dev") is not None else "—"
         agreement = f"{row['agreement']:.4f}" if row.get("agreement") is not None else "—"
         name = f"**{row['name']}**" if row["name"] == int8["kept"] else row["name"]
-        lines.append(f"| {name} | {row['settings']} | {row['speedup']:.2f} | {dev} | {agreement} |")
+        speedup = f"{row['speedup']:.2f}" if row.get("speedup") is not None else "—"
+        lines.append(f"| {name} | {row['settings']} | {speedup} | {dev} | {agreement} |")
     return lines
 
 

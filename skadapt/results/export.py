@@ -78,7 +78,8 @@ class Int8Candidate(Part):
 
     name: str
     settings: str
-    speedup: float
+    speedup: float | None = None
+    """Its texts/s over the parent's (None: not timed, no finalist on agreement and dev)."""
     texts_per_s: float | None = None
     dev: float | None = None
     """Mean main score of the dev sets, x100 (None without dev sets)."""
@@ -110,6 +111,8 @@ class ExportReport(StageReport):
         machine: Where the speed was measured: ``cpu`` (its name), ``cores``, ``family`` (int8's CPU family).
         int8: The int8 variants tried and the one kept, None without an int8 tier.
         dims_basis: How the dims tiers' bases were chosen, None without dims tiers.
+        speed_rounds: How the speed rounds went: ``rounds`` run, ``max_rounds``, ``budget_s``, ``seconds``,
+            ``why`` they stopped (``decided``, ``budget``, ``rounds``), the int8 ``finalists`` timed.
     """
 
     FILE = "export_report.json"
@@ -122,6 +125,7 @@ class ExportReport(StageReport):
     machine: dict[str, Any] = Field(default_factory=dict)
     int8: Int8Choice | None = None
     dims_basis: DimsBasisChoice | None = None
+    speed_rounds: dict[str, Any] = Field(default_factory=dict)
 
     def deploy_notes(self, where: str = "this machine") -> dict[str, str]:
         """Tier -> a plain line, for each tier slower than its parent where it was measured and for the int8
