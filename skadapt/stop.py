@@ -167,15 +167,15 @@ def _watch(wakeups: int, cancelled: threading.Event) -> None:
     even while the main thread cannot run the Python one; :func:`grace` seconds after a stop signal,
     unless the command ended first (``cancelled``), the process exits with the signal's code."""
     stops: list[int] = []
-    with open(wakeups, "rb", buffering=0) as pipe:
+    with open(wakeups, "rb", buffering=0) as pipe:  # open while counting: a second signal is written too
         while not stops:
             received = pipe.read(64)
             if not received:  # the command ended: its end closed the pipe
                 return
             stops = [signum for signum in received if signum in SIGNALS]
-    seconds = grace()
-    if not cancelled.wait(seconds):
-        _exit_now(stops[0], f"still running {seconds:g} s after it (held outside Python, or by a thread)")
+        seconds = grace()
+        if not cancelled.wait(seconds):
+            _exit_now(stops[0], f"still running {seconds:g} s after it (held outside Python, or by a thread)")
 
 
 @contextlib.contextmanager
