@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -211,8 +212,9 @@ def test_identical_models_have_zero_paired_intervals(tiny_models: dict[str, Path
 @pytest.mark.slow
 def test_cli_report_has_verdicts_and_fail_on_harm(tiny_models: dict[str, Path], tmp_path: Path) -> None:
     model = str(tiny_models["unigram"])
+    copy = shutil.copytree(model, tmp_path / "copy")  # the same weights (one model given twice is refused)
     out = tmp_path / "eval"
-    args = ["evaluate", f"base={model}", f"same={model}", "--tasks", str(SUITE_SK), "--out", str(out)]
+    args = ["evaluate", f"base={model}", f"same={copy}", "--tasks", str(SUITE_SK), "--out", str(out)]
     result = CliRunner().invoke(app, [*args, "--bootstrap", "40", "--no-cache", "--fail-on-harm"])
     assert result.exit_code == 0, result.output
     report = json.loads((out / "report.json").read_text())
