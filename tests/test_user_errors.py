@@ -275,7 +275,7 @@ def test_failing_stage_is_one_message_naming_stage_and_input(
     assert "Traceback" in log and "stage finetune failed" in log  # nothing lost for debugging
 
 
-@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+@pytest.mark.skipif(not Path("/dev/full").is_char_device(), reason="needs /dev/full (the device)")
 def test_full_disk_is_one_message_even_when_run_log_cannot_be_written(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -363,7 +363,7 @@ def test_standalone_command_disk_full_is_one_message(
     assert not out.exists() and not [p for p in tmp_path.iterdir() if p.name.startswith(".out.")]
 
 
-@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+@pytest.mark.skipif(not Path("/dev/full").is_char_device(), reason="needs /dev/full (the device)")
 def test_a_full_disk_in_a_rust_library_is_named_as_one(
     tiny_models: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
