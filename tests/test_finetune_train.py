@@ -7,27 +7,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from transformers import TrainerCallback
 from typer.testing import CliRunner
 
 from skadapt.cli import app
 from skadapt.pipeline import run_recipe
 from skadapt.recipe import validate_recipe
 from skadapt.train.stage import REPORT, finetune
+from tests.support.crash import CrashAt
 from tests.support.finetune_recipe import DATA, tiny_recipe
 
 recipe_data = tiny_recipe
-
-
-class CrashAt(TrainerCallback):
-    """Raise after ``step`` optimizer steps, like a killed job."""
-
-    def __init__(self, step: int) -> None:
-        self.step = step
-
-    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-        if state.global_step >= self.step:
-            raise KeyboardInterrupt(f"simulated kill at step {state.global_step}")
 
 
 @pytest.mark.slow
