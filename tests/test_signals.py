@@ -317,6 +317,24 @@ def _two_stage_recipe(tmp_path: Path, model: Path) -> Path:
     return path
 
 
+def _run_child(
+    tmp_path: Path, model: Path, child: str, *, grace: str | None = None, **popen: Any
+) -> tuple[int, str, str]:
+    """Run ``child`` (a :func:`_child` script) on the two-stage recipe: its exit code, console and run.log.
+    ``grace``: ``SKADAPT_STOP_GRACE_S``; ``popen``: more options of :func:`subprocess.run`."""
+    recipe = _two_stage_recipe(tmp_path, model)
+    env = _env(tmp_path) if grace is None else {**_env(tmp_path), "SKADAPT_STOP_GRACE_S": grace}
+    process = subprocess.run(
+        [sys.executable, "-c", child, str(recipe), str(tmp_path / "renorm-ran")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        **popen,
+    )
+    return process.returncode, process.stderr, (tmp_path / "run" / "run.log").read_text(encoding="utf-8")
+
+
 @pytest.mark.slow
 def test_a_signal_a_library_swallows_or_hangs_on_still_stops_the_run(
     tmp_path: Path, tiny_models: dict[str, Path]
@@ -324,23 +342,20 @@ def test_a_signal_a_library_swallows_or_hangs_on_still_stops_the_run(
     """SIGINT inside regex's Group.__del__ (Python can only print it there): the stage goes on to its
     end, then the run stops, exit 130, before the next stage; the console and run.log say what happened;
     a thread the stage left waiting does not keep the process from exiting."""
-    recipe = _two_stage_recipe(tmp_path, tiny_models["unigram"])
     ran = tmp_path / "renorm-ran"
-    process = subprocess.run(
-        [sys.executable, "-c", SWALLOWING_RUN, str(recipe), str(ran)],
-        env={**_env(tmp_path), "SKADAPT_STOP_GRACE_S": "1"},
-        capture_output=True,
-        text=True,
-        timeout=60,
+    code, console, log = _run_child(
+        tmp_path,
+        tiny_models["unigram"],
+        SWALLOWING_RUN,
+        grace="1",
         start_new_session=True,  # its own process group: the signal reaches it alone
     )
-    console, log = process.stderr, (tmp_path / "run" / "run.log").read_text(encoding="utf-8")
     swallowed = (
         "SIGINT reached regex._regex_core.Group.__del__, a finaliser, which cannot pass it on: the run stops "
         "when its current stage ends; press Ctrl-C again to stop at once"
     )
     line = f"interrupted by SIGINT after stage trim; finished stages kept in {tmp_path / 'run'}: trim;"
-    assert process.returncode == 130, console
+    assert code == 130, console
     assert swallowed in console and swallowed in log, console
     assert line in console and line in log, console
     assert "Exception ignored" not in console
@@ -417,20 +432,12 @@ def test_a_stage_command_stops_the_same_way(
 def test_a_signal_while_held_in_c_still_ends_the_run(tmp_path: Path, tiny_models: dict[str, Path]) -> None:
     """SIGTERM while the stage is in a C call that does not return for minutes: the watchdog ends the run
     its grace after the signal, exit 143, with the line on the console and in run.log."""
-    recipe = _two_stage_recipe(tmp_path, tiny_models["unigram"])
-    process = subprocess.run(
-        [sys.executable, "-c", _child(HELD_IN_C), str(recipe), str(tmp_path / "renorm-ran")],
-        env={**_env(tmp_path), "SKADAPT_STOP_GRACE_S": "0.5"},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    console, log = process.stderr, (tmp_path / "run" / "run.log").read_text(encoding="utf-8")
+    code, console, log = _run_child(tmp_path, tiny_models["unigram"], _child(HELD_IN_C), grace="0.5")
     line = (
         "interrupted by SIGTERM: still running 0.5 s after it (held outside Python, or by a thread), exiting "
         "at once; finished stages are kept: run the same command again to resume"
     )
-    assert process.returncode == 143, console
+    assert code == 143, console
     assert line in console and line in log, console
     assert not (tmp_path / "run" / "trim").exists()
 
@@ -442,21 +449,13 @@ def test_a_signal_while_held_in_c_still_ends_the_run(tmp_path: Path, tiny_models
 def test_a_second_signal_while_stopping_exits_at_once(tmp_path: Path, tiny_models: dict[str, Path]) -> None:
     """Two SIGINTs into a stage that takes both and goes on: the second exits at once, 130, saying so on
     the console and in run.log; the stage is not taken for finished, the next stage never starts."""
-    recipe = _two_stage_recipe(tmp_path, tiny_models["unigram"])
     ran = tmp_path / "renorm-ran"
-    process = subprocess.run(
-        [sys.executable, "-c", _child(SWALLOWED_TWICE), str(recipe), str(ran)],
-        env=_env(tmp_path),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    console, log = process.stderr, (tmp_path / "run" / "run.log").read_text(encoding="utf-8")
+    code, console, log = _run_child(tmp_path, tiny_models["unigram"], _child(SWALLOWED_TWICE))
     line = (
         "interrupted by SIGINT: again while stopping, exiting at once; finished stages are kept: run the "
         "same command again to resume"
     )
-    assert process.returncode == 130, console
+    assert code == 130, console
     assert line in console and line in log, console
     assert "Exception ignored" not in console, console
     assert not (tmp_path / "run" / "trim").exists() and not ran.exists()
