@@ -200,3 +200,81 @@ def test_inline_dev_set_is_one_set(tiny_models: dict[str, Path], tmp_path: Path)
     recipe = validate_recipe(recipe_data(tiny_models["unigram"], tmp_path, dev=DEV))
     assert recipe.finetune is not None and recipe.finetune.dev is not None
     assert [s.kind for s in recipe.finetune.dev.sets] == ["sts"] and recipe.finetune.dev.steps == 4
+
+
+PARALLEL = Path(__file__).parents[1] / "data" / "demo_sk" / "train" / "parallel.jsonl"
+
+
+def _bitext_pull(model: Path, start: Path, pairs: list[dict[str, str]]) -> float:
+    """Mean cosine of the model's Slovak sides to the starting model's English sides (query prompt)."""
+    return float(
+        np.mean(np.sum(_embed(model, [p["sk"] for p in pairs]) * _embed(start, [p["en"] for p in pairs]), 1))
+    )
+
+
+@pytest.mark.slow
+def test_parallel_anchor_pulls_each_side_to_the_start_s_translation(
+    tiny_models: dict[str, Path], tmp_path: Path
+) -> None:
+    base = tiny_models["unigram"]
+    pairs = [json.loads(line) for line in PARALLEL.read_text(encoding="utf-8").splitlines()]
+    pull = {}
+    for name, extra in {
+        "free": {},
+        "anchored": {
+            "anchor": {"parallel": [{"source": str(PARALLEL), "columns": ["sk", "en"]}], "weight": 50.0}
+        },
+    }.items():
+        out = tmp_path / name
+        out.mkdir()
+        data = recipe_data(base, tmp_path / f"run-{name}", epochs=2, learning_rate=3e-3, **extra)
+        finetune(validate_recipe(data).context("finetune", str(base), out, tmp_path / f"work-{name}"))
+        pull[name] = _bitext_pull(out, base, pairs)
+        report = json.loads((out / REPORT).read_text(encoding="utf-8"))
+    entry = next(d for d in report["datasets"] if d["name"] == "anchor_parallel")
+    assert entry["loss"] == "anchor_mse" and entry["source"] == str(PARALLEL)
+    assert entry["examples"] == 2 * len(pairs) and entry["stats"]["pairs"] == len(pairs)
+    assert pull["anchored"] > pull["free"] + 0.05 and pull["anchored"] > _bitext_pull(base, base, pairs), pull
+
+
+def test_parallel_anchor_targets_leave_out_evaluation_and_blank_pairs(
+    tiny_models: dict[str, Path], tmp_path: Path
+) -> None:
+    from sentence_transformers import SentenceTransformer
+
+    from skadapt.textsample import normalize_text
+    from skadapt.train.anchor import AnchorError, build_anchor_datasets
+    from skadapt.train.config import AnchorConfig
+
+    rows = [
+        {"sk": "Dobré ráno, susedka.", "en": "Good morning, neighbour."},
+        {"sk": "Vlak mešká desať minút.", "en": "The train is ten minutes late."},
+        {"sk": "  ", "en": "A blank side."},
+        {"sk": "Text z hodnotenia.", "en": "An evaluation text."},
+    ]
+    source = tmp_path / "parallel.jsonl"
+    source.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows), encoding="utf-8")
+    model = SentenceTransformer(str(tiny_models["unigram"]), device="cpu")
+    config = AnchorConfig(parallel=[{"source": str(source), "columns": ["sk", "en"]}])
+    exclude = {normalize_text("An evaluation text.")}
+    (dataset,) = build_anchor_datasets(config, model, seed=1, language="sk", exclude=exclude)
+    assert dataset.data["text"] == [rows[0]["sk"], rows[0]["en"], rows[1]["sk"], rows[1]["en"]]
+    assert dataset.stats | {"weight": 1.0} == {
+        "pairs": 2,
+        "texts": 4,
+        "dropped_eval_overlap": 1,
+        "blank": 1,
+        "weight": 1.0,
+    }
+    english = model.encode([rows[0]["en"], rows[1]["en"]], prompt=dataset.prompts["text"])
+    assert np.allclose(dataset.data["label"], np.repeat(english, 2, axis=0), atol=1e-6)
+    with pytest.raises(AnchorError, match="no column 'cs'"):
+        build_anchor_datasets(
+            AnchorConfig(parallel=[{"source": str(source), "columns": ["cs", "en"]}]),
+            model,
+            seed=1,
+            language="sk",
+            exclude=set(),
+        )
+    with pytest.raises(ValueError, match="corpus, parallel or both"):
+        AnchorConfig()

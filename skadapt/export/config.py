@@ -7,19 +7,10 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from skadapt.config import PositiveFloat, PositiveInt, Section, Tier
-from skadapt.sources.config import CorpusSource
+from skadapt.sources.config import CorpusSource, ParallelSource
 
 Quantization = Literal["avx512_vnni", "avx512", "avx2", "arm64"]
 """The CPU family an int8 file is quantized for (sentence-transformers' file names and settings)."""
-
-
-class ParallelSource(CorpusSource):
-    """One source of parallel text for the dims tiers' basis: each row a text and its translation."""
-
-    columns: list[str] = Field(
-        min_length=2,
-        description="Its columns holding the sides of each pair (both sides go into the fitting sample)",
-    )
 
 
 class FitCorpus(Section):

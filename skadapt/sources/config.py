@@ -55,6 +55,15 @@ class CorpusSource(Section):
         return self.source
 
 
+class ParallelSource(CorpusSource):
+    """Parallel text: each row a text and its translations (dims tiers' basis, the cross-lingual anchor)."""
+
+    columns: list[str] = Field(
+        min_length=2,
+        description="Its columns holding the sides of each pair, the text in the run's language first",
+    )
+
+
 def corpus_texts(
     corpus: CorpusSource,
     *,

@@ -14,14 +14,15 @@ from typing import TYPE_CHECKING, Any
 
 from skadapt.errors import SkadaptError
 from skadapt.prompts import role_prompt
-from skadapt.sources import corpus_texts
-from skadapt.textsample import sample_sentences
-from skadapt.train.config import ANCHOR_DATASET
+from skadapt.sources import column_text, column_value, corpus_texts, is_blank, read_rows
+from skadapt.textsample import normalize_text, sample_sentences
+from skadapt.train.config import ANCHOR_DATASET, PARALLEL_ANCHOR_DATASET
 from skadapt.train.datasets import TaskDataset
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
+    from skadapt.sources.config import ParallelSource
     from skadapt.train.config import AnchorConfig
 
 log = logging.getLogger(__name__)
@@ -51,6 +52,111 @@ def anchor_prompt(model: SentenceTransformer, name: str | None) -> str:
     return role_prompt(prompts, "document")
 
 
+def build_anchor_datasets(
+    config: AnchorConfig,
+    model: SentenceTransformer,
+    *,
+    seed: int,
+    language: str,
+    exclude: set[str],
+    batch_size: int = 64,
+) -> list[TaskDataset]:
+    """The anchor's distillation datasets: the corpus sample's and the parallel text's (each when configured).
+
+    Args: as :func:`build_anchor_dataset`.
+
+    Raises:
+        AnchorError: No usable corpus sentence or parallel pair.
+    """
+    built = []
+    if config.corpus is not None:
+        built.append(
+            build_anchor_dataset(
+                config, model, seed=seed, language=language, exclude=exclude, batch_size=batch_size
+            )
+        )
+    if config.parallel:
+        built.append(build_parallel_anchor(config, model, exclude=exclude, batch_size=batch_size))
+    return built
+
+
+def build_parallel_anchor(
+    config: AnchorConfig, model: SentenceTransformer, *, exclude: set[str], batch_size: int = 64
+) -> TaskDataset:
+    """Every side of each parallel pair with the starting model's embedding of the pair's last side as its
+    target (query prompt: e5's reading of symmetric tasks such as bitext mining).
+
+    Args:
+        config: The recipe's ``finetune.anchor`` (its ``parallel`` sources).
+        model: The starting model; its embeddings become the targets.
+        exclude: Normalized evaluation texts: a pair holding one is left out.
+        batch_size: Encoding batch size.
+
+    Raises:
+        AnchorError: A source cannot be read, lacks a column, or leaves no pair.
+    """
+    texts: list[str] = []
+    pivots: list[str] = []
+    dropped = blank = 0
+    for source in config.parallel or []:
+        for sides in _parallel_rows(source):
+            if sides is None:
+                blank += 1
+            elif any(normalize_text(side) in exclude for side in sides):
+                dropped += 1
+            else:
+                texts.extend(sides)
+                pivots.extend([sides[-1]] * len(sides))
+    if not texts:
+        raise AnchorError(
+            "finetune.anchor.parallel: no pair left (after dropping blank ones and those holding an "
+            "evaluation text)"
+        )
+    prompt = role_prompt(dict(model.prompts or {}), "query")
+    unique = list(dict.fromkeys(pivots))
+    encoded = model.encode(unique, prompt=prompt, batch_size=batch_size, convert_to_numpy=True)
+    target = {text: row.tolist() for text, row in zip(unique, encoded, strict=True)}
+    return TaskDataset(
+        name=PARALLEL_ANCHOR_DATASET,
+        kind="anchor",
+        loss=ANCHOR_LOSS,
+        columns=[TEXT, LABEL],
+        data={TEXT: texts, LABEL: [target[p] for p in pivots]},
+        prompts={TEXT: prompt},
+        stats={
+            "pairs": len(unique),
+            "texts": len(texts),
+            "dropped_eval_overlap": dropped,
+            "blank": blank,
+            "weight": config.weight,
+        },
+    )
+
+
+def _parallel_rows(source: ParallelSource) -> list[list[str] | None]:
+    """Each row's sides (None for a row with a blank side), at most ``max_documents`` rows.
+
+    Raises:
+        AnchorError: The source cannot be read or a row lacks a column.
+    """
+    try:
+        rows = read_rows(source.source).rows
+        out: list[list[str] | None] = []
+        for where, row in rows:
+            if source.max_documents is not None and len(out) >= source.max_documents:
+                break
+            values = [column_value(row, c, where, error=AnchorError) for c in source.columns]
+            if any(is_blank(v) for v in values):
+                out.append(None)
+                continue
+            out.append([column_text(row, c, where, error=AnchorError) for c in source.columns])
+        return out
+    except SkadaptError as error:
+        if isinstance(error, AnchorError):
+            raise
+        raise AnchorError(f"finetune.anchor.parallel: {error}") from error
+
+
 def build_anchor_dataset(
     config: AnchorConfig,
     model: SentenceTransformer,
@@ -73,6 +179,7 @@ def build_anchor_dataset(
     Raises:
         AnchorError: No sentence in the length window.
     """
+    assert config.corpus is not None
     sample = sample_sentences(
         corpus_texts(config.corpus),
         config.samples,

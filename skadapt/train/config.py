@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 from pydantic import Field, field_validator, model_validator
 
 from skadapt.config import Fraction, PositiveFloat, PositiveInt, Section, require_unique_names
-from skadapt.sources.config import CorpusSource
+from skadapt.sources.config import CorpusSource, ParallelSource
 from skadapt.tasks.config import ContaminationConfig, DevSets
 from skadapt.train.negatives_config import GistConfig, HardNegativesConfig
 
@@ -23,6 +23,8 @@ DEFAULT_LOSS: dict[str, str] = {
 }
 ANCHOR_DATASET = "anchor"
 """Name of the distillation dataset that ``finetune.anchor`` adds to the multi-task round."""
+PARALLEL_ANCHOR_DATASET = "anchor_parallel"
+"""Name of the cross-lingual distillation dataset of ``finetune.anchor.parallel``."""
 PAIRS_SUFFIX = "_pairs"
 """An nli dataset's entailed hypotheses without a contradicted one train as pairs in ``<name>_pairs``."""
 
@@ -88,25 +90,41 @@ class DevEvaluation(DevSets):
 
 
 class AnchorConfig(Section):
-    """Distillation towards the frozen starting model's embeddings on corpus text (MSELoss).
+    """Distillation towards the frozen starting model's embeddings (MSELoss): on corpus text, and across
+    languages on parallel text.
 
-    Mixed into the multi-task round as one more dataset; its loss is ``weight`` x the mean squared
+    Mixed into the multi-task round as one more dataset each; its loss is ``weight`` x the mean squared
     Euclidean distance between the trained and the starting model's embeddings (2(1 - cos) for
-    normalized embeddings).
+    normalized embeddings). On parallel text every side of a pair is trained towards the starting model's
+    embedding of the pair's last side (multilingual knowledge distillation, Reimers & Gurevych 2020):
+    training on the language alone moves its texts away from their translations, and no in-language
+    text sees it.
     """
 
-    corpus: CorpusSource = Field(
-        description="The anchor texts: file/glob or hub:... spec, or {source, columns, max_documents}"
+    corpus: CorpusSource | None = Field(
+        None, description="The anchor texts: file/glob or hub:... spec, or {source, columns, max_documents}"
+    )
+    parallel: list[ParallelSource] | None = Field(
+        None,
+        description="Parallel text, e.g. [{source: data/parallel.jsonl, columns: [sk, en]}]: each side "
+        "trained towards the starting model's embedding of the last side (query prompt, as e5 reads "
+        "symmetric tasks); pairs holding an evaluation text are left out",
     )
     samples: PositiveInt = Field(
         2000, description="Corpus sentences drawn (seeded; evaluation texts excluded)"
     )
     weight: PositiveFloat = Field(1.0, description="Loss weight: weight x squared distance to the start")
     prompt: str | None = Field(
-        None, description="Model prompt name the texts are encoded with; default: document/passage"
+        None, description="Model prompt name the corpus texts are encoded with; default: document/passage"
     )
     min_chars: PositiveInt = Field(32, description="Shortest sentence drawn, in characters")
     max_chars: PositiveInt = Field(512, description="Longest sentence drawn, in characters")
+
+    @model_validator(mode="after")
+    def _some_text(self) -> AnchorConfig:
+        if self.corpus is None and not self.parallel:
+            raise ValueError("finetune.anchor needs its texts: corpus, parallel or both")
+        return self
 
 
 def _default_grid() -> list[float]:
@@ -195,8 +213,9 @@ class FinetuneConfig(Section):
     def _interpolation_needs_dev(self) -> FinetuneConfig:
         if self.interpolation is not None and self.dev is None:
             raise ValueError("interpolation chooses its mixing coefficient on the dev set: add finetune.dev")
-        if self.anchor is not None and any(d.name == ANCHOR_DATASET for d in self.datasets):
-            raise ValueError(f"dataset name {ANCHOR_DATASET!r} is reserved for finetune.anchor")
+        reserved = {ANCHOR_DATASET, PARALLEL_ANCHOR_DATASET}
+        if self.anchor is not None and (taken := reserved & {d.name for d in self.datasets}):
+            raise ValueError(f"dataset name {sorted(taken)[0]!r} is reserved for finetune.anchor")
         names = {d.name for d in self.datasets}
         clashes = [
             d.name + PAIRS_SUFFIX

@@ -47,8 +47,10 @@ def inputs(config: FinetuneConfig, run: RunFacts) -> list[Input]:
             found.append(corpus_input(f"{field}.corpus", hard.corpus))
         if hard.model:
             found.append(model_input(f"{field}.model", hard.model, run.language))
-    if config.anchor is not None:
+    if config.anchor is not None and config.anchor.corpus is not None:
         found.append(corpus_input("finetune.anchor.corpus", config.anchor.corpus))
+    for index, source in enumerate(config.anchor.parallel or [] if config.anchor is not None else []):
+        found.append(corpus_input(f"finetune.anchor.parallel.{index}", source))
     if config.gist is not None and config.gist.guide:
         found.append(model_input("finetune.gist.guide", config.gist.guide, run.language))
     return found + dev_inputs("finetune.dev", config.dev)

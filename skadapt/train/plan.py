@@ -18,7 +18,7 @@ from skadapt.plan.parts import (
 )
 from skadapt.plan.sizes import SourceSize, source_size
 from skadapt.stage import PlanContext
-from skadapt.train.config import ANCHOR_DATASET, FinetuneConfig, FinetuneDataset
+from skadapt.train.config import ANCHOR_DATASET, PARALLEL_ANCHOR_DATASET, FinetuneConfig, FinetuneDataset
 from skadapt.train.datasets import ROLE_ALIASES, SOURCE_ROLES
 
 NON_TEXT_ROLES = frozenset({"label", "score", "answer"})
@@ -147,14 +147,23 @@ def plan_finetune(config: FinetuneConfig, ctx: PlanContext) -> StagePlan:
             plan.parts.append(cpu_part(ctx, f"reading {entry.name}", "build_pairs", size.rows, size.chars))
         if entry.source.startswith("hub:"):
             plan.parts.append(cpu_part(ctx, f"reading {entry.name}", "read_hub", size.rows, size.chars))
-    if config.anchor is not None:
-        corpus = config.anchor.corpus
+    if config.anchor is not None and (corpus := config.anchor.corpus) is not None:
         anchor = source_size(corpus.source, corpus.columns, enough=corpus.max_documents)
         count = min(config.anchor.samples, anchor.rows) if anchor.rows is not None else config.anchor.samples
         sizes.append((ANCHOR_DATASET, count))
         chars[ANCHOR_DATASET] = min(anchor.chars or config.anchor.max_chars, config.anchor.max_chars)
         plan.lines.append(f"anchor: {count:,} corpus texts encoded by the starting model, trained towards")
         plan.parts.append(encode_part(ctx, "anchor targets", ctx.model, count, chars[ANCHOR_DATASET]))
+    for source in (config.anchor.parallel or []) if config.anchor is not None else []:
+        side = source_size(source.source, source.columns[-1:], enough=source.max_documents)
+        pairs = side.rows or 0
+        sizes.append((PARALLEL_ANCHOR_DATASET, pairs * len(source.columns)))
+        chars[PARALLEL_ANCHOR_DATASET] = side.chars or 0
+        plan.lines.append(
+            f"anchor: {pairs:,} parallel pairs of {source.source}, each side trained towards the starting "
+            "model's embedding of the last"
+        )
+        plan.parts.append(encode_part(ctx, "parallel anchor targets", ctx.model, pairs, side.chars or 0))
     total, shares = steps_of(config, sizes)
     plan.work |= {
         "examples": dict(sizes),

@@ -31,9 +31,9 @@ from skadapt.tasks.embedding_memo import memoized
 from skadapt.tasks.heldout import TrainingTexts
 from skadapt.tasks.rows import TrainingDataError
 from skadapt.tasks.selection import evaluation_texts, suite_files
-from skadapt.train.anchor import build_anchor_dataset
+from skadapt.train.anchor import build_anchor_datasets
 from skadapt.train.card import card_section
-from skadapt.train.config import ANCHOR_DATASET, FinetuneConfig
+from skadapt.train.config import ANCHOR_DATASET, PARALLEL_ANCHOR_DATASET, FinetuneConfig
 from skadapt.train.datasets import WARN_SHARE, TaskDataset, build_task_datasets, drop_summary
 from skadapt.train.gist import load_guide, needs_guide
 from skadapt.train.inputs import inputs
@@ -177,7 +177,7 @@ def finetune(
         dev_before = dev.evaluator(loaded) if dev is not None else {}
         power = _starting_power(loaded, dev, config.batch_size, run.seed, ctx.launch.is_main)
     if config.anchor is not None:
-        datasets.append(_anchor_dataset(run, config, loaded))
+        datasets.extend(_anchor_datasets(run, config, loaded))
     start = snapshot(loaded) if config.interpolation is not None else None
     loaded.max_seq_length = config.max_seq_length
     result = train(
@@ -390,8 +390,10 @@ def _with_hard_negatives(
 
 
 def _dataset_source(config: FinetuneConfig, name: str) -> str:
-    if name == ANCHOR_DATASET and config.anchor is not None:
+    if config.anchor is not None and name == ANCHOR_DATASET and config.anchor.corpus is not None:
         return config.anchor.corpus.source
+    if config.anchor is not None and name == PARALLEL_ANCHOR_DATASET and config.anchor.parallel:
+        return ", ".join(p.source for p in config.anchor.parallel)
     return next(e.source for e in config.datasets if e.name == name)
 
 
@@ -437,19 +439,20 @@ def _dropped_rows(datasets: list[TaskDataset]) -> dict[str, str]:
     return lines
 
 
-def _anchor_dataset(run: RunFacts, config: FinetuneConfig, model: SentenceTransformer) -> TaskDataset:
-    """The anchor's distillation dataset; the run's evaluation suites never enter its sample."""
+def _anchor_datasets(run: RunFacts, config: FinetuneConfig, model: SentenceTransformer) -> list[TaskDataset]:
+    """The anchor's distillation datasets; the run's evaluation suites never enter them."""
     assert config.anchor is not None
     language = run.text_language
-    dataset = build_anchor_dataset(
+    datasets = build_anchor_datasets(
         config.anchor,
         model,
         seed=run.seed,
         language=language,
         exclude=evaluation_texts(list(run.eval_tasks), language),
     )
-    log.info("finetune: anchor: %d corpus sentences, weight %g", len(dataset), config.anchor.weight)
-    return dataset
+    for d in datasets:
+        log.info("finetune: %s: %d texts, weight %g", d.name, len(d), config.anchor.weight)
+    return datasets
 
 
 def _matryoshka(dims: list[int], datasets: list[TaskDataset]) -> dict[str, Any] | None:
