@@ -258,7 +258,13 @@ def glob_matches(pattern: str) -> list[Path]:
 
 
 def input_fingerprint(spec: str) -> str | None:
-    """Fingerprint of a local file, directory or glob's matched files (their contents)."""
+    """What a stage key holds for a local file, directory or glob (its matched files): a sha256 over the
+    files' contents and their names inside a directory (:func:`path_fingerprint`), the same for a copy
+    elsewhere or with other mtimes. Each file is read once per change (:func:`file_digests`).
+
+    Returns:
+        The fingerprint, or None when ``spec`` names no local file and matches none.
+    """
     path = Path(spec)
     if path.exists():
         return path_fingerprint(path)
