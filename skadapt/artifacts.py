@@ -11,6 +11,7 @@ import os
 import platform
 import shutil
 import sqlite3
+import time
 import uuid
 from collections.abc import Iterable, Iterator
 from importlib import metadata
@@ -161,6 +162,10 @@ DIGEST_ROWS = 200_000
 """Above this many rows the cache forgets files that no longer exist."""
 DIGEST_TIMEOUT_S = 30.0
 """How long a process waits for another's write to the cache before it goes without."""
+RACY_S = 2.0
+"""A file modified less than this long before it is read could change again within the same mtime tick
+(git's "racy" files; 2 s: the coarsest file system clocks): its digest is not kept."""
+"""How long a process waits for another's write to the cache before it goes without."""
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS digests "
     "(path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, inode INTEGER, digest TEXT NOT NULL)"
@@ -178,8 +183,9 @@ def file_digests(files: list[Path]) -> list[str]:
 
     The digests are kept in ``$SKADAPT_CACHE/fingerprints.sqlite`` by real path with the file's size,
     mtime and inode (DVC's rule): a copy, a clone or a restored cache is read once, then trusted while
-    those are unchanged. What the cache cannot see: bytes rewritten in place at the same size whose mtime
-    is then set back (a replaced file has a new inode and is read again). Several processes may share the
+    those are unchanged; a file modified in the last :data:`RACY_S` seconds (or in the future) is read
+    every time. What the cache cannot see: bytes rewritten in place at the same size whose mtime is then
+    set back (a replaced file has a new inode and is read again). Several processes may share the
     file (sqlite, WAL); a locked or unwritable cache is passed over and a damaged one replaced: the digests
     are then read from the files, never an error.
     """
@@ -208,6 +214,7 @@ def _cached_digests(path: Path, files: list[Path]) -> list[str]:
         db.execute("PRAGMA journal_mode=WAL")
         db.execute(_SCHEMA)
         digests, fresh = [], []
+        settled = time.time_ns() - int(RACY_S * 1e9)  # older files' next change moves their mtime
         for file in files:
             real = os.path.realpath(file)
             stat = os.stat(real)  # before reading: a file changed while read is read again next time
@@ -218,7 +225,8 @@ def _cached_digests(path: Path, files: list[Path]) -> list[str]:
                 digests.append(found[3])
                 continue
             digests.append(file_sha256(Path(real)))
-            fresh.append((real, *state, digests[-1]))
+            if stat.st_mtime_ns < settled:
+                fresh.append((real, *state, digests[-1]))
         if fresh:
             try:
                 _keep(db, fresh)

@@ -11,6 +11,7 @@ import multiprocessing
 import os
 import shutil
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -45,11 +46,12 @@ def model_dir(root: Path) -> Path:
     (root / "config.json").write_text('{"hidden_size": 8}', encoding="utf-8")
     (root / "model.safetensors").write_bytes(bytes(range(256)) * 64)
     (root / "1_Pooling" / "config.json").write_text('{"mode": "mean"}', encoding="utf-8")
+    shift_times(root, -3600)  # written an hour ago: settled (artifacts.RACY_S), so its digests are kept
     return root
 
 
-def shift_times(root: Path, seconds: int = 86_400) -> None:
-    """Every file's mtime moved by ``seconds`` (a clone, a ``cp -r``, a restored cache)."""
+def shift_times(root: Path, seconds: int = -86_400) -> None:
+    """Every file's mtime moved by ``seconds`` (a clone, a ``cp -r``, a restored backup)."""
     for path in [root, *root.rglob("*")]:
         if path.is_file():
             stat = path.stat()
@@ -123,6 +125,18 @@ def test_what_the_cache_trusts_a_rewrite_in_place_with_the_mtime_set_back(
     assert artifacts.path_fingerprint(model) not in (before, after)
 
 
+def test_a_file_changed_just_now_is_read_again_even_within_one_mtime_tick(tmp_path: Path) -> None:
+    """A file fingerprinted within RACY_S of its last change may change again before its mtime moves
+    (a coarse file system clock): its digest is not kept, so the change is seen."""
+    data = tmp_path / "data.jsonl"
+    data.write_text('{"text": "a"}\n', encoding="utf-8")
+    now = time.time_ns()
+    os.utime(data, ns=(now, now))
+    before = artifacts.path_fingerprint(data)
+    rewrite_in_place(data, b'{"text": "b"}')  # the same size, inode and mtime
+    assert artifacts.path_fingerprint(data) != before
+
+
 def test_a_damaged_cache_is_made_again(tmp_path: Path, cache: Path, caplog: pytest.LogCaptureFixture) -> None:
     model = model_dir(tmp_path / "model")
     expected = artifacts.path_fingerprint(model)
@@ -174,6 +188,7 @@ def test_several_processes_share_the_cache(tmp_path: Path, cache: Path) -> None:
     root.mkdir()
     for index in range(40):
         (root / f"{index:02}.txt").write_text(f"text {index}\n" * (index + 1), encoding="utf-8")
+    shift_times(root)
     expected = [artifacts.file_sha256(path) for path in sorted(root.iterdir())]
     expected = [artifacts.hash_json([[".", digest]]) for digest in expected]
     context = multiprocessing.get_context("spawn")
