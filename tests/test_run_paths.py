@@ -2,12 +2,14 @@
 
 Every path a run records is relative to the run directory (or absolute outside it), so a copied run, or one
 published from another working directory, publishes exactly the files of the original: the model, its
-ONNX files and the static repository.
+ONNX files and the static repository. Stage keys are made of contents, not times or places: a copy of the
+project with every mtime changed (a fresh clone) skips every finished stage.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -33,12 +35,13 @@ RUN = Path("runs") / "tiny"
 pytestmark = pytest.mark.slow  # every test reads the module's one recipe run
 
 
-def recipe_data(base_model: Path) -> dict[str, Any]:
-    """The smallest real recipe with a model stage, an export stage and an evaluation."""
+def recipe_data() -> dict[str, Any]:
+    """The smallest real recipe with a model stage, an export stage and an evaluation; every path in it
+    relative to the project directory (the base model among them)."""
     return {
         "name": "tiny",
         "language": "slk",
-        "base_model": str(base_model),
+        "base_model": "base",
         "output_dir": str(RUN),
         "trim": {"corpus": "corpus.jsonl", "vocab_size": 150, "workers": 1, "parity_documents": 5},
         "export": {"tiers": ["onnx-int8", "static"], "pca_dims": 16, "speed_texts": 8, "speed_repeats": 1},
@@ -50,13 +53,14 @@ def recipe_data(base_model: Path) -> dict[str, Any]:
 def project(tiny_models: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A project directory (corpus, suite, recipe paths relative to it) with the finished run in runs/tiny."""
     root = tmp_path_factory.mktemp("project")
+    shutil.copytree(tiny_models["unigram"], root / "base")
     lines = "".join(json.dumps({"text": text}, ensure_ascii=False) + "\n" for text in FIXTURE_TEXTS)
     (root / "corpus.jsonl").write_text(lines, encoding="utf-8")
     write_tiny_suite(root / "suite")
     with pytest.MonkeyPatch.context() as patch:
         patch.chdir(root)
         patch.setenv("SKADAPT_CACHE", str(root / ".cache"))
-        outcomes = run_recipe(validate_recipe(recipe_data(tiny_models["unigram"])))
+        outcomes = run_recipe(validate_recipe(recipe_data()))
     assert [(o.stage, o.status) for o in outcomes] == [
         ("trim", "ran"),
         ("export", "ran"),
@@ -120,15 +124,42 @@ def test_a_copied_or_moved_run_publishes_the_same_files(
         assert "## Deployment tiers" in (out / "upload" / "README.md").read_text(encoding="utf-8")
 
 
-def test_a_moved_project_resumes_without_running_a_stage(
-    project: Path, tiny_models: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def shift_times(root: Path, seconds: int) -> None:
+    """Every file's and directory's mtime moved by ``seconds``, as a fresh clone or a copy leaves them."""
+    for path in [root, *root.rglob("*")]:
+        stat = path.stat()
+        os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + seconds * 10**9))
+
+
+def test_a_copy_with_new_times_resumes_without_running_a_stage_until_an_input_changes(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    moved = tmp_path / "moved"
-    shutil.copytree(project, moved)
-    monkeypatch.chdir(moved)
-    monkeypatch.setenv("SKADAPT_CACHE", str(moved / ".cache"))
-    outcomes = run_recipe(validate_recipe(recipe_data(tiny_models["unigram"])))
-    assert [o.status for o in outcomes] == ["skipped"] * 3
+    """The project copied elsewhere without its cache (as a clone of the same commit beside the same
+    base model), every mtime a day later: every finished stage is skipped; then a changed byte of the
+    corpus (the same size) re-runs trim, and the stages after it."""
+    clone = tmp_path / "clone"
+    shutil.copytree(project, clone, ignore=shutil.ignore_patterns(".cache"))
+    shift_times(clone, 86_400)
+    monkeypatch.chdir(clone)
+    monkeypatch.setenv("SKADAPT_CACHE", str(clone / ".cache"))
+    outcomes = run_recipe(validate_recipe(recipe_data()))
+    assert [(o.stage, o.status) for o in outcomes] == [
+        ("trim", "skipped"),
+        ("export", "skipped"),
+        ("evaluate", "skipped"),
+    ]
+    assert "stage trim: up to date, skipped" in (clone / RUN / "run.log").read_text(encoding="utf-8")
+
+    corpus = clone / "corpus.jsonl"
+    text = corpus.read_text(encoding="utf-8")
+    corpus.write_text(text.replace("Bratislava", "Bratislavu", 1), encoding="utf-8")
+    assert len(corpus.read_bytes()) == len(text.encode("utf-8"))
+    outcomes = run_recipe(validate_recipe(recipe_data()))
+    assert [(o.stage, o.status) for o in outcomes] == [
+        ("trim", "ran"),
+        ("export", "ran"),
+        ("evaluate", "ran"),
+    ]
 
 
 @pytest.mark.parametrize("part", ["export/static", "export/model", "export"])

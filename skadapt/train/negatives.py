@@ -71,13 +71,13 @@ def text_digest(texts: Iterator[str] | list[str]) -> str:
 
 
 def model_identity(ref: str) -> dict[str, Any]:
-    """What identifies a model for the cache: a local directory's files (names, sizes, times), else the
+    """What identifies a model for the cache: a local directory's contents (wherever it lies), else the
     Hub id with the commit its main branch is at (None when it cannot be told)."""
     from skadapt.sources.commits import model_commit
 
     path = Path(ref)
     if path.exists():
-        return {"path": str(path.resolve()), "files": artifacts.path_fingerprint(path)}
+        return {"files": artifacts.path_fingerprint(path)}
     return {"hub": ref, "commit": model_commit(ref).commit}
 
 
