@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -20,7 +22,7 @@ BENCHMARK = Path(__file__).resolve().parents[1] / "benchmark"
 
 
 @pytest.fixture
-def gpu_check(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+def gpu_check(monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
     monkeypatch.syspath_prepend(str(BENCHMARK))
     import gpu_check
 
@@ -28,7 +30,7 @@ def gpu_check(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
     sys.modules.pop("gpu_check", None)
 
 
-def _traced_steps(device: str):  # noqa: ANN202 - torch's EventList
+def _traced_steps(device: str) -> Any:
     """``key_averages()`` of a few optimizer steps of a small MLP on ``device``, each under a named range."""
     import torch
     from torch.profiler import ProfilerActivity, profile, record_function
