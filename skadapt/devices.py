@@ -52,6 +52,13 @@ def training_levers(use_cpu: bool = False) -> dict[str, Any]:
     }
 
 
+def dev_batch_size(cpu_batch: int) -> int:
+    """Texts per encoding batch of a dev evaluation given the caller's CPU batch (e.g. the training batch):
+    unchanged on a CPU (its dev scores stay those of earlier versions to the last digit), at least
+    :data:`GPU_ENCODE_BATCH` on CUDA."""
+    return max(cpu_batch, GPU_ENCODE_BATCH) if cuda() else cpu_batch
+
+
 def encode_batch_size(requested: int | None = None) -> int:
     """``requested``, else the device's default encoding batch (:data:`CPU_ENCODE_BATCH` or
     :data:`GPU_ENCODE_BATCH`)."""
