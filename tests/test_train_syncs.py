@@ -9,6 +9,7 @@ compare precomputed hashes. On the CPU the waits are counted as the reads that c
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,7 @@ def _old_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     def before(*args: Any, **kwargs: Any) -> Any:
         arguments = made(*args, **kwargs)
         arguments.logging_steps, arguments.logging_nan_inf_filter = 1, True
-        if arguments.batch_sampler == trainer_module.no_duplicates_sampler():
+        if callable(arguments.batch_sampler):  # the hashed duplicate-free sampler
             arguments.batch_sampler = BatchSamplers.NO_DUPLICATES
         return arguments
 
@@ -116,7 +117,8 @@ def test_the_hashed_sampler_keeps_a_text_out_of_a_batch_holding_it(
     data = Dataset.from_dict(rows)
     config = FinetuneConfig.model_validate(tiny_recipe(tmp_path, tmp_path)["finetune"])
     args = training_arguments(config, 7, tmp_path, build_datasets(config), None, 10)  # nli: MNRL
-    assert args.batch_sampler == BatchSamplers.NO_DUPLICATES_HASHED
+    hashed_sampler = args.batch_sampler
+    assert hashed_sampler.keywords == {"precompute_hashes": True, "precompute_num_proc": 0}
     model = SentenceTransformer(str(tiny_models["unigram"]), device="cpu")
     trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=data)
 
@@ -125,7 +127,9 @@ def test_the_hashed_sampler_keeps_a_text_out_of_a_batch_holding_it(
         made = trainer.get_batch_sampler(data, 4, False, None, torch.Generator(), seed=7)
         return [list(batch) for batch in made]
 
-    hashed = batches(BatchSamplers.NO_DUPLICATES_HASHED)
+    environment = os.environ
+    hashed = batches(hashed_sampler)
+    assert os.environ is environment  # hashed in this process: datasets' pool would have replaced it
     assert sorted(i for batch in hashed for i in batch) == list(range(60))  # every row, once
     for batch in hashed:
         held = [rows[column][i] for i in batch for column in rows]

@@ -10,6 +10,7 @@ torchrun only rank 0 writes a checkpoint's model files and its marker (see :func
 from __future__ import annotations
 
 import functools
+import inspect
 import json
 import logging
 import math
@@ -127,10 +128,15 @@ def logging_steps(planned: int) -> int:
 def no_duplicates_sampler() -> Any:
     """The batch sampler that keeps a text out of a batch holding it already (in-batch negatives): the one
     comparing precomputed hashes of the rows where sentence-transformers has it (the same batches, without
-    reading each candidate row back from the dataset on every step), else the plain one."""
+    reading each candidate row back from the dataset on every step), else the plain one. The hashes are
+    computed in this process (``num_proc`` 0): with a pool, ``datasets`` forks the training process and
+    leaves ``os.environ`` replaced by a copy."""
+    from sentence_transformers.base.sampler import NoDuplicatesBatchSampler
     from sentence_transformers.sentence_transformer.training_args import BatchSamplers
 
-    return getattr(BatchSamplers, "NO_DUPLICATES_HASHED", BatchSamplers.NO_DUPLICATES)
+    if "precompute_hashes" not in inspect.signature(NoDuplicatesBatchSampler).parameters:
+        return BatchSamplers.NO_DUPLICATES
+    return functools.partial(NoDuplicatesBatchSampler, precompute_hashes=True, precompute_num_proc=0)
 
 
 def cpu_launch(world_size: int) -> bool:
