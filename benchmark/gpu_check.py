@@ -321,6 +321,28 @@ def reset_float32(torch: Any) -> None:
     torch.backends.cuda.matmul.allow_tf32 = False
 
 
+ACCOUNTING = "each kernel once (torch's own table total)"
+"""How ``gpu_kernel_ms_per_step`` counts, recorded with it: results before 2026-11-29 summed every event's
+self device time, which counts a kernel twice (on the kernel and on the operator that launched it)."""
+
+
+def self_time_us(events: Any, device: str) -> float:
+    """Microseconds ``device`` (``"cpu"`` or ``"cuda"``) spent in profiled ``events`` (a ``key_averages()``),
+    each counted once, as torch's own table totals them ("Self CPU/CUDA time total"): on the CPU every
+    event's self CPU time; on a GPU the self time of the device's own events (kernels, copies) only. An
+    operator's self device time repeats its kernels', and a user annotation's spans the kernels inside it:
+    summing every event's counted each kernel twice."""
+    if device == "cpu":
+        return float(sum(e.self_cpu_time_total for e in events))
+    return float(
+        sum(
+            e.self_device_time_total
+            for e in events
+            if str(e.device_type).rsplit(".", 1)[-1].lower() == device and not e.is_user_annotation
+        )
+    )
+
+
 class Tracer:
     """``torch.profiler`` over ``steps`` optimizer steps after ``warmup``: per step, the wall time, the
     time the GPU ran kernels, and the host operations that took the most time."""
@@ -349,13 +371,14 @@ class Tracer:
             return {"error": "the traced steps did not complete"}
         steps = self.stop - self.start
         events = self.profiler.key_averages()
-        gpu_us = sum(getattr(e, "self_device_time_total", 0) for e in events) if device == "cuda" else 0
+        gpu_us = self_time_us(events, device) if device == "cuda" else 0
         rows = sorted(events, key=lambda e: e.self_cpu_time_total, reverse=True)[:top]
         return {
             "steps": steps,
             "wall_ms_per_step": round(1000 * self.wall / steps, 2),
             "gpu_kernel_ms_per_step": round(gpu_us / 1000 / steps, 2),
             "gpu_busy_share": round(gpu_us / 1e6 / self.wall, 3) if self.wall else None,
+            "accounting": ACCOUNTING,
             "host_ops_ms_per_step": {e.key: round(e.self_cpu_time_total / 1000 / steps, 3) for e in rows},
         }
 

@@ -39,6 +39,7 @@ def test_a_cuda_run_gets_every_lever_and_the_gpu_batch(monkeypatch: pytest.Monke
     levers = devices.training_levers()
     assert levers["optim"] == "adamw_torch_fused" and levers["tf32"] is True
     assert levers["dataloader_num_workers"] == devices.LOADER_WORKERS and levers["dataloader_pin_memory"]
+    assert levers["accelerator_config"] == {"non_blocking": True}  # copies from pinned memory, no wait
     assert devices.training_levers(use_cpu=True) == {}  # a CPU launch of a CUDA machine's ranks
     assert devices.encode_batch_size() == devices.GPU_ENCODE_BATCH
     monkeypatch.setattr(torch.cuda, "get_device_capability", lambda *_: (7, 5))

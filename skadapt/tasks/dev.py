@@ -54,6 +54,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from skadapt.devices import encode_batch_size
 from skadapt.prompts import role_prompt
 from skadapt.sources import column_text, column_value
 from skadapt.sources.columns import is_blank
@@ -624,7 +625,7 @@ def _label_counts(config: DevSetConfig, examples: _Examples) -> dict[str, int]:
 
 def build_dev_sets(
     config: DevSets,
-    batch_size: int = 32,
+    batch_size: int | None = None,
     prompts: dict[str, str] | None = None,
     test_texts: dict[str, list[str]] | None = None,
     training: TrainingTexts | None = None,
@@ -633,7 +634,7 @@ def build_dev_sets(
 
     Args:
         config: The dev sets.
-        batch_size: Encoding batch size.
+        batch_size: Encoding batch size (default: the device's, :func:`skadapt.devices.encode_batch_size`).
         prompts: The model's prompts (see skadapt.prompts).
         test_texts: Evaluation task -> its test texts: examples holding one are dropped (see the module
             docstring); None checks nothing.
@@ -644,15 +645,16 @@ def build_dev_sets(
         TrainingDataError: Missing/empty column, bad score or label, or an empty dev set.
     """
     held_out = _HeldOut(test_texts, training, config.training_overlap)
+    batch = encode_batch_size(batch_size)
     return [
-        _build_one(entry, f"{entry.kind}-{index}", batch_size, prompts or {}, held_out)
+        _build_one(entry, f"{entry.kind}-{index}", batch, prompts or {}, held_out)
         for index, entry in enumerate(config.sets)
     ]
 
 
 def build_dev_set(
     config: DevSets,
-    batch_size: int = 32,
+    batch_size: int | None = None,
     prompts: dict[str, str] | None = None,
     test_texts: dict[str, list[str]] | None = None,
     training: TrainingTexts | None = None,
@@ -666,12 +668,13 @@ def build_dev_set(
         TrainingDataError: Missing/empty column, bad score or label, or an empty dev set.
     """
     held_out = _HeldOut(test_texts, training, config.training_overlap)
+    batch = encode_batch_size(batch_size)
     if len(config.sets) == 1:
-        return _build_one(config.sets[0], DEV_NAME, batch_size, prompts or {}, held_out)
+        return _build_one(config.sets[0], DEV_NAME, batch, prompts or {}, held_out)
     from sentence_transformers.sentence_transformer.evaluation import SequentialEvaluator
 
     parts = [
-        _build_one(entry, f"{DEV_NAME}-{entry.kind}-{index}", batch_size, prompts or {}, held_out)
+        _build_one(entry, f"{DEV_NAME}-{entry.kind}-{index}", batch, prompts or {}, held_out)
         for index, entry in enumerate(config.sets)
     ]
     evaluator = SequentialEvaluator(

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
     from skadapt.tasks.dev import DevSet
+    from skadapt.tasks.dev_scores import EncodedSet
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +59,7 @@ def choose_interpolation(
     *,
     batch_size: int = 32,
     seed: int = 42,
+    known: dict[float, list[EncodedSet]] | None = None,
 ) -> Interpolation:
     """Score every grid point on ``dev_sets`` and leave ``model`` holding the one kept (see the module).
 
@@ -68,6 +70,8 @@ def choose_interpolation(
         dev_sets: The dev sets, one evaluator each (:func:`skadapt.tasks.dev.build_dev_sets`).
         batch_size: Encoding batch size.
         seed: Seed of the bootstrap resamples.
+        known: Dev sets already encoded at a grid point, not encoded again (0.0: the starting model's
+            embeddings, which the stage's dev check before training made).
     """
     from skadapt.tasks.dev_scores import (
         CONFIDENCE,
@@ -84,8 +88,10 @@ def choose_interpolation(
     indices: list[Any] | None = None
     scored = {}
     for alpha in alphas:
-        model.load_state_dict({k: v.to(device) for k, v in mix(start, tuned, alpha).items()})
-        encoded = [encode_dev_set(model, dev_set, batch_size) for dev_set in dev_sets]
+        encoded = (known or {}).get(alpha)
+        if encoded is None:
+            model.load_state_dict({k: v.to(device) for k, v in mix(start, tuned, alpha).items()})
+            encoded = [encode_dev_set(model, dev_set, batch_size) for dev_set in dev_sets]
         indices = indices if indices is not None else resamples(encoded, REPLICATES, seed)
         scored[alpha] = score_candidate(encoded, None, indices)
         log.info("finetune: interpolation a=%.2f: mean dev score %.4f %s", alpha, scored[alpha].mean, {

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from skadapt import artifacts
+from skadapt.devices import dev_batch_size
 from skadapt.modeldir import record_matryoshka_dims
 from skadapt.prompts import model_prompts
 from skadapt.results import FinetuneSummary, TrainingReport
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
 
     from skadapt.results.dev import DevSetPower
     from skadapt.tasks.dev import DevSet
+    from skadapt.tasks.dev_scores import EncodedSet
 
 
 log = logging.getLogger(__name__)
@@ -170,12 +172,14 @@ def finetune(
     datasets = _with_hard_negatives(config, datasets, loaded, model, run.seed, test_texts)
     guide = load_guide(config.gist, model, config.max_seq_length) if needs_guide(datasets) else None
     dev = None  # its rows holding an evaluation test text are dropped: test texts never choose; those
+    batch = dev_batch_size(config.batch_size)  # a dev evaluation's encoding batch: the device's
     if config.dev is not None:  # sharing a training text are counted, and dropped unless kept
-        dev = build_dev_set(config.dev, config.batch_size, prompts, test_texts, training)
+        dev = build_dev_set(config.dev, batch, prompts, test_texts, training)
     inference_length = loaded.max_seq_length  # the saved model keeps it: training length is not inference
-    with memoized(loaded):  # the dev sets' power reads the embeddings the evaluator made: no encoding more
+    with memoized(loaded):  # the dev sets' power and WiSE-FT's a=0 read the embeddings the evaluator made
         dev_before = dev.evaluator(loaded) if dev is not None else {}
-        power = _starting_power(loaded, dev, config.batch_size, run.seed, ctx.launch.is_main)
+        power = _starting_power(loaded, dev, batch, run.seed, ctx.launch.is_main)
+        known = _starting_encodings(loaded, dev, batch) if config.interpolation is not None else {}
     if config.anchor is not None:
         datasets.extend(_anchor_datasets(run, config, loaded))
     start = snapshot(loaded) if config.interpolation is not None else None
@@ -197,7 +201,7 @@ def finetune(
     if config.interpolation is not None and dev is not None and start is not None:
         grid = config.interpolation.grid
         interpolation = choose_interpolation(
-            result.model, start, grid, dev.sets, batch_size=config.batch_size, seed=run.seed
+            result.model, start, grid, dev.sets, batch_size=batch, seed=run.seed, known=known
         )
     dev_after = {}  # the kept mixture's main scores were computed by the choice: not encoded again
     if dev is not None:
@@ -282,6 +286,21 @@ def _starting_power(
     for line in flag_lines(power, "the starting model") if warn else []:
         log.warning("finetune: %s", line)
     return power
+
+
+def _starting_encodings(
+    model: SentenceTransformer, dev: DevSet | None, batch_size: int
+) -> dict[float, list[EncodedSet]]:
+    """The starting model's dev embeddings as WiSE-FT's ``a = 0`` (the same weights: ``1 * start + 0 *
+    tuned``), read from the memo the dev check filled; none for a dev set dev_scores cannot score."""
+    from skadapt.tasks.dev_scores import encode_dev_set
+
+    if dev is None:
+        return {}
+    try:
+        return {0.0: [encode_dev_set(model, dev_set, batch_size) for dev_set in dev.sets]}
+    except TypeError:  # a kind without per-example scores: WiSE-FT cannot score it either
+        return {}
 
 
 def _kept_scores(dev: DevSet, interpolation: Interpolation) -> dict[str, float]:

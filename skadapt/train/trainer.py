@@ -10,6 +10,7 @@ torchrun only rank 0 writes a checkpoint's model files and its marker (see :func
 from __future__ import annotations
 
 import functools
+import inspect
 import json
 import logging
 import math
@@ -117,6 +118,27 @@ def warmup_as_ratio(ratio: float) -> float:
     return FULL_RATIO if ratio >= 1 else ratio
 
 
+def logging_steps(planned: int) -> int:
+    """Steps between two logged losses: at most :data:`LOSS_CURVE_POINTS` points per run. Logging reads the
+    loss (and the gradient norm) back from the device, a wait for the GPU: a run of 99 steps used to log
+    every one of them."""
+    return max(1, math.ceil(planned / LOSS_CURVE_POINTS))
+
+
+def no_duplicates_sampler() -> Any:
+    """The batch sampler that keeps a text out of a batch holding it already (in-batch negatives): the one
+    comparing precomputed hashes of the rows where sentence-transformers has it (the same batches, without
+    reading each candidate row back from the dataset on every step), else the plain one. The hashes are
+    computed in this process (``num_proc`` 0): with a pool, ``datasets`` forks the training process and
+    leaves ``os.environ`` replaced by a copy."""
+    from sentence_transformers.base.sampler import NoDuplicatesBatchSampler
+    from sentence_transformers.sentence_transformer.training_args import BatchSamplers
+
+    if "precompute_hashes" not in inspect.signature(NoDuplicatesBatchSampler).parameters:
+        return BatchSamplers.NO_DUPLICATES
+    return functools.partial(NoDuplicatesBatchSampler, precompute_hashes=True, precompute_num_proc=0)
+
+
 def cpu_launch(world_size: int) -> bool:
     """Whether this is one rank of a multi-process launch (torchrun) on a machine without CUDA.
 
@@ -178,7 +200,7 @@ def training_arguments(
         bf16=config.bf16,
         seed=seed,
         data_seed=seed,
-        batch_sampler=BatchSamplers.NO_DUPLICATES
+        batch_sampler=no_duplicates_sampler()
         if needs_no_duplicates(datasets)
         else BatchSamplers.BATCH_SAMPLER,
         multi_dataset_batch_sampler=MultiDatasetBatchSamplers(config.sampling),
@@ -186,8 +208,9 @@ def training_arguments(
         save_strategy="steps",
         save_steps=config.save_steps,
         save_total_limit=config.save_total_limit,
-        logging_steps=max(1, planned_steps // LOSS_CURVE_POINTS),
+        logging_steps=logging_steps(planned_steps),
         logging_first_step=True,
+        logging_nan_inf_filter=False,  # its NaN check waits for the GPU every step; the weights never see it
         report_to=[] if config.report_to == "none" else [config.report_to],
         use_cpu=cpu_launch(world_size),
         **training_levers(cpu_launch(world_size)),
