@@ -53,7 +53,8 @@ def test_demo_recipe_runs_every_stage_and_resumes(demo_recipe, tmp_path: Path) -
     assert trim["evaluation_tokenization"]["texts"] > 2000  # the demo suite's texts after trimming
     training = json.loads((run / "finetune" / "training_report.json").read_text())
     assert training["steps"]["done"] == 4
-    assert [d["name"] for d in training["datasets"]] == ["nli", "qa", "sts"]
+    assert [d["name"] for d in training["datasets"]] == ["nli", "qa", "sts", "anchor_parallel"]
+    assert training["datasets"][-1]["stats"]["pairs"] == 150  # the hand-written sk-en pairs, none dropped
     assert training["interpolation"]["chosen"] in [p["alpha"] for p in training["interpolation"]["scores"]]
     kinds = ["sts", "retrieval", "triplets", "clustering", "classification", "bitext"]  # power at the start
     assert [p["kind"] for p in training["dev"]["power"]] == kinds
