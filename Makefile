@@ -83,7 +83,7 @@ demo-console: e5
 	rm -rf runs/demo_console
 	echo "$$ skadapt train recipes/demo_sk.yaml --set output_dir=runs/demo_console" \
 		"  # $$(date +%F), commit $$(git rev-parse --short HEAD)" > $(DEMO_CONSOLE)
-	bash -o pipefail -c 'SKADAPT_PROGRESS=1 COLUMNS=110 PYTHONUNBUFFERED=1 $(BIN)/skadapt train \
+	bash -o pipefail -c 'SKADAPT_PROGRESS=1 COLUMNS=200 PYTHONUNBUFFERED=1 $(BIN)/skadapt train \
 		recipes/demo_sk.yaml --set output_dir=runs/demo_console 2>&1 | tee -a $(DEMO_CONSOLE)'
 
 # Benchmarks (side-by-side ratios; results go in benchmark/README.md). vocabtrimmer is the peer for
