@@ -30,6 +30,8 @@ def test_known_harmless_notices_are_third_party_only() -> None:
     assert third_party_notice(_record("py.warnings", "x.py:1: TracerWarning: Converting a tensor"))
     assert third_party_notice(_record("transformers.training_args", "`warmup_ratio` is deprecated"))
     assert third_party_notice(_record("root", "Please consider pre-processing before quantization."))
+    ordering = "mtime may not be reliable on this filesystem, falling back to numerical ordering"
+    assert third_party_notice(_record("transformers.trainer_utils", ordering))
     assert not third_party_notice(_record("skadapt.export", "TracerWarning in our own words"))
     assert not third_party_notice(_record("py.warnings", "x.py:1: UserWarning: something new"))
 
