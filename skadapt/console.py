@@ -40,8 +40,8 @@ typer/click's own usage errors exit 2 too; a stop signal exits 128 + its number:
 PROGRESS_ENV = "SKADAPT_PROGRESS"
 """``1`` shows progress bars even when stderr is not a terminal, ``0`` hides them; unset: terminals only."""
 VERBOSE_ENV = "SKADAPT_VERBOSE"
-"""Set (non-empty, not ``0``) to show third-party progress bars and known-harmless library warnings on the
-console as ``--verbose`` does."""
+"""Set (non-empty, not ``0``) to show third-party progress bars, trainers' loss printouts and known-harmless
+library warnings on the console as ``--verbose`` does."""
 DEBUG_ENV = "SKADAPT_DEBUG"
 """Set (non-empty) to let unexpected errors of standalone commands end in their traceback."""
 
