@@ -19,7 +19,7 @@ export HF_HUB_OFFLINE ?= 1
 export HF_DATASETS_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: install e5 test test-fast test-servers demo lint bench docs docs-check clean
+.PHONY: install e5 test test-fast test-servers demo demo-console lint bench docs docs-check clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -74,6 +74,17 @@ test-servers: e5 $(VENV)/.llama-cpp-server
 
 demo: e5
 	$(BIN)/skadapt train recipes/demo_sk.yaml
+
+# The demo's console for the docs (docs/results/demo_console.txt): the demo recipe in a fresh run directory,
+# skadapt's bars on (each written once, in its final state, as the output is not a terminal); the first
+# line gives the date and the commit.
+DEMO_CONSOLE := docs/results/demo_console.txt
+demo-console: e5
+	rm -rf runs/demo_console
+	echo "$$ skadapt train recipes/demo_sk.yaml --set output_dir=runs/demo_console" \
+		"  # $$(date +%F), commit $$(git rev-parse --short HEAD)" > $(DEMO_CONSOLE)
+	bash -o pipefail -c 'SKADAPT_PROGRESS=1 COLUMNS=200 PYTHONUNBUFFERED=1 $(BIN)/skadapt train \
+		recipes/demo_sk.yaml --set output_dir=runs/demo_console 2>&1 | tee -a $(DEMO_CONSOLE)'
 
 # Benchmarks (side-by-side ratios; results go in benchmark/README.md). vocabtrimmer is the peer for
 # counting; its dependencies are outdated, so it is installed without them.

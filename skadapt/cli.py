@@ -96,8 +96,8 @@ def train(
         bool,
         typer.Option(
             "--verbose",
-            help="Show third-party progress bars and known-harmless library warnings on the console too "
-            "(without it they go to run.log only, where they can).",
+            help="Show third-party progress bars, trainers' loss printouts and known-harmless library "
+            "warnings on the console too (without it the printouts and warnings go to run.log only).",
         ),
     ] = False,
 ) -> None:

@@ -40,8 +40,8 @@ typer/click's own usage errors exit 2 too; a stop signal exits 128 + its number:
 PROGRESS_ENV = "SKADAPT_PROGRESS"
 """``1`` shows progress bars even when stderr is not a terminal, ``0`` hides them; unset: terminals only."""
 VERBOSE_ENV = "SKADAPT_VERBOSE"
-"""Set (non-empty, not ``0``) to show third-party progress bars and known-harmless library warnings on the
-console as ``--verbose`` does."""
+"""Set (non-empty, not ``0``) to show third-party progress bars, trainers' loss printouts and known-harmless
+library warnings on the console as ``--verbose`` does."""
 DEBUG_ENV = "SKADAPT_DEBUG"
 """Set (non-empty) to let unexpected errors of standalone commands end in their traceback."""
 
@@ -206,6 +206,62 @@ def counting_forward_passes(
         handle.remove()
 
 
+def encode_texts(model: Any, texts: list[str], description: str, **kwargs: Any) -> Any:
+    """``model.encode(texts, **kwargs)`` in one call (the embeddings exactly those of one call) under one
+    skadapt bar of the texts encoded; sentence-transformers' own ``Batches`` bar only where its logger is
+    at INFO (with ``--verbose``: see :data:`QUIET_LOGGERS`)."""
+    with progress_group() as bars:
+        bar = bars.bar(description, total=len(texts), unit="texts")
+        with counting_forward_passes(model, bar.advance, enabled=bar.enabled):
+            return model.encode(texts, **kwargs)
+
+
+@contextlib.contextmanager
+def training_console(trainer: Any, label: str) -> Iterator[None]:
+    """While ``trainer`` (a transformers ``Trainer``) trains, with third-party output off the console
+    (:func:`libraries_quiet`): its logs (the loss dicts transformers prints) go to the ``skadapt`` log, i.e.
+    ``run.log``, and one skadapt bar (rank 0's) shows its steps and last loss. Otherwise nothing changes."""
+    if not libraries_quiet():
+        yield
+        return
+    from transformers.trainer_callback import PrinterCallback, ProgressCallback, TrainerCallback
+
+    log = logging.getLogger("skadapt.console")
+
+    class TrainingLog(TrainerCallback):  # type: ignore[misc]
+        def __init__(self, bars: ProgressGroup) -> None:
+            self.bars = bars
+            self.bar = Bar()
+            self.step = 0
+
+        def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            self.bar = self.bars.bar(label, total=state.max_steps, unit="steps")
+            self.bar.advance(state.global_step)  # a resumed training starts at its checkpoint's step
+            self.step = state.global_step
+
+        def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            self.bar.advance(state.global_step - self.step)
+            self.step = state.global_step
+
+        def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **kwargs: Any) -> None:
+            if not state.is_world_process_zero or not logs:
+                return
+            shown = ", ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}" for k, v in logs.items())
+            log.info("%s: step %d: %s", label, state.global_step, shown)
+            if "loss" in logs:
+                self.bar.describe(f"{label}: loss {logs['loss']:.4g}")
+
+    for printing in (PrinterCallback, ProgressCallback):
+        trainer.remove_callback(printing)
+    with progress_group(None if trainer.is_world_process_zero() else False) as bars:
+        callback = TrainingLog(bars)
+        trainer.add_callback(callback)
+        try:
+            yield
+        finally:
+            trainer.remove_callback(callback)
+
+
 # ----------------------------------------------------------------------------------------------- warnings
 
 
@@ -219,6 +275,7 @@ HARMLESS = (
     "To copy construct from a tensor",
     "get_sentence_embedding_dimension",
     "fill_missing parameter is deprecated",
+    "mtime may not be reliable",  # transformers orders checkpoints by their number instead
 )
 """Known-harmless third-party warnings (a piece of their text): in the run's log only, on the console with
 ``--verbose``."""
@@ -233,6 +290,12 @@ def verbose_console(flag: bool = False) -> bool:
     return flag or os.environ.get(VERBOSE_ENV, "") not in ("", "0")
 
 
+def libraries_quiet() -> bool:
+    """Whether third-party progress bars and printouts are off the console: inside :func:`quiet_libraries`
+    (in this process or the one that started it: ``TQDM_DISABLE`` is set)."""
+    return os.environ.get("TQDM_DISABLE", "").strip().lower() not in ("", "0", "false", "no", "off")
+
+
 def third_party_notice(record: logging.LogRecord) -> bool:
     """Whether a record is a known-harmless third-party warning (:data:`HARMLESS`)."""
     if record.name == "skadapt" or record.name.startswith("skadapt."):
@@ -243,28 +306,50 @@ def third_party_notice(record: logging.LogRecord) -> bool:
 
 @contextlib.contextmanager
 def quiet_libraries(verbose: bool = False) -> Iterator[None]:
-    """Without ``verbose``: no third-party progress bars (tqdm's, Hugging Face Hub's, transformers' and
-    datasets'), transformers' log records through the root logger (into the run's log, not straight onto
-    stderr), :data:`QUIET_LOGGERS` at WARNING. Undone on exit; with ``verbose`` nothing changes."""
-    if verbose:
-        yield
-        return
+    """transformers' log records through the root logger (into the run's log, and onto the console through
+    :class:`ConsoleWarnings`, not straight onto stderr); without ``verbose`` also no third-party progress
+    bars (tqdm's, Hugging Face Hub's, transformers' and datasets'), :data:`QUIET_LOGGERS` at WARNING, and
+    trainers' loss printouts into the log (:func:`training_console`). Undone on exit."""
     import sys
 
+    undo: list[Callable[[], None]] = []
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_default_handler()
+        hf_logging.enable_propagation()
+        undo += [hf_logging.enable_default_handler, hf_logging.disable_propagation]
+        if not verbose:  # transformers' bars off turns the Hub's off (an environment variable would outlast
+            hf_logging.disable_progress_bar()  # the block)
+            undo.append(hf_logging.enable_progress_bar)
+    except ImportError:
+        pass
+    try:
+        if not verbose:
+            _quiet_bars(undo)
+            if "datasets" in sys.modules:  # read from the environment when imported later
+                import datasets
+
+                datasets.disable_progress_bars()
+                undo.append(datasets.enable_progress_bars)
+        yield
+    finally:
+        for step in reversed(undo):
+            step()
+
+
+def _quiet_bars(undo: list[Callable[[], None]]) -> None:
+    """:data:`QUIET_LOGGERS` at WARNING, tqdm's bars off by default, ``TQDM_DISABLE`` and
+    ``HF_DATASETS_DISABLE_PROGRESS_BARS`` set for child processes; each step's undoing added to ``undo``."""
     levels = {name: logging.getLogger(name).level for name in QUIET_LOGGERS}
     for name in QUIET_LOGGERS:
         logging.getLogger(name).setLevel(logging.WARNING)
-    undo: list[Callable[[], None]] = []
-    try:  # transformers' bars off turns the Hub's off (an environment variable would outlast the block)
-        from transformers.utils import logging as hf_logging
 
-        hf_logging.disable_progress_bar()
-        hf_logging.disable_default_handler()
-        hf_logging.enable_propagation()
-        undo += [hf_logging.enable_progress_bar, hf_logging.enable_default_handler]
-        undo.append(hf_logging.disable_propagation)
-    except ImportError:
-        pass
+    def restore_levels() -> None:
+        for name, level in levels.items():
+            logging.getLogger(name).setLevel(level)
+
+    undo.append(restore_levels)
     try:  # tqdm reads TQDM_DISABLE when imported: a bar that does not say (model2vec's, the model
         # card's) is off by default from here on
         import tqdm.std
@@ -283,26 +368,18 @@ def quiet_libraries(verbose: bool = False) -> Iterator[None]:
         undo.append(restore_bars)
     except ImportError:
         pass
-    env = {"HF_DATASETS_DISABLE_PROGRESS_BARS": "1", "TQDM_DISABLE": "1"}  # for child processes
+    env = {"HF_DATASETS_DISABLE_PROGRESS_BARS": "1", "TQDM_DISABLE": "1"}
     saved_env = {key: os.environ.get(key) for key in env}
     os.environ.update(env)
-    if "datasets" in sys.modules:  # read from the environment when imported later
-        import datasets
 
-        datasets.disable_progress_bars()
-        undo.append(datasets.enable_progress_bars)
-    try:
-        yield
-    finally:
+    def restore_env() -> None:
         for key, value in saved_env.items():
             if value is None:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
-        for step in undo:
-            step()
-        for name, level in levels.items():
-            logging.getLogger(name).setLevel(level)
+
+    undo.append(restore_env)
 
 
 class ConsoleWarnings(logging.Handler):

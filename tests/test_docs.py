@@ -306,6 +306,21 @@ def test_an_invalid_snippet_does_not_validate(tmp_path: Path) -> None:
         _validate("recipe", "trim: {vocab_sise: 5}", tmp_path)
 
 
+def test_the_demo_console_is_skadapt_s_own() -> None:
+    """docs/results/demo_console.txt (``make demo-console``) holds no library output: no tqdm bar, no
+    trainer's loss dict, no known-harmless third-party warning; the check finds each of those."""
+    from tests.support.console_lines import library_lines
+
+    text = (DOCS / "results" / "demo_console.txt").read_text(encoding="utf-8")
+    assert library_lines(text) == []
+    leaks = [
+        "Batches:  50%|█████     | 1/2 [00:00<00:00, 60.33it/s]",
+        "{'loss': '0.4209', 'grad_norm': '0.5543', 'learning_rate': '2e-05', 'epoch': '0.03279'}",
+        "warning: mtime may not be reliable on this filesystem, falling back to numerical ordering",
+    ]
+    assert library_lines("stage finetune: running\n" + "\n".join(leaks)) == leaks
+
+
 # --- the README and history ----------------------------------------------------------------------------
 
 

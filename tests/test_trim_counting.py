@@ -163,6 +163,24 @@ def test_wordfreq_counts_capitalised_forms_digits_and_punctuation(e5_small: Path
         assert all(counts[i] > 0 for i in ids), (text, [tokenizer.id_to_token(i) for i in ids])
 
 
+def test_the_progress_hook_hears_the_totals_of_a_word_list_and_of_cached_counts(
+    tiny_models: dict[str, Path],
+) -> None:
+    """A word list is counted at once and cached counts are read: the counting bar still shows what they
+    cover (not ``0 texts 0.0 MB``)."""
+    tokenizer_json = _tokenizer_json(tiny_models["unigram"])
+    for cached in (False, True):
+        heard: list[tuple[int, int]] = []
+        counted = counting.count_source(
+            tokenizer_json,
+            "wordfreq:sk",
+            max_documents=500,
+            on_progress=lambda d, b, h=heard: h.append((d, b)),
+        )
+        assert counted.cached == cached and counted.documents == 500
+        assert heard == [(500, counted.bytes)] and counted.bytes > 0
+
+
 def test_source_errors_are_clear(tiny_models: dict[str, Path], tmp_path: Path) -> None:
     tokenizer_json = _tokenizer_json(tiny_models["unigram"])
     missing_column = tmp_path / "rows.jsonl"

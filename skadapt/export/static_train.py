@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from skadapt.console import training_console
 from skadapt.export.config import StaticTraining
 from skadapt.export.corpus import Corpus
 from skadapt.export.onnx import ExportError
@@ -216,9 +217,11 @@ def train_table(
             use_cpu=True,
             disable_tqdm=True,
         )
-        SentenceTransformerTrainer(
+        trainer = SentenceTransformerTrainer(
             model=student, args=args, train_dataset=data, loss=MSELoss(student)
-        ).train()
+        )
+        with training_console(trainer, "export: static table"):
+            trainer.train()
     return embedding.embedding.weight.detach().double().numpy()
 
 

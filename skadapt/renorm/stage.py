@@ -34,6 +34,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from skadapt.console import encode_texts
 from skadapt.modeldir import finalize_model_dir, keep_matryoshka_dims
 from skadapt.prompts import role_prompt
 from skadapt.renorm.card import card_section
@@ -80,11 +81,11 @@ def prompt_text(model: Any, prompt: PromptChoice) -> str:
 
 
 def encode(model: Any, texts: list[str], prompt: str, batch_size: int = 64) -> np.ndarray:
-    """Embeddings exactly as the model outputs them (after its own Normalize), float32."""
+    """Embeddings exactly as the model outputs them (after its own Normalize), float32; one bar on a
+    terminal."""
+    label = f"renorm: encoding the sample{f', prompt {prompt.strip()!r}' if prompt else ''}"
     return np.asarray(
-        model.encode(
-            texts, prompt=prompt, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=True
-        ),
+        encode_texts(model, texts, label, prompt=prompt, batch_size=batch_size, convert_to_numpy=True),
         dtype=np.float32,
     )
 

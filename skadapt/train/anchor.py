@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from skadapt.console import encode_texts
 from skadapt.errors import SkadaptError
 from skadapt.prompts import role_prompt
 from skadapt.sources import column_text, column_value, corpus_texts, is_blank, read_rows
@@ -199,8 +200,13 @@ def build_anchor_dataset(
             "finetune.anchor: %d sentences available (asked for %d)", len(sample.sentences), config.samples
         )
     prompt = anchor_prompt(model, config.prompt)
-    targets = model.encode(
-        sample.sentences, prompt=prompt, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=True
+    targets = encode_texts(
+        model,
+        sample.sentences,
+        "finetune: anchor targets",
+        prompt=prompt,
+        batch_size=batch_size,
+        convert_to_numpy=True,
     )
     return TaskDataset(
         name=ANCHOR_DATASET,

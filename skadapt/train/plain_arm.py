@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from skadapt.console import training_console
 from skadapt.modeldir import PLAIN_ARM_DIR, finalize_model_dir
 
 if TYPE_CHECKING:
@@ -84,7 +85,8 @@ def train_plain_arm(
     trainer = SentenceTransformerTrainer(
         model=model, args=args, train_dataset=DatasetDict({d.name: d.to_hf() for d in tasks}), loss=loss
     )
-    trainer.train()
+    with training_console(trainer, "finetune: plain arm"):
+        trainer.train()
     model.max_seq_length = inference_length
     if save:
         model.save(str(out))

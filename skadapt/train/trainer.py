@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from skadapt.console import training_console
 from skadapt.devices import training_levers
 from skadapt.errors import SkadaptError
 from skadapt.modeldir import finalize_model_dir
@@ -310,7 +311,8 @@ def train(
     if checkpoint is not None:
         log.info("finetune: resuming from %s", checkpoint)
     start = time.perf_counter()
-    output = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+    with training_console(trainer, "finetune"):
+        output = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
     seconds = time.perf_counter() - start
     state = trainer.state
     history = state.log_history

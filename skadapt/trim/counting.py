@@ -159,7 +159,8 @@ def count_source(
         batch_size: Texts per batch.
         workers: 1 = one thread; otherwise the tokenizer's thread pool (all cores).
         use_cache: Read and write the count cache.
-        on_progress: Progress hook (documents, bytes).
+        on_progress: Progress hook (documents, bytes); called once with the totals for cached counts and
+            word lists.
 
     Raises:
         SourceError: The source is missing, empty, unreadable or lacks the column.
@@ -187,6 +188,8 @@ def count_source(
             sample = draw_sample(spec, column, parity_documents, seed, **limits)
             cache.save_sample(key, seed, parity_documents, sample)
         documents, size = meta["documents"], meta["bytes"]
+        if on_progress is not None:  # the bar shows what the cached counts cover
+            on_progress(documents, size)
         return TokenCounts(counts, spec, key, documents, size, 0.0, True, sample, seed, commit)
     start = time.perf_counter()
     fresh = ParitySampler(parity_documents, seed)
@@ -199,6 +202,8 @@ def count_source(
             batch_size=batch_size,
             on_batch=fresh.observe,
         )
+        if on_progress is not None:  # a word list is counted at once: the bar shows its words
+            on_progress(documents, size)
     else:
         counts, documents, size, sampler = checkpoint.count_resumable(
             tokenizer_json,
