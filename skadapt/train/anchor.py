@@ -115,7 +115,14 @@ def build_parallel_anchor(
         )
     prompt = role_prompt(dict(model.prompts or {}), "query")
     unique = list(dict.fromkeys(pivots))
-    encoded = model.encode(unique, prompt=prompt, batch_size=batch_size, convert_to_numpy=True)
+    encoded = encode_texts(
+        model,
+        unique,
+        "finetune: parallel anchor targets",
+        prompt=prompt,
+        batch_size=batch_size,
+        convert_to_numpy=True,
+    )
     target = {text: row.tolist() for text, row in zip(unique, encoded, strict=True)}
     return TaskDataset(
         name=PARALLEL_ANCHOR_DATASET,
