@@ -59,7 +59,7 @@ def main() -> None:
         args.model,
         args.out,
         language="slk",
-        dev=recipe.renorm_dev(),
+        dev=recipe.run_facts().dev,
         finetune_dir=args.finetune_dir or str(Path(args.model).parent / "finetune"),
         eval_tasks=suites,
         batch_size=config.batch_size,

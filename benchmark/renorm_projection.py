@@ -54,7 +54,7 @@ def main() -> None:
     recipe = load_recipe(args.recipe)
     assert recipe.renorm is not None and recipe.evaluate is not None
     tasks = list(recipe.evaluate.tasks)
-    dev = recipe.renorm_dev()
+    dev = recipe.run_facts().dev
     assert dev is not None, "the recipe has no dev sets (renorm.dev or finetune.dev)"
     language = get_language(recipe.language)
     test_texts = task_test_texts(tasks, language=language)

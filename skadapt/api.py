@@ -9,9 +9,9 @@ on harm). The commands only parse their options, call these and print what they 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from skadapt.config import RecipeError
 from skadapt.errors import SkadaptError, UsageError
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from skadapt.export.config import ExportConfig
     from skadapt.languages import Language
     from skadapt.llm.config import LLMConfig
+    from skadapt.plan.model import Plan
     from skadapt.preflight import Check
     from skadapt.publish.config import PublishConfig
     from skadapt.renorm.config import RenormConfig
@@ -68,30 +69,33 @@ class RunOptionError(PipelineError, UsageError):
         self.option, self.value, self.reason = option, value, reason
 
 
-def check_options(recipe: Recipe, *, from_stage: str | None = None, only: str | None = None) -> None:
+def check_options(
+    recipe: Recipe, *, from_stage: str | None = None, only: str | None = None, until: str | None = None
+) -> None:
     """The rules of a run's options and sections, before anything is read.
 
     Raises:
         RunOptionError: ``from_stage``/``only`` name no stage, or both are given.
-        RecipeError: The recipe has no stage section.
+        RecipeError: The recipe has no stage section (a check of its inputs needs none: ``until="check"``).
     """
     for option, value in (("from_stage", from_stage), ("only", only)):
         if value is not None and value not in STAGE_NAMES:
             raise RunOptionError(option, value, f"unknown stage; stages are {', '.join(STAGE_NAMES)}")
     if from_stage and only:
         raise RunOptionError("only", only, "from_stage and only exclude each other")
-    if not recipe.enabled_stages():
+    if not recipe.enabled_stages() and until != "check":
         raise RecipeError(
             f"{recipe.name}: the recipe has no stage sections ({', '.join(STAGE_NAMES)}); nothing to do"
         )
 
 
-def check_inputs(recipe: Recipe, *, local: bool = False) -> list[Check]:
+def check_inputs(recipe: Recipe, *, local: bool = False, watch: RunWatch | None = None) -> list[Check]:
     """Resolve every input of ``recipe`` (the preflight); every check made.
 
     Args:
         recipe: The recipe.
         local: Only what needs no network (no Hub, no LLM server): what a cost plan stands on.
+        watch: Shown the checks (:attr:`RunWatch.checks`) before a problem raises.
 
     Raises:
         PreflightError: Some input has a problem (its ``checks`` hold every check).
@@ -99,6 +103,8 @@ def check_inputs(recipe: Recipe, *, local: bool = False) -> list[Check]:
     from skadapt.preflight import preflight, problems
 
     checks = preflight(recipe, local=local)
+    if watch is not None and watch.checks is not None:
+        watch.checks(checks, local)
     failed = [(item.input, item.problem or "") for item in problems(checks)]
     if failed:
         lines = "".join(f"\nproblem: {item}: {problem}" for item, problem in failed)
@@ -110,6 +116,27 @@ def check_inputs(recipe: Recipe, *, local: bool = False) -> list[Check]:
     return checks
 
 
+@dataclass
+class RunWatch:
+    """What the caller of :func:`run_recipe` is shown as the run goes (each None: nothing), in this order.
+
+    Attributes:
+        checks: The preflight's checks, and whether only those that need no network were made (for a
+            plan); called before a problem among them raises :class:`PreflightError`.
+        plan: The cost plan (``until="plan"``).
+        preview: What the stages show of their runs beyond the preflight (``until="check"``:
+            :attr:`~skadapt.stage.Stage.preview`), each stage's rich renderables in run order.
+        start: The run directory, once it is known to be writable, before the first stage.
+        stage: ``(stage, "start" | "skip" | "done")`` as the run goes.
+    """
+
+    checks: Callable[[list[Check], bool], None] | None = None
+    plan: Callable[[Plan], None] | None = None
+    preview: Callable[[list[Any]], None] | None = None
+    start: Callable[[Path], None] | None = None
+    stage: Callable[[str, str], None] | None = None
+
+
 def run_recipe(
     recipe: Recipe | str | Path,
     *,
@@ -117,10 +144,15 @@ def run_recipe(
     from_stage: str | None = None,
     only: str | None = None,
     check: bool = True,
+    until: Literal["plan", "check"] | None = None,
     on_stage: Callable[[str, str], None] | None = None,
+    watch: RunWatch | None = None,
 ) -> list[StageOutcome]:
     """Run a recipe stage by stage, as ``skadapt train`` does: finished stages are skipped, an interrupted
     run resumes, each stage is written atomically with its manifest into the run directory.
+
+    The one owner of a run's order: the options, the preflight, the plan or the preview, the stages, the
+    halt; ``skadapt train`` parses its options, calls this and prints what ``watch`` is shown.
 
     Args:
         recipe: A recipe YAML file, or a :class:`~skadapt.recipe.Recipe` (``load_recipe(path)``).
@@ -129,10 +161,14 @@ def run_recipe(
         only: Run just this stage; earlier ones must be finished (``--only``).
         check: Resolve every input first and raise :class:`PreflightError` on any problem (``--no-check``
             is ``check=False``).
-        on_stage: Called with ``(stage, "start" | "skip" | "done")`` as the run goes.
+        until: Stop before any stage: ``"plan"`` after the cost plan (standing on the checks that need no
+            network, ``--plan``), ``"check"`` after the preflight and the stages' previews (``--check``).
+        on_stage: Called with ``(stage, "start" | "skip" | "done")`` as the run goes (``watch.stage``).
+        watch: What the caller is shown as the run goes (:class:`RunWatch`).
 
     Returns:
-        One :class:`~skadapt.pipeline.StageOutcome` per stage run or skipped, in run order.
+        One :class:`~skadapt.pipeline.StageOutcome` per stage run or skipped, in run order; none with
+        ``until``.
 
     Raises:
         RecipeError: The recipe cannot be read, is invalid, or has no stage section.
@@ -140,20 +176,39 @@ def run_recipe(
         RunOptionError: ``from_stage``/``only`` name no stage, or both are given.
         PipelineError: ``from_stage``/``only`` name no stage of this recipe, or earlier stages are not
             finished.
-        PreflightError: ``check`` found a problem.
+        PreflightError: ``check`` (or ``until``) found a problem.
         RunHalted: A stage's result stops the run (``evaluate.fail_on_harm`` and harm beyond the margin
             cannot be excluded): the later stages do not run; its ``outcomes`` hold those that did.
     """
+    from skadapt.stages import STAGES
+
+    watch = watch or RunWatch(stage=on_stage)
     if isinstance(recipe, Recipe):
         if overrides:
             raise ValueError("overrides apply to a recipe file: give its path, or change the Recipe itself")
         loaded = recipe
     else:
         loaded = load_recipe(recipe, overrides)
-    check_options(loaded, from_stage=from_stage, only=only)
-    if check:
-        check_inputs(loaded)
-    return run_stages(loaded, from_stage=from_stage, only=only, on_stage=on_stage)
+    check_options(loaded, from_stage=from_stage, only=only, until=until)
+    if until == "plan":
+        from skadapt.planning import plan_recipe
+
+        check_inputs(loaded, local=True, watch=watch)  # the plan stands on a valid recipe
+        if watch.plan is not None:
+            watch.plan(plan_recipe(loaded))
+        return []
+    if check or until == "check":
+        check_inputs(loaded, watch=watch)
+    if until == "check":
+        facts = loaded.run_facts()
+        for stage in STAGES:
+            section = getattr(loaded, stage.name)
+            if section is not None and stage.preview is not None and watch.preview is not None:
+                watch.preview(stage.preview(section, facts))
+        return []
+    return run_stages(
+        loaded, from_stage=from_stage, only=only, on_stage=watch.stage or on_stage, on_start=watch.start
+    )
 
 
 def run_stage(

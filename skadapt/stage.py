@@ -91,6 +91,7 @@ class RunFacts:
         prompt_policy: Task type -> prompt (``evaluate.prompt_policy``).
         llm: The recipe's LLM, for stages that generate text.
         dev: The dev sets choices are made on (``renorm.dev``, else ``finetune.dev``).
+        dev_field: The recipe field ``dev`` comes from (``renorm.dev``), for messages.
         contamination_allow: Whether an evaluation task whose test data cannot be reached may go
             unchecked (``finetune.contamination.allow``): fine-tuning's check and the dev sets' follow it.
         human_dir: The human baseline directory (``human.dir``), if the recipe has one.
@@ -109,6 +110,7 @@ class RunFacts:
     prompt_policy: dict[str, str] = field(default_factory=dict)
     llm: LLMConfig | None = None
     dev: DevSets | None = None
+    dev_field: str = "dev"
     contamination_allow: bool = False
     human_dir: Path | None = None
     training: SharedTrainingTexts | None = field(default=None, compare=False, repr=False)
@@ -126,6 +128,12 @@ class RunFacts:
             mirrors=dict(self.dataset_mirrors) or None,
             exclude=self.excluded_tasks,
         )
+
+    def made_by_run(self, spec: str) -> bool:
+        """Whether a data source lies in the run directory, i.e. an earlier stage of this run writes it."""
+        if spec.startswith(("hub:", "wordfreq:")):
+            return False
+        return Path(spec).resolve().is_relative_to(self.run_dir.resolve())
 
     @property
     def text_language(self) -> str:
@@ -240,6 +248,23 @@ class CardContext:
                 f"{self.stage}: its report is a {type(self.report).__name__}, not a {kind.__name__}"
             )
         return self.report
+
+
+@dataclass(frozen=True)
+class TaskReads:
+    """Evaluation task specs whose data a stage reads from the Hub (the preflight checks their datasets
+    for gating).
+
+    Attributes:
+        use: What reads them, for the check's line (``evaluation task``, ``finetune's contamination check``).
+        specs: The task specs.
+        excludable: Whether ``evaluate.exclude_tasks`` leaves a task out of what it reads (then that is the
+            alternative a gated dataset's line names).
+    """
+
+    use: str
+    specs: list[str]
+    excludable: bool = False
 
 
 @dataclass(frozen=True)
@@ -412,6 +437,17 @@ class Stage(Generic[C]):
             recipe section (:class:`CardContext`); publish appends each present stage's in run order (None:
             the card has no section of it).
         card_tag: The Hub tag the published card gets when the run has its report (``vocabulary-trimming``).
+        provides: The :class:`RunFacts` fields its section gives every stage (the evaluation's tasks, the
+            dev sets, ...), from its section and the recipe's language; a later stage's value replaces an
+            earlier one's unless it is None.
+        preview: What ``skadapt train --check`` shows of its run beyond the preflight (rich renderables:
+            the rows it will drop, why it will stop), from its section and the run's facts.
+        summary: The lines ``skadapt train`` prints of it after the run's table, from its section, its
+            result (None: it did not run or was not skipped in this run) and its directory.
+        task_data: The evaluation tasks whose data it reads (:class:`TaskReads`), from its section and the
+            run's facts: the preflight checks their Hub datasets for gating.
+        models: The run models it makes besides its own directory (a side model, e.g. fine-tuning's
+            ``plain`` arm): names a section such as ``evaluate.models`` may give.
     """
 
     name: str
@@ -431,6 +467,11 @@ class Stage(Generic[C]):
     defaults: Callable[[C, RunFacts], None] | None = None
     card: Callable[[CardContext], list[str]] | None = None
     card_tag: str | None = None
+    provides: Callable[[C, Language], dict[str, Any]] | None = None
+    preview: Callable[[C, RunFacts], list[Any]] | None = None
+    summary: Callable[[C, StageResult | None, Path], list[str]] | None = None
+    task_data: Callable[[C, RunFacts], list[TaskReads]] | None = None
+    models: tuple[str, ...] = ()
 
     def facts_read(self, run: RunFacts) -> dict[str, Any]:
         """The run facts of :attr:`reads`, as JSON (for keys)."""

@@ -52,7 +52,7 @@ from skadapt.export.static import distill_static
 from skadapt.export.static_train import train_static
 from skadapt.languages import Language
 from skadapt.modeldir import finalize_model_dir
-from skadapt.results import ExportReport, ExportSummary
+from skadapt.results import ExportReport, ExportSummary, TrainingReport
 from skadapt.results.export import Int8Candidate
 from skadapt.sources.config import CorpusSource
 from skadapt.stage import Input, RunFacts, Stage, StageContext, corpus_input
@@ -666,8 +666,9 @@ def run_stage(ctx: StageContext[ExportConfig]) -> ExportSummary:
         "seed": run.seed,
         "dev": dev,
     }
-    corpus, parallel = fitting_corpora(
-        ctx.config, ctx.input_model, finetune_dir=ctx.models.get("finetune"), **apart
+    trained = [ref for ref in ctx.models.values() if (Path(ref) / TrainingReport.FILE).is_file()]
+    corpus, parallel = fitting_corpora(  # the fine-tuning texts of the newest model the run trained
+        ctx.config, ctx.input_model, finetune_dir=trained[-1] if trained else None, **apart
     )
     report = export_tiers(
         ctx.input_model,
