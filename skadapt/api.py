@@ -15,28 +15,56 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from skadapt.config import RecipeError
 from skadapt.errors import SkadaptError, UsageError
+from skadapt.evaluate.config import EvaluateConfig
+from skadapt.export.config import ExportConfig
+from skadapt.llm.config import LLMConfig
 from skadapt.pipeline import PipelineError, StageOutcome
 from skadapt.pipeline import run_recipe as run_stages
+from skadapt.publish.config import PublishConfig
 from skadapt.recipe import Recipe, load_recipe
+from skadapt.renorm.config import RenormConfig
+from skadapt.robustness.config import RobustnessConfig
 from skadapt.stages import STAGE_NAMES
+from skadapt.synth.config import SynthSTSConfig
+from skadapt.train.config import FinetuneConfig, FinetuneDataset
+from skadapt.trim.config import TrimConfig
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from skadapt.evaluate.config import EvaluateConfig
-    from skadapt.export.config import ExportConfig
     from skadapt.languages import Language
-    from skadapt.llm.config import LLMConfig
     from skadapt.plan.model import Plan
     from skadapt.preflight import Check
-    from skadapt.publish.config import PublishConfig
-    from skadapt.renorm.config import RenormConfig
-    from skadapt.robustness.config import RobustnessConfig
     from skadapt.stage import RunFacts
-    from skadapt.synth.config import SynthSTSConfig
     from skadapt.tasks.config import DevSets
-    from skadapt.train.config import FinetuneConfig
-    from skadapt.trim.config import TrimConfig
+
+__all__ = [
+    "EvaluateConfig",
+    "ExportConfig",
+    "FinetuneConfig",
+    "FinetuneDataset",
+    "LLMConfig",
+    "PreflightError",
+    "PublishConfig",
+    "RenormConfig",
+    "RobustnessConfig",
+    "RunOptionError",
+    "RunWatch",
+    "SynthSTSConfig",
+    "TrimConfig",
+    "check_inputs",
+    "check_options",
+    "export_tiers",
+    "finetune",
+    "publish_model",
+    "renormalize",
+    "run_evaluation",
+    "run_recipe",
+    "run_robustness",
+    "run_stage",
+    "synthesize_sts",
+    "trim_model",
+]
 
 
 class PreflightError(SkadaptError):

@@ -234,7 +234,8 @@ def test_the_checker_sees_function_level_imports(tmp_path: Path) -> None:
     """The rules would be vacuous if imports inside functions were missed."""
     assert "tasks" in {_unit(name) for name in _imports(ROOT / "train" / "stage.py")}
     assert "recipe" in EDGES["pipeline"] and "stages" in EDGES["recipe"]
-    assert {"api", "recipe", "trim", "train"} <= EDGES[ROOT_UNIT]  # the root's TYPE_CHECKING imports
+    assert {"api", "recipe", "results"} <= EDGES[ROOT_UNIT]  # the root's TYPE_CHECKING imports
+    assert {"trim", "train", "tasks"} <= EDGES["blocks"]  # and the building blocks'
     assert "skadapt.model_sources" in MODULE_EDGES["skadapt.train.gist"]  # inside load_guide
     assert "skadapt.artifacts" in MODULE_EDGES["skadapt.export.stage"]  # from skadapt import artifacts
     assert "skadapt" not in MODULE_EDGES["skadapt.export.stage"]
