@@ -54,6 +54,7 @@ __all__ = [
     "TrimConfig",
     "check_inputs",
     "check_options",
+    "entry",
     "export_tiers",
     "finetune",
     "publish_model",
@@ -334,6 +335,36 @@ def run_stage(
     spec = BY_NAME[stage]
     runner = partial(spec.run, **options) if options else None
     return run_alone(stage, config, facts, refs, out_dir, overwrite=overwrite, runner=runner)
+
+
+def entry(stage: str) -> Callable[..., Any]:
+    """The typed Python entry point of any stage, registered ones too: ``(model, config, *, language, out,
+    seed=42, overwrite=False) -> result``, a one-stage run (:func:`run_stage`) of ``stage``.
+
+    Raises:
+        PipelineError: ``stage`` is not a stage.
+    """
+    from skadapt.stages import BY_NAME
+
+    if stage not in BY_NAME:
+        raise PipelineError(f"stage {stage!r}: unknown; stages are {', '.join(STAGE_NAMES)}")
+
+    def run(
+        model: str | Path | Mapping[str, str | Path] | None,
+        config: BaseModel,
+        *,
+        language: Language | str | None,
+        out: str | Path,
+        seed: int = 42,
+        overwrite: bool = False,
+    ) -> Any:
+        return run_stage(stage, model, config, language=language, out=out, seed=seed, overwrite=overwrite)
+
+    run.__name__ = run.__qualname__ = stage
+    run.__doc__ = (
+        f"Run the {stage} stage alone on ``model`` into ``out``, as a recipe's {stage} section runs it."
+    )
+    return run
 
 
 # ------------------------------------------------------------------------------------ the stage entry points
