@@ -337,9 +337,15 @@ def run_stage(
     return run_alone(stage, config, facts, refs, out_dir, overwrite=overwrite, runner=runner)
 
 
+FACTS = ("eval_tasks", "llm", "dev", "human_dir")
+"""The run facts a stage's entrance option may set (keywords of :func:`run_stage`); its other options are
+keywords of the stage's ``run``."""
+
+
 def entry(stage: str) -> Callable[..., Any]:
     """The typed Python entry point of any stage, registered ones too: ``(model, config, *, language, out,
-    seed=42, overwrite=False) -> result``, a one-stage run (:func:`run_stage`) of ``stage``.
+    seed=42, overwrite=False, **options) -> result``, a one-stage run (:func:`run_stage`) of ``stage``;
+    ``options`` are its entrance's (:attr:`skadapt.stage.Entrance.options`: ``eval_tasks``, ...).
 
     Raises:
         PipelineError: ``stage`` is not a stage.
@@ -348,6 +354,7 @@ def entry(stage: str) -> Callable[..., Any]:
 
     if stage not in BY_NAME:
         raise PipelineError(f"stage {stage!r}: unknown; stages are {', '.join(STAGE_NAMES)}")
+    known = [option.name for option in BY_NAME[stage].entrance.options]
 
     def run(
         model: str | Path | Mapping[str, str | Path] | None,
@@ -357,14 +364,30 @@ def entry(stage: str) -> Callable[..., Any]:
         out: str | Path,
         seed: int = 42,
         overwrite: bool = False,
+        **options: Any,
     ) -> Any:
-        return run_stage(stage, model, config, language=language, out=out, seed=seed, overwrite=overwrite)
+        unknown = sorted(set(options) - set(known))
+        if unknown:
+            raise TypeError(
+                f"{stage}: no option {', '.join(unknown)}; its options: {', '.join(known) or 'none'}"
+            )
+        facts = {name: value for name, value in options.items() if name in FACTS}
+        rest = {name: value for name, value in options.items() if name not in FACTS}
+        return run_stage(
+            stage, model, config, language=language, out=out, seed=seed, overwrite=overwrite,
+            options=rest or None, **facts,
+        )  # fmt: skip
 
     run.__name__ = run.__qualname__ = stage
     run.__doc__ = (
-        f"Run the {stage} stage alone on ``model`` into ``out``, as a recipe's {stage} section runs it."
+        f"Run the {stage} stage alone on ``model`` into ``out``, as a recipe's {stage} section runs it "
+        f"(``skadapt {stage.replace('_', '-')}``); options: {', '.join(known) or 'none'}."
     )
     return run
+
+
+trim_model = entry("trim")
+export_tiers = entry("export")
 
 
 # ------------------------------------------------------------------------------------ the stage entry points
@@ -388,25 +411,6 @@ def synthesize_sts(
     return run_stage(
         "synth_sts", None, config, language=language, out=out, seed=seed, llm=llm, options=options,
         overwrite=overwrite,
-    )  # fmt: skip
-
-
-def trim_model(
-    model: str | Path,
-    config: TrimConfig,
-    *,
-    language: Language | str | None,
-    out: str | Path,
-    seed: int = 42,
-    eval_tasks: Sequence[str] = (),
-    use_cache: bool = True,
-    overwrite: bool = False,
-) -> Any:
-    """Trim ``model``'s vocabulary to ``config.corpus`` into ``out`` (the ``trim`` stage, ``skadapt
-    trim``); the local suites among ``eval_tasks`` are tokenized by both models and compared."""
-    return run_stage(
-        "trim", model, config, language=language, out=out, seed=seed, eval_tasks=eval_tasks,
-        options={"use_cache": use_cache}, overwrite=overwrite,
     )  # fmt: skip
 
 
@@ -446,25 +450,6 @@ def renormalize(
     return run_stage(
         "renorm", model, config, language=language, out=out, seed=seed, eval_tasks=eval_tasks,
         dev=config.dev, overwrite=overwrite,
-    )  # fmt: skip
-
-
-def export_tiers(
-    model: str | Path,
-    config: ExportConfig,
-    *,
-    language: Language | str | None,
-    out: str | Path,
-    seed: int = 42,
-    eval_tasks: Sequence[str] = (),
-    overwrite: bool = False,
-) -> Any:
-    """Make and measure the deployment tiers of ``model`` in ``out`` (the ``export`` stage, ``skadapt
-    export``); the speed texts: ``config.speed_corpus``, else the local suites among ``eval_tasks``, else
-    the language's corpus."""
-    return run_stage(
-        "export", model, config, language=language, out=out, seed=seed, eval_tasks=eval_tasks,
-        overwrite=overwrite,
     )  # fmt: skip
 
 

@@ -35,10 +35,6 @@ def stage_command(stage: Stage[Any]) -> Callable[..., Any]:
     return generic_command(stage)
 
 
-FACTS = ("eval_tasks", "llm", "dev", "human_dir")
-"""The run facts an option may set (the keywords of :func:`skadapt.api.run_stage`)."""
-
-
 def generic_command(stage: Stage[Any]) -> Callable[..., Any]:
     """``skadapt <stage> MODEL --out DIR [--language L] [--seed N] [section options] [its options]``: the
     stage run alone on MODEL into DIR, as a recipe runs it (its :class:`~skadapt.stage.Entrance`); prints
@@ -47,7 +43,7 @@ def generic_command(stage: Stage[Any]) -> Callable[..., Any]:
     entrance = stage.entrance
 
     def command(**kwargs: Any) -> None:
-        from skadapt.api import run_stage
+        from skadapt.api import entry
         from skadapt.console import fail, usage_error
         from skadapt.tasks.contamination import UnreachableTestDataError
 
@@ -55,16 +51,14 @@ def generic_command(stage: Stage[Any]) -> Callable[..., Any]:
         problem = entrance.check(config) if entrance.check is not None else None
         if problem is not None:
             usage_error(problem)
-        facts: dict[str, Any] = {}
-        options: dict[str, Any] = {}
-        for option in entrance.options:
-            value = kwargs[_param(option)]
-            value = option.value(value) if option.value is not None else value
-            (facts if option.name in FACTS else options)[option.name] = value
+        values = {
+            option.name: (option.value or (lambda given: given))(kwargs[_param(option)])
+            for option in entrance.options
+        }
         try:  # an unreachable task is named as this command's option, not as a recipe field
-            result = run_stage(
-                stage.name, kwargs["model"], config, language=kwargs["language"], out=out_dir,
-                seed=kwargs["seed"], overwrite=kwargs["overwrite"], options=options or None, **facts,
+            result = entry(stage.name)(
+                kwargs["model"], config, language=kwargs["language"], out=out_dir, seed=kwargs["seed"],
+                overwrite=kwargs["overwrite"], **values,
             )  # fmt: skip
         except UnreachableTestDataError as error:
             tasks = [_flag(o) for o in entrance.options if o.name == "eval_tasks"]
@@ -81,6 +75,7 @@ def generic_command(stage: Stage[Any]) -> Callable[..., Any]:
         out.print(result.model_dump_json(indent=2), markup=False, highlight=False)
 
     command.__name__ = name.replace("-", "_")
+    command.__module__ = f"{__package__}.{stage.name}"  # its name in failure messages: skadapt <stage> failed
     command.__doc__ = entrance.help or (
         f"Run the {stage.name} stage alone on MODEL into --out, as a recipe's {stage.name} section runs it "
         "(its fields are the options)."
