@@ -32,7 +32,7 @@ from skadapt.hub_errors import HubRefusal, hub_refusal
 from skadapt.llm.probe import probe_llm
 from skadapt.outputs import OutputPathError, writable_dir
 from skadapt.recipe import Recipe
-from skadapt.stage import Input, model_input
+from skadapt.stage import Input, RunFacts, model_input
 from skadapt.stages import STAGES
 
 HUB_PAGE = "https://huggingface.co/datasets"
@@ -88,10 +88,10 @@ def _output_dir(run_dir: Path) -> None:
         raise OutputPathError(str(error).removeprefix(f"output_dir {run_dir} ")) from error
 
 
-def stage_inputs(recipe: Recipe) -> list[Input]:
+def stage_inputs(recipe: Recipe, facts: RunFacts | None = None) -> list[Input]:
     """Every input the recipe's stages declare (:attr:`skadapt.stage.Stage.inputs`), in run order; the same
     input named by two stages (robustness scoring evaluate's tasks) once."""
-    facts = recipe.run_facts()
+    facts = facts or recipe.run_facts()
     found: dict[tuple[str, str], Input] = {}
     for stage in STAGES:
         section = getattr(recipe, stage.name)
@@ -102,7 +102,7 @@ def stage_inputs(recipe: Recipe) -> list[Input]:
     return list(found.values())
 
 
-def _hub_datasets(recipe: Recipe, declared: list[Input]) -> dict[str, dict[str, list[str]]]:
+def _hub_datasets(recipe: Recipe, declared: list[Input], facts: RunFacts) -> dict[str, dict[str, list[str]]]:
     """Every Hub dataset repository the run reads (the data sources among the stages' ``declared`` inputs,
     the evaluation tasks' datasets): repo id -> {"uses": what reads it, "tasks": the evaluation tasks
     among them (names ``evaluate.exclude_tasks`` can leave out)}."""
@@ -122,7 +122,6 @@ def _hub_datasets(recipe: Recipe, declared: list[Input]) -> dict[str, dict[str, 
     for source in declared:
         if source.source and _is_hub(source.value):
             add(parse_source(source.value).name, source.field)
-    facts = recipe.run_facts()
     mirrors, excluded = facts.dataset_mirrors, set(facts.excluded_tasks)
     readers = [
         reads
@@ -169,7 +168,9 @@ def _refusal(repo: str) -> HubRefusal | str | None:
     return None
 
 
-def gated_checks(recipe: Recipe, declared: list[Input] | None = None) -> list[Check]:
+def gated_checks(
+    recipe: Recipe, declared: list[Input] | None = None, facts: RunFacts | None = None
+) -> list[Check]:
     """One problem per gated dataset the run reads that the current credentials cannot open, one per other
     refusal of the check (an invalid token, a rate limit, the Hub unreachable: for all the datasets it
     hit), else one OK line for all of them; none offline (the stages read the local caches then) or with
@@ -179,7 +180,8 @@ def gated_checks(recipe: Recipe, declared: list[Input] | None = None) -> list[Ch
 
     if offline():
         return []
-    repos = _hub_datasets(recipe, stage_inputs(recipe) if declared is None else declared)
+    facts = facts or recipe.run_facts()
+    repos = _hub_datasets(recipe, stage_inputs(recipe, facts) if declared is None else declared, facts)
     if not repos or unreachable_reason() is not None:
         return []
     with ThreadPoolExecutor(GATED_THREADS) as pool:
@@ -234,14 +236,13 @@ class _Input(NamedTuple):
     """It asks a server other than the Hub (an LLM endpoint)."""
 
 
-def _inputs(recipe: Recipe, declared: list[Input]) -> list[_Input]:
+def _inputs(recipe: Recipe, declared: list[Input], facts: RunFacts) -> list[_Input]:
     """The input checks of the recipe: its base model, what its stages declare (:func:`stage_inputs`;
     sources an earlier stage of the run writes, such as a synth_sts dataset, are named, not read), the LLM
     of the stages that generate text, free disk."""
     from skadapt.sources import parse_source
 
     items: list[_Input] = []
-    facts = recipe.run_facts()
     later = "written by an earlier stage of this run"
     base = model_input("base_model", recipe.base_model, recipe.language_entry)
     items.append(_Input(f"base_model {base.value}", base.checked, base.probe, base.hub))
@@ -279,8 +280,9 @@ def preflight(recipe: Recipe, *, local: bool = False) -> list[Check]:
     """
     from skadapt.hub import unreachable_reason
 
-    declared = stage_inputs(recipe)  # once: the input checks and the gated-dataset check walk them
-    inputs = _inputs(recipe, declared)
+    facts = recipe.run_facts()  # once: the stages' inputs, the input checks and the gated check read them
+    declared = stage_inputs(recipe, facts)
+    inputs = _inputs(recipe, declared, facts)
     if local:
         kept = [i for i in inputs if not (i.needs_hub or i.dataset or i.network)]
         return [_run(i.item, i.checked, i.probe) for i in kept]
@@ -294,7 +296,7 @@ def preflight(recipe: Recipe, *, local: bool = False) -> list[Check]:
                 f"{down}; {ADVICE}",
             )
         )
-    gated = gated_checks(recipe, declared) if down is None else []
+    gated = gated_checks(recipe, declared, facts) if down is None else []
     refused = {c.repo for c in gated if not c.ok}
     for item, checked, probe, needs_hub, dataset, _ in inputs:
         if needs_hub and down is not None:
