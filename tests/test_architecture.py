@@ -7,8 +7,9 @@ Every exception class skadapt defines derives from ``SkadaptError``. Layers, low
 
     base      errors, artifacts, outputs, paths, config, languages, ... (no skadapt package above them)
     library   sources, llm, tasks, annotate, cards, stage (the stage contract), results (their reports),
-              plan (the pricing every stage's plan shares)
-    stages    trim, train, renorm, evaluate, robustness, synth, human, publish — never each other
+              plan (the pricing every stage's plan shares), human (human baselines: a recipe section and
+              ``skadapt human``, no stage)
+    stages    trim, train, renorm, evaluate, robustness, synth, publish, export — never each other
     run       recipe (composes the stage configs), stages (the list), pipeline, preflight, planning, api,
               blocks
     surface   cli, commands, templates
@@ -47,8 +48,8 @@ BASE = {
     "userfiles",
     "outputs",
 }
-LIBRARY = {"sources", "llm", "tasks", "annotate", "cards", "stage", "results", "plan"}
-STAGES = {"trim", "train", "renorm", "evaluate", "robustness", "synth", "human", "publish", "export"}
+LIBRARY = {"sources", "llm", "tasks", "annotate", "cards", "stage", "results", "plan", "human"}
+STAGES = {"trim", "train", "renorm", "evaluate", "robustness", "synth", "publish", "export"}
 RUN = {"recipe", "stages", "pipeline", "preflight", "choose", "planning", "api", "blocks"}
 SURFACE = {"cli", "commands", "templates", "__main__"}
 ROOT_UNIT = "__init__"
