@@ -3,22 +3,22 @@
 Each figure runs skadapt's own code on synthetic data of the recipes' shapes (sizes and shapes only: the
 texts are never trained or evaluated on):
 
-- ``trim_count``: documents/s of ``skadapt.count_source`` (reading a JSONL file, counting
+- ``trim_count``: documents/s of ``skadapt.blocks.count_source`` (reading a JSONL file, counting
   every token on all cores with mE5's tokenizer, drawing the parity sample) on FineWeb2-like ~3,000-char
   documents;
-- ``renorm_sample``: documents/s of ``skadapt.sample_sentences`` (pysbd sentence splitting in
+- ``renorm_sample``: documents/s of ``skadapt.blocks.sample_sentences`` (pysbd sentence splitting in
   worker processes, one per core, as renorm runs it; the 64-512-char window, the reservoir) on the same
   documents, and how many eligible sentences of which
   length a document yields;
-- ``read_jsonl``: rows/s of ``skadapt.read_rows`` on QA-shaped rows (question ~60, passage
+- ``read_jsonl``: rows/s of ``skadapt.blocks.read_rows`` on QA-shaped rows (question ~60, passage
   ~1,200 chars) from JSONL;
-- ``read_hub``: rows/s of ``skadapt.read_rows`` on a ``hub:`` source streamed over HTTP from the
+- ``read_hub``: rows/s of ``skadapt.blocks.read_rows`` on a ``hub:`` source streamed over HTTP from the
   local Hub (``tests/support/hub_server.py``; the real ``datasets``/``huggingface_hub`` client in a child):
   FineWeb2's layout and its eleven columns, ~3,000-char documents - what a Hub stream costs beside the
   network;
-- ``build_pairs`` / ``nli_grouping``: rows/s of ``skadapt.training_datasets`` for pairs
+- ``build_pairs`` / ``nli_grouping``: rows/s of ``skadapt.blocks.training_datasets`` for pairs
   (QA rows) and for nli (three labelled hypotheses per premise, grouped into triplets), reading included;
-- ``contamination`` / ``contamination_index``: rows/s of ``skadapt.overlapping_rows``
+- ``contamination`` / ``contamination_index``: rows/s of ``skadapt.blocks.overlapping_rows``
   against an index of evaluation texts, and texts/s of building that index.
 
 Each rate is marginal (timed at a tenth and at the whole sample: fixed costs such as parsing the tokenizer
@@ -181,8 +181,8 @@ def marginal(timed_runs: tuple[Timing, Timing], unit: str) -> dict[str, Any]:
 def measure(tokenizer: Path, scale: float = 1.0) -> dict[str, Any]:
     """Every data-path rate (see the module docstring); ``scale`` multiplies the sample sizes."""
 
-    from skadapt import (
-        FinetuneDataset,
+    from skadapt.api import FinetuneDataset
+    from skadapt.blocks import (
         count_source,
         overlapping_rows,
         read_rows,
@@ -275,7 +275,7 @@ def measure(tokenizer: Path, scale: float = 1.0) -> dict[str, Any]:
 
 HUB_READ = """
 import sys, time
-from skadapt import read_rows
+from skadapt.blocks import read_rows
 n = int(sys.argv[1])
 rows = read_rows("hub:HuggingFaceFW/fineweb-2:slk_Latn:train").rows
 start = time.perf_counter()

@@ -6,10 +6,10 @@ overlapping dev rows.
 paragraph; nli 392,702; rte 2,490; sts 5,604) as local files, and dev sets at skLEP's validation sizes, the
 question-answering one built as skLEP's card says its own was, half of its 9,583 rows on training paragraphs.
 Measured in one process: building the training datasets as fine-tuning does; digesting their texts
-(:func:`skadapt.training_texts` of the built datasets: what fine-tuning adds); the whole of what
-renormalization does when fine-tuning did not hand the texts over (:func:`skadapt.training_texts` of the
-finetune section: read, build, digest); the memory of the digests against a set of the folded texts; and
-checking each dev set.
+(:func:`skadapt.blocks.training_texts` of the built datasets: what fine-tuning adds); the whole of
+what renormalization does when fine-tuning did not hand the texts over
+(:func:`skadapt.blocks.training_texts` of the finetune section: read, build, digest); the memory of the
+digests against a set of the folded texts; and checking each dev set.
 
 ``--part choice``: the local-Hub fixture ``skadapt-fixtures/sklep-shared-paragraphs``
 (``tests/support/hub_shared_paragraphs.py``: 7 of 12 question-answering validation rows on training
@@ -87,14 +87,8 @@ def write_size_data(folder: Path, seed: int = 42) -> dict[tuple[str, str], Path]
 
 
 def part_size(out: Path) -> dict[str, Any]:
-    from skadapt import (
-        DevSets,
-        FinetuneConfig,
-        build_dev_sets,
-        folded_words,
-        training_datasets,
-        training_texts,
-    )
+    from skadapt.api import FinetuneConfig
+    from skadapt.blocks import DevSets, build_dev_sets, folded_words, training_datasets, training_texts
 
     started = time.perf_counter()
     paths = write_size_data(out / "size_data")
@@ -200,7 +194,8 @@ def part_size(out: Path) -> dict[str, Any]:
 CLIENT = """
 import json, sys
 from pathlib import Path
-from skadapt import RenormReport, TrainingReport, build_dev_sets, load_recipe, run_recipe, training_texts
+from skadapt import RenormReport, TrainingReport, load_recipe, run_recipe
+from skadapt.blocks import build_dev_sets, training_texts
 from sentence_transformers import SentenceTransformer
 
 recipes = json.loads(sys.argv[1])
@@ -353,7 +348,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.part == "size":
         result = part_size(args.out)
     else:
-        from skadapt import resolve_model
+        from skadapt.blocks import resolve_model
 
         result = part_choice(args.out, Path(resolve_model(args.model)))
     (args.out / f"{args.part}.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")

@@ -31,7 +31,9 @@ def main() -> None:
     parser.add_argument("--export", action="store_true", help="also run and time the whole export stage")
     args = parser.parse_args()
 
-    from skadapt import EvaluationReport, dims_bases, run_evaluation, run_stage
+    from skadapt import EvaluationReport, run_stage
+    from skadapt.api import run_evaluation
+    from skadapt.blocks import dims_bases
 
     shutil.rmtree(args.out, ignore_errors=True)
     args.out.mkdir(parents=True)

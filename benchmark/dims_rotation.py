@@ -20,7 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-from skadapt import export_dims, load_recipe
+from skadapt import load_recipe
+from skadapt.blocks import export_dims
 
 
 def rotation_tier(model_dir: str, texts: list[str], dim: int, centered: bool, out: Path) -> None:
@@ -60,7 +61,9 @@ def main() -> None:
 
     from sentence_transformers import SentenceTransformer
 
-    from skadapt import EvaluationReport, iter_texts, run_evaluation, sample_sentences
+    from skadapt import EvaluationReport
+    from skadapt.api import run_evaluation
+    from skadapt.blocks import iter_texts, sample_sentences
 
     shutil.rmtree(args.out, ignore_errors=True)
     args.out.mkdir(parents=True)

@@ -54,7 +54,7 @@ BATCH_SIZE = 32
 
 def default_suite() -> Path:
     """The demo suite when it loads (all its files present), else the test suite."""
-    from skadapt import SuiteError, load_suite
+    from skadapt.blocks import SuiteError, load_suite
 
     try:
         load_suite(DEMO_SUITE)
@@ -67,7 +67,8 @@ def default_suite() -> Path:
 def skadapt_side(model: str, suite: Path, bootstrap: int) -> tuple[float, dict[str, float]]:
     """Seconds for ``run_evaluation`` (a one-stage run into a fresh directory: an empty result cache,
     results, report and manifest written), and its task scores (read back from its report)."""
-    from skadapt import EvaluateConfig, EvaluationReport, run_evaluation
+    from skadapt import EvaluationReport
+    from skadapt.api import EvaluateConfig, run_evaluation
 
     config = EvaluateConfig(
         tasks=[str(suite)], prompt_policy=POLICY, batch_size=BATCH_SIZE, bootstrap=bootstrap
@@ -87,7 +88,7 @@ def mteb_side(model: str, suite: Path) -> tuple[float, dict[str, float]]:
     from mteb.models.sentence_transformer_wrapper import SentenceTransformerEncoderWrapper
     from sentence_transformers import SentenceTransformer
 
-    from skadapt import select_tasks
+    from skadapt.blocks import select_tasks
 
     start = time.perf_counter()
     tasks = select_tasks([str(suite)], language="slk")
@@ -149,7 +150,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--bootstrap", type=int, default=1000, help="resamples of the bootstrap side")
     args = parser.parse_args()
-    from skadapt import resolve_model
+    from skadapt.blocks import resolve_model
 
     model = resolve_model(args.model)
     suite = args.suite or default_suite()

@@ -17,7 +17,8 @@ import shutil
 import time
 from pathlib import Path
 
-from skadapt import EvaluateConfig, EvaluationReport, ExportConfig, ExportReport
+from skadapt import EvaluationReport, ExportReport
+from skadapt.api import EvaluateConfig, ExportConfig
 
 DEMO_POLICY = dict.fromkeys(
     ("STS", "PairClassification", "Classification", "Clustering", "BitextMining"), "query: "
@@ -34,7 +35,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
 
-    from skadapt import export_tiers, run_evaluation
+    from skadapt.api import export_tiers, run_evaluation
 
     shutil.rmtree(args.out, ignore_errors=True)
     args.out.mkdir(parents=True)

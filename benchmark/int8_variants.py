@@ -37,17 +37,9 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
 
-    from skadapt import (
-        EvaluateConfig,
-        EvaluationReport,
-        ExportConfig,
-        choose_int8,
-        load_recipe,
-        measure_speed,
-        quantize_int8,
-        run_evaluation,
-        speed_texts,
-    )
+    from skadapt import EvaluationReport, load_recipe
+    from skadapt.api import EvaluateConfig, ExportConfig, run_evaluation
+    from skadapt.blocks import choose_int8, measure_speed, quantize_int8, speed_texts
 
     started = time.perf_counter()
     load_before = os.getloadavg()[0]
@@ -59,7 +51,7 @@ def main() -> None:
         args.model,
         args.out,
         language="slk",
-        dev=recipe.renorm_dev(),
+        dev=recipe.run_facts().dev,
         finetune_dir=args.finetune_dir or str(Path(args.model).parent / "finetune"),
         eval_tasks=suites,
         batch_size=config.batch_size,

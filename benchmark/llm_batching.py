@@ -17,7 +17,8 @@ import argparse
 import time
 from pathlib import Path
 
-from skadapt import LLMConfig, llm_backend, sts_requests
+from skadapt.api import LLMConfig
+from skadapt.blocks import llm_backend, sts_requests
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "data" / "sk_corpus.txt"
 

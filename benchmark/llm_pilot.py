@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from skadapt import LLMConfig, SynthSTSConfig, synthesize_sts
+from skadapt.api import LLMConfig, SynthSTSConfig, synthesize_sts
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "data" / "sk_corpus.txt"
 

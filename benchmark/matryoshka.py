@@ -35,7 +35,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("/tmp/bench_matryoshka"))
     args = parser.parse_args()
 
-    from skadapt import EvaluationReport, ExportConfig, export_tiers, run_evaluation
+    from skadapt import EvaluationReport
+    from skadapt.api import ExportConfig, export_tiers, run_evaluation
 
     shutil.rmtree(args.out, ignore_errors=True)
     args.out.mkdir(parents=True)

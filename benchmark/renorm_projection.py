@@ -41,20 +41,14 @@ def main() -> None:
     import numpy as np
     from sentence_transformers import SentenceTransformer
 
-    from skadapt import (
-        RenormReport,
-        build_dev_sets,
-        get_language,
-        load_recipe,
-        renorm_modules,
-        renormalize,
-        task_test_texts,
-    )
+    from skadapt import RenormReport, get_language, load_recipe
+    from skadapt.api import renormalize
+    from skadapt.blocks import build_dev_sets, renorm_modules, task_test_texts
 
     recipe = load_recipe(args.recipe)
     assert recipe.renorm is not None and recipe.evaluate is not None
     tasks = list(recipe.evaluate.tasks)
-    dev = recipe.renorm_dev()
+    dev = recipe.run_facts().dev
     assert dev is not None, "the recipe has no dev sets (renorm.dev or finetune.dev)"
     language = get_language(recipe.language)
     test_texts = task_test_texts(tasks, language=language)

@@ -48,7 +48,7 @@ SEED = 42
 
 def default_suite() -> tuple[Path, tuple[Path, str, int]]:
     """The demo suite and corpus when the suite loads (all its files present), else the test ones."""
-    from skadapt import SuiteError, load_suite
+    from skadapt.blocks import SuiteError, load_suite
 
     try:
         load_suite(DEMO_SUITE)
@@ -61,7 +61,8 @@ def default_suite() -> tuple[Path, tuple[Path, str, int]]:
 def build(model: str, target: Path, config: Any, suite: Path, seed: int) -> dict[str, Any]:
     """Renormalize into ``target`` unless it is already there (the public ``renormalize``, the suite's
     texts kept out of the sample); its report."""
-    from skadapt import RenormReport, renormalize
+    from skadapt import RenormReport
+    from skadapt.api import renormalize
 
     if RenormReport.read(target) is None:
         renormalize(model, config, language="slk", out=target, seed=seed, eval_tasks=[str(suite)])
@@ -72,7 +73,7 @@ def build(model: str, target: Path, config: Any, suite: Path, seed: int) -> dict
 
 def evaluate(models: dict[str, str], suite: Path, work: Path, resamples: int) -> tuple[Any, dict[str, Any]]:
     """mteb scores of every model (the evaluate stage's runner) and its bootstrap draws per task."""
-    from skadapt import score_models
+    from skadapt.blocks import score_models
 
     scored = score_models(
         models,
@@ -105,7 +106,8 @@ def main() -> None:
     """Build the models, evaluate them, print the tables, the noise and the decision."""
     import numpy as np
 
-    from skadapt import RenormConfig, resolve_model
+    from skadapt.api import RenormConfig
+    from skadapt.blocks import resolve_model
 
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter

@@ -28,16 +28,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from skadapt import (  # noqa: E402
-    LLMConfig,
-    RobustnessConfig,
-    get_language,
-    resolve_model,
-    rewrite_tasks,
-    run_robustness,
-    score_models,
-    select_tasks,
-)
+from skadapt import get_language  # noqa: E402
+from skadapt.api import LLMConfig, RobustnessConfig, run_robustness  # noqa: E402
+from skadapt.blocks import resolve_model, rewrite_tasks, score_models, select_tasks  # noqa: E402
 from tests.support.llm_server import Reply, scripted_server, user_message  # noqa: E402
 
 POLICY = {t: "query: " for t in ("STS", "PairClassification", "Classification", "Clustering", "BitextMining")}

@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from skadapt import measure_speed
+from skadapt.blocks import measure_speed
 
 PASSAGES = Path(__file__).resolve().parents[1] / "data" / "demo_sk" / "train" / "qa.jsonl"
 """The texts: the demo's hand-written passages."""

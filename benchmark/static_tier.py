@@ -72,14 +72,8 @@ def main() -> None:
 
     from sentence_transformers import SentenceTransformer
 
-    from skadapt import (
-        EvaluateConfig,
-        EvaluationReport,
-        ExportConfig,
-        ExportReport,
-        export_tiers,
-        run_evaluation,
-    )
+    from skadapt import EvaluationReport, ExportReport
+    from skadapt.api import EvaluateConfig, ExportConfig, export_tiers, run_evaluation
 
     shutil.rmtree(args.out, ignore_errors=True)
     args.out.mkdir(parents=True)

@@ -127,7 +127,7 @@ def reference_count(tokenizer_json: str, texts: list[str], batch_size: int) -> n
 
 def skadapt_count(tokenizer_json: str, texts: list[str], batch_size: int, workers: int) -> np.ndarray:
     """skadapt's in-memory counter (``workers=1``: one thread; otherwise the tokenizer's thread pool)."""
-    from skadapt import count_texts
+    from skadapt.blocks import count_texts
 
     os.environ["TOKENIZERS_PARALLELISM"] = "false"
     counts, _, _ = count_texts(tokenizer_json, texts, batch_size=batch_size, workers=workers)
@@ -136,7 +136,7 @@ def skadapt_count(tokenizer_json: str, texts: list[str], batch_size: int, worker
 
 def skadapt_count_source(tokenizer_json: str, corpus: Path, batch_size: int, workers: int) -> np.ndarray:
     """skadapt end to end: read the file, count every text, draw the parity sample (cache off)."""
-    from skadapt import count_source
+    from skadapt.blocks import count_source
 
     os.environ["TOKENIZERS_PARALLELISM"] = "false"
     result = count_source(

@@ -2,7 +2,8 @@
 
 For each fine-tuned model (``--tuned``, e.g. benchmark/plain_arm.py's ``runs/skadapt-SEED/model``) and its
 starting model (``--start``, the recipe's trimmed model), the weights ``(1 - a) start + a tuned`` of every
-``a`` of ``--grid`` are scored on the recipe's fine-tuning dev sets through ``skadapt.wise_ft``, the stage's
+``a`` of ``--grid`` are scored on the recipe's fine-tuning dev sets through ``skadapt.blocks.wise_ft``, the
+stage's
 own choice (a mixture replaces ``a = 1`` only beyond the noise). Printed per model: each ``a``'s mean and
 per-set dev scores and its paired interval against ``a = 1``, the kept ``a``, and the ``a`` the raw best
 mean would keep. ``--save`` writes the kept mixture of each model as ``<tuned>-wise`` (and the raw best's as
@@ -38,7 +39,7 @@ def main() -> None:
     import yaml
     from sentence_transformers import SentenceTransformer
 
-    from skadapt import DevSets, mix_weights, wise_ft
+    from skadapt.blocks import DevSets, mix_weights, wise_ft
 
     os.chdir(ROOT)
     recipe = yaml.safe_load(args.recipe.read_text(encoding="utf-8"))

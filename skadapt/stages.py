@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from skadapt.config import MODEL_NAMES
 from skadapt.errors import SkadaptError
 from skadapt.evaluate.stage import STAGE as EVALUATE
 from skadapt.export.stage import STAGE as EXPORT
@@ -29,6 +30,18 @@ MODEL_STAGES: tuple[str, ...] = tuple(stage.name for stage in STAGES if stage.ma
 LLM_STAGES: tuple[str, ...] = tuple(stage.name for stage in STAGES if stage.uses_llm)
 
 BY_NAME: dict[str, Stage[Any]] = {stage.name: stage for stage in STAGES}
+
+
+def _name_models(stages: tuple[Stage[Any], ...]) -> None:
+    """Add the models ``stages`` make to :data:`skadapt.config.MODEL_NAMES` (what ``evaluate.models`` may
+    name)."""
+    for stage in stages:
+        for name in ((stage.name,) if stage.makes_model else ()) + stage.models:
+            if name not in MODEL_NAMES:
+                MODEL_NAMES.append(name)
+
+
+_name_models(STAGES)
 
 
 def every_stage() -> tuple[Stage[Any], ...]:
@@ -63,3 +76,4 @@ def register(stage: Stage[Any], *, before: str | None = None) -> None:
     LLM_STAGES = tuple(s.name for s in STAGES if s.uses_llm)
     BY_NAME.clear()
     BY_NAME.update({s.name: s for s in STAGES})
+    _name_models((stage,))

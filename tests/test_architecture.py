@@ -7,8 +7,9 @@ Every exception class skadapt defines derives from ``SkadaptError``. Layers, low
 
     base      errors, artifacts, outputs, paths, config, languages, ... (no skadapt package above them)
     library   sources, llm, tasks, annotate, cards, stage (the stage contract), results (their reports),
-              plan (the pricing every stage's plan shares)
-    stages    trim, train, renorm, evaluate, robustness, synth, human, publish — never each other
+              plan (the pricing every stage's plan shares), human (human baselines: a recipe section and
+              ``skadapt human``, no stage)
+    stages    trim, train, renorm, evaluate, robustness, synth, publish, export — never each other
     run       recipe (composes the stage configs), stages (the list), pipeline, preflight, planning, api,
               blocks
     surface   cli, commands, templates
@@ -47,8 +48,8 @@ BASE = {
     "userfiles",
     "outputs",
 }
-LIBRARY = {"sources", "llm", "tasks", "annotate", "cards", "stage", "results", "plan"}
-STAGES = {"trim", "train", "renorm", "evaluate", "robustness", "synth", "human", "publish", "export"}
+LIBRARY = {"sources", "llm", "tasks", "annotate", "cards", "stage", "results", "plan", "human"}
+STAGES = {"trim", "train", "renorm", "evaluate", "robustness", "synth", "publish", "export"}
 RUN = {"recipe", "stages", "pipeline", "preflight", "choose", "planning", "api", "blocks"}
 SURFACE = {"cli", "commands", "templates", "__main__"}
 ROOT_UNIT = "__init__"
@@ -234,7 +235,8 @@ def test_the_checker_sees_function_level_imports(tmp_path: Path) -> None:
     """The rules would be vacuous if imports inside functions were missed."""
     assert "tasks" in {_unit(name) for name in _imports(ROOT / "train" / "stage.py")}
     assert "recipe" in EDGES["pipeline"] and "stages" in EDGES["recipe"]
-    assert {"api", "recipe", "trim", "train"} <= EDGES[ROOT_UNIT]  # the root's TYPE_CHECKING imports
+    assert {"api", "recipe", "results"} <= EDGES[ROOT_UNIT]  # the root's TYPE_CHECKING imports
+    assert {"trim", "train", "tasks"} <= EDGES["blocks"]  # and the building blocks'
     assert "skadapt.model_sources" in MODULE_EDGES["skadapt.train.gist"]  # inside load_guide
     assert "skadapt.artifacts" in MODULE_EDGES["skadapt.export.stage"]  # from skadapt import artifacts
     assert "skadapt" not in MODULE_EDGES["skadapt.export.stage"]

@@ -1,4 +1,6 @@
-"""benchmark/ uses skadapt's public API: ``from skadapt import NAME`` with NAME in ``skadapt.__all__``.
+"""benchmark/ uses skadapt's public API: ``from skadapt import NAME`` with NAME in ``skadapt.__all__``, or
+``from skadapt.api import NAME`` / ``from skadapt.blocks import NAME`` with NAME in that subpackage's
+``__all__`` (the stage entry points and their configs; the building blocks).
 
 Every import counts: module level, inside functions, and in the code strings a benchmark runs in a child
 process. A benchmark that runs one component alone uses its public building block (``skadapt/blocks/``:
@@ -9,11 +11,13 @@ allowed.
 from __future__ import annotations
 
 import ast
+import importlib
 from pathlib import Path
 
 import pytest
 
-import skadapt
+PUBLIC = ("skadapt", "skadapt.api", "skadapt.blocks")
+"""The modules whose ``__all__`` is the public API."""
 
 BENCHMARK = Path(__file__).resolve().parents[1] / "benchmark"
 
@@ -32,7 +36,8 @@ def _trees(path: Path) -> list[ast.AST]:
 
 
 def imported(path: Path) -> tuple[set[str], set[str]]:
-    """(public names imported from ``skadapt``, internal names imported from its modules) of a file."""
+    """(public names imported from :data:`PUBLIC`, as ``module.name``; internal names imported from the other
+    modules) of a file."""
     public: set[str] = set()
     internal: set[str] = set()
     for tree in _trees(path):
@@ -42,8 +47,8 @@ def imported(path: Path) -> tuple[set[str], set[str]]:
                     if alias.name.startswith("skadapt."):
                         internal.add(alias.name)
             elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "skadapt":
-                if node.module == "skadapt":
-                    public.update(alias.name for alias in node.names)
+                if node.module in PUBLIC:
+                    public.update(f"{node.module}.{alias.name}" for alias in node.names)
                 else:
                     internal.update(f"{node.module}.{alias.name}" for alias in node.names)
     return public, internal
@@ -55,11 +60,12 @@ FILES = sorted(BENCHMARK.glob("*.py"))
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
 def test_a_benchmark_imports_the_public_api(path: Path) -> None:
     public, internal = imported(path)
-    unknown = sorted(public - set(skadapt.__all__))
-    assert not unknown, f"{path.name} imports {unknown} from skadapt, which has no such public name"
+    names = {f"{module}.{name}" for module in PUBLIC for name in importlib.import_module(module).__all__}
+    unknown = sorted(public - names)
+    assert not unknown, f"{path.name} imports {unknown}, which are no public names"
     assert not internal, (
         f"{path.name} imports skadapt internals {sorted(internal)}: use the public API "
-        "(`from skadapt import ...`, skadapt/__init__.py), or add the name there if a user would call it too"
+        f"(the __all__ of {', '.join(PUBLIC)}), or add the name there if a user would call it too"
     )
 
 
@@ -75,6 +81,6 @@ def test_the_checker_sees_every_kind_of_import(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     assert imported(script) == (
-        {"load_recipe"},
+        {"skadapt.load_recipe"},
         {"skadapt.tasks.dev_scores", "skadapt.trim.encoder.special_ids", "skadapt.sources.read_rows"},
     )

@@ -12,10 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import skadapt
-from skadapt import (
-    EvaluateConfig,
-    FinetuneConfig,
+import skadapt.api
+from skadapt.api import EvaluateConfig, FinetuneConfig
+from skadapt.blocks import (
     choose_int8,
     renorm_modules,
     score_models,
@@ -127,6 +126,6 @@ def test_run_evaluation_hands_the_tiers_over(monkeypatch: pytest.MonkeyPatch, tm
     int8.write_bytes(b"")  # never loaded: the evaluation is replaced
     models = {"final": str(tmp_path / "m"), "int8": str(int8)}
     config = EvaluateConfig(tasks=[str(SUITE)])
-    skadapt.run_evaluation(models, config, language=None, out=tmp_path / "a", tiers={"int8": "final"})
-    skadapt.run_evaluation(models, config, language=None, out=tmp_path / "b")
+    skadapt.api.run_evaluation(models, config, language=None, out=tmp_path / "a", tiers={"int8": "final"})
+    skadapt.api.run_evaluation(models, config, language=None, out=tmp_path / "b")
     assert seen == [{"int8": "final"}, {}]  # without tiers: found from export reports (there are none)

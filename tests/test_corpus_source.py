@@ -239,15 +239,17 @@ def test_a_command_spells_a_corpus_as_options_and_merges_them_with_its_file(tmp_
 
 
 def test_every_command_with_a_corpus_has_its_options() -> None:
-    from skadapt.commands import export, renorm, synth_sts, trim
+    from skadapt.commands.stage import stage_command
+    from skadapt.stages import BY_NAME
 
     expected = {
-        trim.command: ["--corpus", "--extra-corpus"],
-        renorm.command: ["--corpus"],
-        synth_sts.command: ["--corpus"],
-        export.command: ["--speed-corpus"],
+        "trim": ["--corpus", "--extra-corpus"],
+        "renorm": ["--corpus"],
+        "synth_sts": ["--corpus"],
+        "export": ["--speed-corpus"],
     }
-    for command, corpora in expected.items():
+    for stage, corpora in expected.items():
+        command = stage_command(BY_NAME[stage])
         flags = option_flags(command)
         for flag in corpora:
             assert {flag, f"{flag}-columns", f"{flag}-max-documents"} <= flags, (command, flag)

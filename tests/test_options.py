@@ -20,26 +20,10 @@ PositionalFields = frozenset({"models"})
 
 def _commands() -> dict[str, tuple[Any, type[BaseModel], bool]]:
     """Command -> (function, its stage's config model, whether it generates text with the LLM)."""
-    from skadapt.commands import evaluate, export, finetune, publish, renorm, robustness, synth_sts, trim
-    from skadapt.evaluate.config import EvaluateConfig
-    from skadapt.export.config import ExportConfig
-    from skadapt.publish.config import PublishConfig
-    from skadapt.renorm.config import RenormConfig
-    from skadapt.robustness.config import RobustnessConfig
-    from skadapt.synth.config import SynthSTSConfig
-    from skadapt.train.config import FinetuneConfig
-    from skadapt.trim.config import TrimConfig
+    from skadapt.commands.stage import command_name, stage_command
+    from skadapt.stages import STAGES
 
-    return {
-        "trim": (trim.command, TrimConfig, False),
-        "finetune": (finetune.command, FinetuneConfig, False),
-        "renorm": (renorm.command, RenormConfig, False),
-        "export": (export.command, ExportConfig, False),
-        "evaluate": (evaluate.command, EvaluateConfig, False),
-        "robustness": (robustness.command, RobustnessConfig, True),
-        "synth-sts": (synth_sts.command, SynthSTSConfig, True),
-        "publish": (publish.command, PublishConfig, False),
-    }
+    return {command_name(s): (stage_command(s), s.config, s.uses_llm) for s in STAGES}
 
 
 def _flag(prefix: str, name: str) -> str:

@@ -53,7 +53,7 @@ def test_shipped_recipes_have_skmteb_settings(name: str) -> None:
         (kind, f"hub:slovak-nlp/sklep:{config}:validation@{revision}") for kind, config in configs.items()
     ]
     assert ft.save_steps % ft.dev.steps == 0 and ft.dev.select_best
-    assert recipe.renorm_dev() == ft.dev and recipe.renorm.select == "auto"
+    assert recipe.run_facts().dev == ft.dev and recipe.renorm.select == "auto"
     wise = load_recipe(ROOT / "recipes" / f"{name}.yaml", ["finetune.interpolation={}"])  # the comment's line
     assert wise.finetune.interpolation is not None and wise.finetune.interpolation.grid[-1] == 1.0
 

@@ -423,7 +423,7 @@ def test_renorm_select_dev_needs_dev_sets() -> None:
     with pytest.raises(RecipeError, match=r"renorm\.dev or finetune\.dev"):
         validate_recipe(recipe)
     recipe["renorm"]["dev"] = {"kind": "sts", "source": "dev.jsonl"}
-    assert validate_recipe(recipe).renorm_dev() is not None
+    assert validate_recipe(recipe).run_facts().dev is not None
 
 
 def test_the_command_drops_the_excluded_suites_texts_from_its_dev_sets(

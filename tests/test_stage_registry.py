@@ -3,8 +3,9 @@ publish read the list and name no stage.
 
 The proof: a toy stage defined outside skadapt (its own package, here written into a temporary directory)
 joins with :func:`skadapt.stages.register` and runs through ``run_recipe``, ``skadapt train --plan`` and
-its own command ``skadapt toy``, and its section is in the published model card (``skadapt publish``), with
-no other skadapt module touched.
+its own command ``skadapt toy``, has its Python entry point (``skadapt.api.entry("toy")``) and its summary
+line after ``skadapt train``'s table, can be named in ``evaluate.models``, and its section is in the
+published model card (``skadapt publish``), with no other skadapt module touched.
 """
 
 from __future__ import annotations
@@ -77,6 +78,11 @@ def card(ctx: CardContext) -> list[str]:
     return ["## Toy words", "", f"The toy said `{said}` ({ctx.config.get('words')} words).", ""]
 
 
+def summary(config: ToyConfig, result: StageResult | None, stage_dir: Path) -> list[str]:
+    said = ToyReport.read(stage_dir)
+    return [f"toy said: {said.text}"] if said is not None else []
+
+
 STAGE = Stage(
     "toy",
     ToyConfig,
@@ -87,6 +93,7 @@ STAGE = Stage(
     plan=plan,
     card=card,
     card_tag="toy-words",
+    summary=summary,
 )
 register(STAGE, before="publish")
 '''
@@ -169,6 +176,46 @@ def test_a_new_stage_has_its_command(toy: dict[str, object]) -> None:
     assert '"words": 2' in done.stdout
     again = _python(toy, CLI, "toy", str(toy["model"]), "--out", str(out))
     assert again.returncode != 0 and "--overwrite" in again.stdout + again.stderr  # the stage run's rule
+
+
+def test_a_new_stage_has_its_python_entry_and_its_summary_line(toy: dict[str, object]) -> None:
+    root = Path(str(toy["root"]))
+    code = (
+        "import sys\n"
+        "from skadapt.api import entry\n"
+        "config = toystage.ToyConfig(words=3, word='ha')\n"
+        "result = entry('toy')(sys.argv[1], config, language='sk', out=sys.argv[2])\n"
+        "print(type(result).__name__, result.words)\n"
+    )
+    done = _python(toy, code, str(toy["model"]), str(root / "entry"))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[-2:] == ["ToyResult", "3"]
+    assert json.loads((root / "entry" / "toy.json").read_text())["text"] == "ha ha ha"
+    trained = _python(toy, CLI, "train", str(toy["recipe"]), "--no-check")
+    assert trained.returncode == 0, trained.stdout + trained.stderr
+    assert "toy said: toy toy toy toy" in trained.stdout  # its summary line, after the run's table
+
+
+def test_a_new_stage_can_be_named_in_evaluate_models(toy: dict[str, object]) -> None:
+    """``evaluate.models`` takes the models the stages make (:data:`skadapt.config.MODEL_NAMES`), a
+    registered stage's too; a name no stage makes is refused."""
+    code = (
+        "import sys\n"
+        "from skadapt.recipe import validate_recipe\n"
+        "from skadapt.errors import SkadaptError\n"
+        "base = {'name': 'x', 'language': 'slk', 'base_model': sys.argv[1], 'toy': {}}\n"
+        "for models in (['base', 'toy'], ['base', 'nope']):\n"
+        "    try:\n"
+        "        recipe = validate_recipe({**base, 'evaluate': {'models': models}})\n"
+        "        print('valid', recipe.evaluate.models)\n"
+        "    except SkadaptError as error:\n"
+        "        print('refused', str(error).splitlines()[1].strip())\n"
+    )
+    done = _python(toy, code, str(toy["model"]))
+    assert done.returncode == 0, done.stderr
+    valid, refused = done.stdout.strip().splitlines()[-2:]
+    assert valid == "valid ['base', 'toy']"
+    assert refused.startswith("refused evaluate.models.1: unknown model 'nope'") and "toy" in refused
 
 
 def test_a_new_stage_has_its_card_section(toy: dict[str, object]) -> None:

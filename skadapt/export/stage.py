@@ -52,10 +52,10 @@ from skadapt.export.static import distill_static
 from skadapt.export.static_train import train_static
 from skadapt.languages import Language
 from skadapt.modeldir import finalize_model_dir
-from skadapt.results import ExportReport, ExportSummary
+from skadapt.results import ExportReport, ExportSummary, TrainingReport
 from skadapt.results.export import Int8Candidate
 from skadapt.sources.config import CorpusSource
-from skadapt.stage import Input, RunFacts, Stage, StageContext, corpus_input
+from skadapt.stage import Entrance, Input, Option, RunFacts, Stage, StageContext, corpus_input
 from skadapt.tasks.backends import EXPORT_MODEL_DIR, EXPORT_REPORT, ONNX_DIR, load_sentence_model
 from skadapt.tasks.config import DevSets
 from skadapt.tasks.embedding_memo import memoize
@@ -666,8 +666,9 @@ def run_stage(ctx: StageContext[ExportConfig]) -> ExportSummary:
         "seed": run.seed,
         "dev": dev,
     }
-    corpus, parallel = fitting_corpora(
-        ctx.config, ctx.input_model, finetune_dir=ctx.models.get("finetune"), **apart
+    trained = [ref for ref in ctx.models.values() if (Path(ref) / TrainingReport.FILE).is_file()]
+    corpus, parallel = fitting_corpora(  # the fine-tuning texts of the newest model the run trained
+        ctx.config, ctx.input_model, finetune_dir=trained[-1] if trained else None, **apart
     )
     report = export_tiers(
         ctx.input_model,
@@ -777,6 +778,41 @@ def _check_prompt(config: ExportConfig, base: Path, ref: str) -> str | None:
     return f"{prompt!r}" if prompt else None
 
 
+def shows(out_dir: Path, result: ExportSummary) -> list[str]:
+    """What ``skadapt export`` prints: its ``export.md``, where each tier is, the ONNX layout."""
+    report = ExportReport.read(out_dir)
+    return [
+        (out_dir / "export.md").read_text(encoding="utf-8"),
+        *(f"[green]{tier}[/]: {out_dir / rel}" for tier, rel in (report.tiers if report else {}).items()),
+        f"ONNX layout: {out_dir / MODEL_DIR} (SentenceTransformer(dir, backend='onnx'))",
+    ]
+
+
+ENTRANCE = Entrance(
+    help="""Export MODEL to ONNX (fp32, checked against PyTorch, and dynamic int8) and make a static model
+    (distilled, then trained on MODEL: see export.static_training); measure texts/s, peak memory and size of
+    each beside MODEL. Score their quality with
+    `skadapt evaluate OUT/model/onnx/<file>.onnx OUT/static MODEL`. Runs as the recipe's export stage does.
+    """,
+    model="sentence-transformers model directory.",
+    out="Directory of the tiers and their report.",
+    seed="Seed of the speed-text and static-corpus samples.",
+    language="ISO 639-3 or 639-1 language code: its corpus is the speed corpus without "
+    "--tasks/--speed-corpus.",
+    options=(
+        Option(
+            "eval_tasks",
+            list[str] | None,
+            None,
+            "Local suite .yaml whose texts the speed is measured on (repeatable).",
+            flag="--tasks",
+            value=lambda tasks: tasks or (),
+        ),
+    ),
+    shows=shows,
+)
+
+
 STAGE = Stage(
     "export",
     ExportConfig,
@@ -788,4 +824,5 @@ STAGE = Stage(
     inputs=inputs,
     result=ExportSummary,
     plan=plan_export,
+    entrance=ENTRANCE,
 )

@@ -179,6 +179,7 @@ def run_recipe(
     runners: dict[str, StageRunner] | None = None,
     on_stage: Callable[[str, str], None] | None = None,
     launch: Launch | None = None,
+    on_start: Callable[[Path], None] | None = None,
 ) -> list[StageOutcome]:
     """Run the recipe's stages in order, skipping those already finished with the same key.
 
@@ -188,6 +189,7 @@ def run_recipe(
         only: Run just this stage (forced); earlier stages must be finished and current.
         runners: Stage runners overriding the registry (tests, plugins).
         on_stage: Called with (stage, "start" | "skip" | "done") for progress display.
+        on_start: Called with the run directory once it is known to be writable, before its log starts.
         launch: Rank and world size (default: from the torchrun/accelerate environment). Under a
             distributed launch rank 0 runs every stage and writes every artifact; the other ranks take part
             in distributed stages (fine-tuning) and otherwise wait for rank 0's manifests.
@@ -215,6 +217,8 @@ def run_recipe(
     launch = launch or Launch.from_env()
     run_dir = recipe.run_dir
     writable_dir(run_dir, "output_dir")
+    if on_start is not None:
+        on_start(run_dir)
     handler: logging.Handler | None = None
     owner = contextlib.ExitStack()
     outcomes: list[StageOutcome] = []

@@ -11,6 +11,7 @@ from skadapt.publish.errors import PublishError
 from skadapt.publish.model import planned_repositories, publish_model
 from skadapt.publish.target import find_target, target_for_run
 from skadapt.results import PublishSummary
+from skadapt.results.base import StageResult
 from skadapt.stage import PlanContext, Stage, StageContext
 
 log = logging.getLogger("skadapt")
@@ -64,4 +65,12 @@ def plan(config: PublishConfig, ctx: PlanContext) -> StagePlan:
     return StagePlan(stage="publish", lines=["uploads the final model: no compute"])
 
 
-STAGE = Stage("publish", PublishConfig, run_stage, result=PublishSummary, plan=plan)
+def summary(config: PublishConfig, result: StageResult | None, stage_dir: Path) -> list[str]:
+    """Each repository it uploaded to, or would have (a dry run)."""
+    if not isinstance(result, PublishSummary):
+        return []
+    done = "dry run, nothing uploaded" if result.dry_run else "uploaded"
+    return [f"publish ({done}) {repository.line()}" for repository in result.repositories]
+
+
+STAGE = Stage("publish", PublishConfig, run_stage, result=PublishSummary, plan=plan, summary=summary)

@@ -35,16 +35,27 @@ from typing import Any, Literal
 import numpy as np
 
 from skadapt.console import encode_texts
+from skadapt.languages import Language
 from skadapt.modeldir import finalize_model_dir, keep_matryoshka_dims
 from skadapt.prompts import role_prompt
 from skadapt.renorm.card import card_section
 from skadapt.renorm.config import RenormConfig, RenormError, projection_dims
 from skadapt.renorm.plan import plan_renorm
 from skadapt.results import RenormSummary
+from skadapt.results.base import StageResult
 from skadapt.results.dev import DevSetPower
 from skadapt.results.renorm import Candidate, RenormReport, Selection
 from skadapt.sources import corpus_texts
-from skadapt.stage import Input, RunFacts, Stage, StageContext, corpus_input, dev_inputs
+from skadapt.stage import (
+    Entrance,
+    Input,
+    Option,
+    RunFacts,
+    Stage,
+    StageContext,
+    corpus_input,
+    dev_inputs,
+)
 from skadapt.tasks.config import DevSets
 from skadapt.tasks.dev import DevSet, dev_keys
 from skadapt.tasks.dev_scores import CONFIDENCE, REPLICATES, EncodedSet
@@ -507,10 +518,56 @@ def inputs(config: RenormConfig, run: RunFacts) -> list[Input]:
     return corpus + dev_inputs("renorm.dev", config.dev)
 
 
+def provides(config: RenormConfig, language: Language | None) -> dict[str, Any]:
+    """Its own dev sets, when it has some: the run's choices are made on them."""
+    return {"dev": config.dev, "dev_field": "renorm.dev"} if config.dev is not None else {}
+
+
 def defaults(config: RenormConfig, run: RunFacts) -> None:
-    """The corpus: the language's (its registry entry's ``corpus``), unless the section names one."""
+    """The corpus: the language's (its registry entry's ``corpus``), unless the section names one.
+
+    Raises:
+        ValueError: ``select: dev`` and the run has no dev sets.
+    """
+    if config.select == "dev" and run.dev is None:
+        raise ValueError("renorm.select: dev needs dev sets: set renorm.dev or finetune.dev")
     if config.corpus is None and run.language is not None:
         config.corpus = run.language.corpus  # type: ignore[assignment]  # its short form, validated
+
+
+def summary(config: RenormConfig, result: StageResult | None, stage_dir: Path) -> list[str]:
+    """What it chose on dev and why, each candidate's mean dev score, each dev set's overlap with the
+    training data."""
+    from skadapt.tasks.dev import overlap_line
+
+    selection = RenormSummary.parse(result).selection if result is not None else None
+    if selection is None:
+        return []
+    means = ", ".join(f"{c.name} {c.mean:.4f}" for c in selection.candidates)
+    kept = "kept its input (no renormalization)" if selection.choice == "none" else "kept"
+    lines = [
+        f"renorm chosen on dev: {selection.choice} {kept}: {selection.reason}",
+        f"renorm mean dev scores: {means}",
+    ]
+    for entry in selection.sets:
+        if entry.get("training_overlap"):
+            lines.append(f"renorm dev {entry['name']}: {overlap_line(entry['training_overlap'])}")
+    return lines
+
+
+ENTRANCE = Entrance(
+    options=(
+        Option(
+            "eval_tasks",
+            list[str] | None,
+            None,
+            "Evaluation task specs whose texts are dropped from the sample (local suites) and whose test "
+            "texts are dropped from the dev sets (repeatable); an unreachable one stops the command.",
+            flag="--exclude-tasks",
+            value=lambda tasks: tasks or (),
+        ),
+    ),
+)
 
 
 STAGE = Stage(
@@ -527,4 +584,7 @@ STAGE = Stage(
     defaults=defaults,
     card=card_section,
     card_tag="renormalization",
+    provides=provides,
+    summary=summary,
+    entrance=ENTRANCE,
 )

@@ -14,7 +14,7 @@ from skadapt.robustness.config import RobustnessConfig
 from skadapt.robustness.plan import plan_robustness
 from skadapt.robustness.run import RobustnessPlan, axis_table, run_robustness
 from skadapt.robustness.transforms import resolve_settings
-from skadapt.stage import Input, RunFacts, Stage, StageContext, judge_inputs, task_inputs
+from skadapt.stage import Input, RunFacts, Stage, StageContext, TaskReads, judge_inputs, task_inputs
 from skadapt.tasks.selection import select_tasks, suite_files
 
 
@@ -117,6 +117,11 @@ def defaults(config: RobustnessConfig, run: RunFacts) -> None:
         config.prompt_policy = dict(run.prompt_policy)
 
 
+def task_data(config: RobustnessConfig, run: RunFacts) -> list[TaskReads]:
+    """Its tasks' data."""
+    return [TaskReads("robustness task", list(config.tasks))]
+
+
 STAGE = Stage(
     "robustness",
     RobustnessConfig,
@@ -130,4 +135,5 @@ STAGE = Stage(
     plan=plan_robustness,
     defaults=defaults,
     card=card_section,
+    task_data=task_data,
 )

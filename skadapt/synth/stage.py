@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from skadapt.annotate.sheetio import SheetError, filled_sheets
 from skadapt.results import SynthSummary
-from skadapt.stage import Input, RunFacts, Stage, StageContext, corpus_input, judge_inputs, path_input
+from skadapt.stage import (
+    Input,
+    RunFacts,
+    Stage,
+    StageContext,
+    TaskReads,
+    corpus_input,
+    judge_inputs,
+    path_input,
+)
 from skadapt.synth.config import SynthSTSConfig
 from skadapt.synth.plan import plan_synth
 from skadapt.synth.run import REVIEW_ANSWERS, synthesize_sts
@@ -59,6 +68,11 @@ def defaults(config: SynthSTSConfig, run: RunFacts) -> None:
         config.contamination_tasks = run.language.eval_tasks
 
 
+def task_data(config: SynthSTSConfig, run: RunFacts) -> list[TaskReads]:
+    """Its contamination check's tasks' data."""
+    return [TaskReads("synth_sts's contamination check", list(config.contamination_tasks or []))]
+
+
 STAGE = Stage(
     "synth_sts",
     SynthSTSConfig,
@@ -68,4 +82,5 @@ STAGE = Stage(
     result=SynthSummary,
     plan=plan_synth,
     defaults=defaults,
+    task_data=task_data,
 )

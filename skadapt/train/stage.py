@@ -15,11 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 from skadapt import artifacts
 from skadapt.devices import dev_batch_size
+from skadapt.languages import Language
 from skadapt.modeldir import record_matryoshka_dims
 from skadapt.prompts import model_prompts
 from skadapt.results import FinetuneSummary, TrainingReport
+from skadapt.results.base import StageResult
 from skadapt.results.finetune import Interpolation
-from skadapt.stage import RunFacts, Stage, StageContext
+from skadapt.stage import RunFacts, Stage, StageContext, TaskReads
 from skadapt.tasks.contamination import judge_overlap, overlapping_rows
 from skadapt.tasks.dev import overlap_line
 from skadapt.tasks.dev_power import (
@@ -500,6 +502,113 @@ def run_stage(ctx: StageContext[FinetuneConfig]) -> FinetuneSummary:
     return FinetuneSummary.of(finetune(ctx))
 
 
+def provides(config: FinetuneConfig, language: Language | None) -> dict[str, Any]:
+    """Its dev sets (renormalization chooses on them unless it has its own), whether unreachable test data
+    may go unchecked, and the run's training texts (made from ``datasets`` when a stage first asks)."""
+    from skadapt.tasks.heldout import SharedTrainingTexts
+
+    def make() -> TrainingTexts:
+        return training_texts(config)
+
+    return {
+        "dev": config.dev,
+        "dev_field": "finetune.dev",
+        "contamination_allow": config.contamination.allow,
+        "training": SharedTrainingTexts(make),
+    }
+
+
+def preview(config: FinetuneConfig, run: RunFacts) -> list[Any]:
+    """What its contamination check and the dev sets' checks will find, computed the way they compute it
+    (:func:`contamination_preview`), as tables and lines."""
+    from skadapt.tasks.preview import render_preview
+
+    found = contamination_preview(config, run)
+    return render_preview(found) if found is not None else []
+
+
+def contamination_preview(config: FinetuneConfig, run: RunFacts) -> dict[str, Any] | None:
+    """``{"action", "threshold", "dropped": {dataset: {rows, dropped, by_task}}, "over_threshold", "rates",
+    "unreachable", "dev": {dev set: {rows, dropped, by_task}}, "dev_training": {dev set: training_overlap
+    report}}`` (``dev``: the examples of each dev set of the run — its own, and the run's others — that
+    building it drops for an evaluation test text; ``dev_training``: of those left, the ones sharing a
+    training text, :func:`skadapt.tasks.dev.overlap_with_training`). Sources an earlier stage of the run
+    writes are left out. The evaluation parts are empty without evaluation tasks; None when nothing is
+    left to check."""
+    from skadapt.tasks.contamination import gather_test_texts
+    from skadapt.tasks.dev import overlap_with_test_texts, overlap_with_training
+
+    sections = [("finetune.dev", config.dev)]
+    if run.dev is not None and run.dev is not config.dev:
+        sections.append((run.dev_field, run.dev))
+    dev_sets = [
+        (f"{field}.sets.{index} {entry.kind}", entry, dev)
+        for field, dev in sections
+        if dev is not None
+        for index, entry in enumerate(dev.sets)
+        if not run.made_by_run(entry.source)
+    ]
+    sources = [e for e in config.datasets if not run.made_by_run(e.source)]
+    if not sources and not dev_sets:
+        return None
+    datasets = build_datasets(config.model_copy(update={"datasets": sources})) if sources else []
+    settings = config.contamination
+    found: dict[str, Any] = {
+        "action": settings.action,
+        "threshold": settings.threshold,
+        "dropped": {},
+        "over_threshold": [],
+        "rates": {},
+        "unreachable": [],
+        "dev": {},
+    }
+    test_texts: dict[str, list[str]] = {}
+    if run.eval_tasks:
+        test_texts, unreachable = gather_test_texts(
+            list(run.eval_tasks),
+            True,
+            language=run.language.code if run.language is not None else None,
+            mirrors=dict(run.dataset_mirrors) or None,
+            exclude=run.excluded_tasks,
+        )
+        _, dropped = overlapping_rows({d.name: d.rows() for d in datasets}, test_texts)
+        overlap = judge_overlap(
+            (t for d in datasets for t in d.texts()), test_texts, unreachable, settings.threshold, True
+        )
+        found.update(
+            dropped=dropped,
+            over_threshold=overlap["over_threshold"],
+            rates={task: v["rate"] for task, v in overlap["tasks"].items() if v["normalized"]},
+            unreachable=sorted(unreachable),
+            dev={field: overlap_with_test_texts(entry, test_texts) for field, entry, _ in dev_sets},
+        )
+    training = dataset_texts(datasets) if datasets else None
+    found["dev_training"] = (
+        {}
+        if training is None
+        else {
+            field: overlap_with_training(entry, training, test_texts, dev.training_overlap)
+            for field, entry, dev in dev_sets
+        }
+    )
+    return found
+
+
+def summary(config: FinetuneConfig, result: StageResult | None, stage_dir: Path) -> list[str]:
+    """Its dev sets' overlap with the training data, the rows it dropped, its hard negatives."""
+    tuned = FinetuneSummary.parse(result) if result is not None else FinetuneSummary()
+    return [
+        *(f"finetune dev {name}: {line}" for name, line in tuned.dev_overlap.items()),
+        *(f"finetune data {name}: {line}" for name, line in tuned.dropped_rows.items()),
+        *(f"finetune negatives {name}: {line}" for name, line in tuned.hard_negatives.items()),
+    ]
+
+
+def task_data(config: FinetuneConfig, run: RunFacts) -> list[TaskReads]:
+    """The evaluation tasks' data its contamination check reads (``exclude_tasks`` leaves a task out)."""
+    return [TaskReads("finetune's contamination check", list(run.eval_tasks), excludable=True)]
+
+
 STAGE = Stage(
     "finetune",
     FinetuneConfig,
@@ -514,4 +623,9 @@ STAGE = Stage(
     plan=plan_finetune,
     card=card_section,
     card_tag="contrastive-finetuning",
+    provides=provides,
+    preview=preview,
+    summary=summary,
+    task_data=task_data,
+    models=("plain",),
 )

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from skadapt.results import TrimReport, TrimSummary
-from skadapt.stage import Input, RunFacts, Stage, StageContext, corpus_input
+from skadapt.stage import Entrance, Input, Option, RunFacts, Stage, StageContext, corpus_input
 from skadapt.trim.card import card_section
 from skadapt.trim.config import TrimConfig
 from skadapt.trim.parity import compare_tokenization
@@ -87,6 +87,74 @@ def defaults(config: TrimConfig, run: RunFacts) -> None:
         config.corpus = run.language.corpus  # type: ignore[assignment]  # its short form, validated
 
 
+def shows(out_dir: Path, result: TrimSummary) -> list[str]:
+    """What ``skadapt trim`` prints: the selection's warnings, the rows and parameters before and after, the
+    verdict, the most frequent dropped tokens (from its report, whatever the run returned)."""
+    from rich.markup import escape
+
+    from skadapt.artifacts import read_json
+
+    report = read_json(out_dir / TrimReport.FILE)
+    language_warning = (report.get("corpus_language") or {}).get("warning")
+    warnings = [*report["selection"]["warnings"], *([language_warning] if language_warning else [])]
+    lines = [f"[yellow]warning:[/] {escape(warning)}" for warning in warnings]
+    rows, parameters = report["embedding_rows"], report["parameters"]
+    lines.append(
+        f"[green]trimmed[/] {escape(report['model'])} -> {escape(str(out_dir))}: {rows['before']:,} -> "
+        f"{rows['after']:,} embedding rows, {parameters['before'] / 1e6:.2f}M -> "
+        f"{parameters['after'] / 1e6:.2f}M parameters"
+    )
+    verdict = escape(report["verdict"])
+    lines.append(f"[green]{verdict}[/]" if report["exact"] else f"[yellow]{verdict}[/]")
+    dropped = report["coverage"]["top_dropped_tokens"]
+    if dropped:
+        shown = ", ".join(f"{d['token']!r} ({d['count']:,})" for d in dropped)
+        lines.append(f"most frequent dropped tokens: {escape(shown)}")
+    return lines
+
+
+ENTRANCE = Entrance(
+    help="""Trim MODEL's vocabulary to the tokens a corpus uses; writes a sentence-transformers model.
+
+    The whole corpus is counted; a seeded sample of it is checked after trimming. When every counted
+    token is kept the trim must be exact (every sampled text tokenizes identically, else it fails);
+    otherwise the corpus coverage, the identical share and the most frequent dropped tokens are shown.
+    The output directory also holds trim_report.json (counts, selection, parameters, coverage, parity;
+    with --eval-tasks, how the evaluation suites' texts tokenize) and a model card (README.md). Runs as the
+    recipe's trim stage does.
+    """,
+    model="Model directory (sentence-transformers/transformers) or Hub id.",
+    out="Output directory (a sentence-transformers model).",
+    seed="Seed of the parity sample.",
+    language="ISO 639-3 or 639-1 code of the language, for the model card (default: from the corpus spec, "
+    "if it tells).",
+    options=(
+        Option(
+            "eval_tasks",
+            list[str] | None,
+            None,
+            "Evaluation task specs: the texts of the local suites among them are tokenized by both models "
+            "and the share kept identical is reported (repeatable).",
+            value=lambda tasks: tasks or (),
+        ),
+        Option(
+            "use_cache",
+            bool,
+            False,
+            "Ignore cached token counts (count again, refresh the cache).",
+            flag="--no-cache",
+            value=lambda no_cache: not no_cache,
+        ),
+    ),
+    check=lambda config: (
+        "--corpus is required: a file/glob, hub:DATASET[:CONFIG[:SPLIT]] or wordfreq:LANG"
+        if config.corpus is None
+        else None
+    ),
+    shows=shows,
+)
+
+
 STAGE = Stage(
     "trim",
     TrimConfig,
@@ -100,4 +168,5 @@ STAGE = Stage(
     defaults=defaults,
     card=card_section,
     card_tag="vocabulary-trimming",
+    entrance=ENTRANCE,
 )
