@@ -48,9 +48,11 @@ def test_demo_plan_counts_the_training_rows_and_steps_from_the_files(demo_plan: 
     finetune = demo_plan.stage("finetune")
     rows = {name: len(_lines(TRAIN / f"{name}.jsonl")) for name in ("nli", "qa", "sts")}
     assert {n: d["rows"] for n, d in finetune.work["datasets"].items()} == rows
-    assert finetune.work["examples"] == rows  # no anchor
+    parallel = 2 * len(_lines(TRAIN / "parallel.jsonl"))  # the cross-lingual anchor: both sides of each pair
+    assert finetune.work["examples"] == rows | {"anchor_parallel": parallel}
     batches = sum(math.ceil(n / 16) for n in rows.values())  # batch_size 16, 1 epoch
-    assert finetune.work["steps"] == batches and finetune.work["plain_arm_steps"] == batches
+    assert finetune.work["plain_arm_steps"] == batches  # the plain arm has no anchor
+    assert finetune.work["steps"] == batches + math.ceil(parallel / 16)
     dev = 2 * len(_lines(TRAIN / "sts_dev.jsonl")) + len(_lines(TRAIN / "qa_dev.jsonl"))
     dev += len(_lines(TRAIN / "qa_dev.jsonl")) + len(_lines(TRAIN / "qa_dev_corpus.jsonl"))  # distractors
     dev += 3 * len(_lines(TRAIN / "triplets_dev.jsonl"))

@@ -192,7 +192,9 @@ def plan_finetune(config: FinetuneConfig, ctx: PlanContext) -> StagePlan:
             )
         )
     if config.plain_arm:  # the same tasks without the anchor, at the same batch size
-        tasks = [(name, size) for name, size in sizes if name != ANCHOR_DATASET]
+        tasks = [
+            (name, size) for name, size in sizes if name not in (ANCHOR_DATASET, PARALLEL_ANCHOR_DATASET)
+        ]
         plain, _ = steps_of(config, tasks)
         plan.work["plain_arm_steps"] = plain
         plan.lines.append(f"plain arm: {plain:,} steps (the same datasets, no anchor)")
