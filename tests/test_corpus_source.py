@@ -35,6 +35,7 @@ CORPUS_FIELDS = {
     "renorm.dev.sets.corpus",
     "export.corpus.sources",
     "export.corpus.parallel",
+    "finetune.anchor.parallel",
     "export.speed_corpus",
 }
 """Every field of the recipe schema that names texts to read, as the walk below must find them."""

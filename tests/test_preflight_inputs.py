@@ -64,7 +64,10 @@ EXAMPLES: dict[str, dict[str, Any]] = {
                 },
             }
         ],
-        "anchor": {"corpus": _missing("finetune.anchor.corpus.source")},
+        "anchor": {
+            "corpus": _missing("finetune.anchor.corpus.source"),
+            "parallel": [{"source": _missing("finetune.anchor.parallel.source"), "columns": ["sk", "en"]}],
+        },
         "gist": {"guide": _missing("finetune.gist.guide")},
         "dev": {
             "sets": [
@@ -194,6 +197,7 @@ def test_the_walk_finds_the_fields_it_should() -> None:
         ("synth_sts.prompt_template", "synth_sts"),
         ("evaluate.dataset_mirrors.SomeTask", "evaluate"),
         ("export.corpus.parallel.0.source", "export"),
+        ("finetune.anchor.parallel.0.source", "finetune"),
     ],
 )
 def test_the_preflight_names_each_missing_path(

@@ -107,7 +107,8 @@ def _run_stage(
     run_dir = recipe.run_dir
     spec = BY_NAME[stage]
     work_dir = _work_dir(run_dir, stage, key)
-    work_dir.mkdir(parents=True, exist_ok=True)
+    if launch.is_main or spec.distributed:  # another rank never makes the scratch of a stage it only
+        work_dir.mkdir(parents=True, exist_ok=True)  # waits for: rank 0 removes it when the stage is done
     if not launch.is_main:
         start = time.perf_counter()
 

@@ -50,7 +50,7 @@ def inputs(config: FinetuneConfig, run: RunFacts) -> list[Input]:
     if config.anchor is not None and config.anchor.corpus is not None:
         found.append(corpus_input("finetune.anchor.corpus", config.anchor.corpus))
     for index, source in enumerate(config.anchor.parallel or [] if config.anchor is not None else []):
-        found.append(corpus_input(f"finetune.anchor.parallel.{index}", source))
+        found.append(corpus_input(f"finetune.anchor.parallel.{index}.source", source))
     if config.gist is not None and config.gist.guide:
         found.append(model_input("finetune.gist.guide", config.gist.guide, run.language))
     return found + dev_inputs("finetune.dev", config.dev)
