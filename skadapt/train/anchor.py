@@ -98,7 +98,7 @@ def build_parallel_anchor(
     """
     texts: list[str] = []
     pivots: list[str] = []
-    dropped = blank = 0
+    kept = dropped = blank = 0
     for source in config.parallel or []:
         for sides in _parallel_rows(source):
             if sides is None:
@@ -106,6 +106,7 @@ def build_parallel_anchor(
             elif any(normalize_text(side) in exclude for side in sides):
                 dropped += 1
             else:
+                kept += 1
                 texts.extend(sides)
                 pivots.extend([sides[-1]] * len(sides))
     if not texts:
@@ -132,7 +133,7 @@ def build_parallel_anchor(
         data={TEXT: texts, LABEL: [target[p] for p in pivots]},
         prompts={TEXT: prompt},
         stats={
-            "pairs": len(unique),
+            "pairs": kept,
             "texts": len(texts),
             "dropped_eval_overlap": dropped,
             "blank": blank,
@@ -147,22 +148,20 @@ def _parallel_rows(source: ParallelSource) -> list[list[str] | None]:
     Raises:
         AnchorError: The source cannot be read or a row lacks a column.
     """
+    out: list[list[str] | None] = []
     try:
-        rows = read_rows(source.source).rows
-        out: list[list[str] | None] = []
-        for where, row in rows:
+        for where, row in read_rows(source.source).rows:
             if source.max_documents is not None and len(out) >= source.max_documents:
                 break
-            values = [column_value(row, c, where, error=AnchorError) for c in source.columns]
-            if any(is_blank(v) for v in values):
+            if any(is_blank(column_value(row, c, where, error=AnchorError)) for c in source.columns):
                 out.append(None)
-                continue
-            out.append([column_text(row, c, where, error=AnchorError) for c in source.columns])
-        return out
+            else:
+                out.append([column_text(row, c, where, error=AnchorError) for c in source.columns])
+    except AnchorError:
+        raise
     except SkadaptError as error:
-        if isinstance(error, AnchorError):
-            raise
         raise AnchorError(f"finetune.anchor.parallel: {error}") from error
+    return out
 
 
 def build_anchor_dataset(
